@@ -1,0 +1,71 @@
+//! `manypath-sim FILE [--seed N]`: runs a scenario without Python and prints the run
+//! counters, the goodput fraction and the peak memory as JSON. The benchmarks use it.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<f64>().ok())
+            })
+        })
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(file) = args.first() else {
+        eprintln!("usage: manypath-sim FILE [--seed N]");
+        return ExitCode::from(2);
+    };
+    let seed = match args.iter().position(|a| a == "--seed") {
+        Some(i) => match args.get(i + 1).and_then(|v| v.parse::<u64>().ok()) {
+            Some(s) => Some(s),
+            None => {
+                eprintln!("--seed needs a non-negative integer");
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("cannot read {file}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let base = Path::new(file).parent().unwrap_or(Path::new("."));
+    let r = match manypath::run_toml(&text, base, seed) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{file}: invalid scenario\n{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let c = &r.counters;
+    let wall = c.wall_secs.max(1e-9);
+    println!(
+        "{{\"name\": {:?}, \"events\": {}, \"packet_hops\": {}, \"sim_time_s\": {}, \"wall_s\": {:.4}, \"events_per_s\": {:.0}, \"hops_per_s\": {:.0}, \"goodput_fraction\": {:.4}, \"peak_rss_mib\": {:.1}, \"flows\": {}, \"flows_completed\": {}, \"drops\": {}, \"conserved\": {}}}",
+        r.name,
+        c.events,
+        c.packet_hops,
+        c.sim_time as f64 / 1e12,
+        c.wall_secs,
+        c.events as f64 / wall,
+        c.packet_hops as f64 / wall,
+        r.goodput_fraction(),
+        peak_rss_mib(),
+        c.flows,
+        c.flows_completed,
+        c.packets_dropped,
+        c.conserved()
+    );
+    ExitCode::SUCCESS
+}

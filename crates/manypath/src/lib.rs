@@ -1,0 +1,30 @@
+//! manypath: a packet-level simulator for data-center transports.
+//!
+//! The crate is laid out as `docs/architecture.md` describes: `engine` (events, random
+//! streams), `net` (packets, queues, switches, topologies), `transport` (sans-IO TCP and
+//! congestion control), `workload` (flow sizes and traffic patterns), `scenario` (the
+//! TOML schema and its validation), `metrics` (result records) and `sim` (the event loop).
+pub mod engine;
+pub mod metrics;
+pub mod net;
+pub mod scenario;
+pub mod sim;
+pub mod time;
+pub mod transport;
+pub mod workload;
+
+pub use metrics::Results;
+pub use scenario::{Plan, ScenarioError};
+
+/// Parses, validates and runs a scenario given as TOML text.
+pub fn run_toml(
+    text: &str,
+    base_dir: &std::path::Path,
+    seed: Option<u64>,
+) -> Result<Results, ScenarioError> {
+    let mut plan = Plan::from_toml(text, base_dir)?;
+    if let Some(s) = seed {
+        plan.seed = s;
+    }
+    Ok(sim::run_plan(plan))
+}

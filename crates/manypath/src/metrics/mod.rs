@@ -1,0 +1,156 @@
+//! What a run reports: one record per flow, one per output queue, and run counters.
+
+use crate::time::SimTime;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRecord {
+    pub id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub transport: u16,
+    pub class: u16,
+    pub job: i64,
+    /// Bytes, `None` for long-lived flows.
+    pub size: Option<u64>,
+    pub start: SimTime,
+    /// When every data byte was acknowledged at the sender.
+    pub finish: Option<SimTime>,
+    pub bytes_sent: u64,
+    pub bytes_retx: u64,
+    pub bytes_acked: u64,
+    /// Finished flows: size·8/FCT. Others: bytes acknowledged after the warm-up over the
+    /// time measured.
+    pub goodput_bps: f64,
+    pub timeouts: u32,
+    pub fast_retx: u32,
+}
+
+impl FlowRecord {
+    pub fn fct(&self) -> Option<SimTime> {
+        self.finish.map(|f| f - self.start)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueRecord {
+    pub port: u32,
+    pub node: String,
+    pub is_host: bool,
+    pub tier: &'static str,
+    pub peer: String,
+    pub rate_bps: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    /// Fraction of the run the link was busy serialising.
+    pub utilization: f64,
+    pub enqueued: u64,
+    pub drops: u64,
+    pub ecn_marks: u64,
+    pub max_packets: u64,
+    pub max_bytes: u64,
+    pub mean_packets: f64,
+    pub mean_bytes: f64,
+    /// Time-weighted occupancy percentiles in packets (NaN without a histogram).
+    pub p50_packets: f64,
+    pub p95_packets: f64,
+    pub p99_packets: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunCounters {
+    pub events: u64,
+    /// Packets that crossed one link, ACKs included.
+    pub packet_hops: u64,
+    pub sim_time: SimTime,
+    pub wall_secs: f64,
+    pub packets_created: u64,
+    pub packets_delivered: u64,
+    pub packets_dropped: u64,
+    /// Packets still queued or on a link when the run stopped.
+    pub packets_in_flight: u64,
+    pub flows: u64,
+    pub flows_completed: u64,
+    pub seed: u64,
+    /// Peak number of packets alive at once.
+    pub peak_packets: u64,
+}
+
+impl RunCounters {
+    /// Every packet created is delivered, dropped, or still in the network.
+    pub fn conserved(&self) -> bool {
+        self.packets_created
+            == self.packets_delivered + self.packets_dropped + self.packets_in_flight
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Results {
+    pub name: String,
+    pub flows: Vec<FlowRecord>,
+    pub queues: Vec<QueueRecord>,
+    pub counters: RunCounters,
+    pub transports: Vec<String>,
+    pub classes: Vec<String>,
+    /// Bits per second of each host's NIC, for goodput fractions.
+    pub host_rate_bps: u64,
+    pub n_hosts: u32,
+    pub warmup: SimTime,
+}
+
+impl Results {
+    /// Aggregate goodput of all flows after the warm-up, as a fraction of the hosts'
+    /// total link capacity.
+    pub fn goodput_fraction(&self) -> f64 {
+        let measured = self.counters.sim_time.saturating_sub(self.warmup) as f64 / 1e12;
+        let bits: f64 = self
+            .flows
+            .iter()
+            .map(|f| f.goodput_bps * self.measured_secs(f))
+            .sum();
+        bits / (self.n_hosts as f64 * self.host_rate_bps as f64 * measured.max(1e-12))
+    }
+
+    fn measured_secs(&self, f: &FlowRecord) -> f64 {
+        match f.fct() {
+            Some(fct) => fct as f64 / 1e12,
+            None => {
+                self.counters
+                    .sim_time
+                    .saturating_sub(f.start.max(self.warmup)) as f64
+                    / 1e12
+            }
+        }
+    }
+}
+
+/// The value below which a fraction `q` of the time was spent, from a histogram of time
+/// per occupancy.
+pub fn histogram_quantile(hist: &[u64], q: f64) -> f64 {
+    let total: u64 = hist.iter().sum();
+    if total == 0 {
+        return f64::NAN;
+    }
+    let target = q * total as f64;
+    let mut acc = 0u64;
+    for (i, &t) in hist.iter().enumerate() {
+        acc += t;
+        if acc as f64 >= target {
+            return i as f64;
+        }
+    }
+    (hist.len() - 1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_of_time_histogram() {
+        let h = [50, 0, 45, 5];
+        assert_eq!(histogram_quantile(&h, 0.5), 0.0);
+        assert_eq!(histogram_quantile(&h, 0.95), 2.0);
+        assert_eq!(histogram_quantile(&h, 0.99), 3.0);
+        assert!(histogram_quantile(&[], 0.5).is_nan());
+    }
+}

@@ -1,0 +1,11 @@
+//! The network: packets and their arena, output queues, ports (queue + link), nodes,
+//! routing, and topology builders.
+pub mod network;
+pub mod packet;
+pub mod queue;
+pub mod topology;
+
+pub use network::{Network, NodeKind, Port};
+pub use packet::{Ecn, Packet, PacketArena, PacketId};
+pub use queue::{OutQueue, QueueConfig};
+pub use topology::{Topology, TopologyKind};

@@ -1,0 +1,367 @@
+//! The assembled network: nodes, ports (an output queue feeding a link), and routes.
+//!
+//! Routes are computed once per topology by breadth-first search from every edge switch
+//! (a switch with hosts attached): at each switch, the equal-cost next hops towards each
+//! edge switch form a set, stored once and referenced by index. Forwarding a packet is
+//! then two array reads and, where there is a choice, one hash of the packet's
+//! precomputed flow hash with the switch's salt (ECMP) or one random draw (spraying).
+
+use super::packet::Packet;
+use super::queue::{OutQueue, QueueConfig};
+use super::topology::{NodeRole, Topology};
+use crate::engine::rng::{mix64, stream, Rng};
+use crate::time::{Rate, SimTime};
+use std::collections::{HashMap, VecDeque};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Switch,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadBalancing {
+    /// Hash of the 5-tuple with a per-switch salt: one path per flow.
+    Ecmp,
+    /// An independent random next hop for every packet.
+    Spray,
+}
+
+/// Rate, delay and queue of one tier's links.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkParams {
+    pub rate: Rate,
+    pub delay: SimTime,
+    pub queue: QueueConfig,
+}
+
+/// An output port: a queue feeding one direction of a link.
+pub struct Port {
+    pub owner: u32,
+    pub peer: u32,
+    pub tier: u8,
+    pub rate: Rate,
+    pub delay: SimTime,
+    /// When the packet on the wire finishes serialising.
+    pub busy_until: SimTime,
+    /// A `TxDone` event is pending for this port.
+    pub txdone_pending: bool,
+    pub queue: OutQueue,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub busy_time: SimTime,
+}
+
+pub struct Network {
+    pub kinds: Vec<NodeKind>,
+    pub names: Vec<String>,
+    pub tiers: Vec<&'static str>,
+    /// First port of each node; a node's ports are contiguous.
+    pub port_start: Vec<u32>,
+    pub ports: Vec<Port>,
+    pub n_hosts: u32,
+    /// For each host, the port its NIC sends on.
+    pub host_nic: Vec<u32>,
+    // Routing.
+    host_edge: Vec<u32>,
+    host_down_port: Vec<u32>,
+    edge_index: Vec<u32>,
+    switch_index: Vec<u32>,
+    n_edges: u32,
+    route: Vec<u32>,
+    sets: Vec<(u32, u32)>,
+    set_ports: Vec<u32>,
+    salt: Vec<u64>,
+    lb: LoadBalancing,
+    spray_rng: Vec<Rng>,
+}
+
+const NO_ROUTE: u32 = u32::MAX;
+
+impl Network {
+    /// Builds ports and routes. `tier_params[t]` gives the links of tier `t`; the host
+    /// side of a host link uses `host_queue` (the NIC queue) instead of the tier's queue.
+    pub fn build(
+        topo: &Topology,
+        tier_params: &[LinkParams],
+        host_queue: QueueConfig,
+        lb: LoadBalancing,
+        seed: u64,
+    ) -> Network {
+        let n = topo.roles.len();
+        let kinds: Vec<NodeKind> = topo
+            .roles
+            .iter()
+            .map(|r| match r {
+                NodeRole::Host => NodeKind::Host,
+                NodeRole::Switch => NodeKind::Switch,
+            })
+            .collect();
+        // Group directed links by owner so a node's ports are contiguous.
+        let mut adj: Vec<Vec<(u32, u8)>> = vec![Vec::new(); n];
+        for &(a, b, t) in &topo.links {
+            adj[a as usize].push((b, t));
+            adj[b as usize].push((a, t));
+        }
+        let mut ports = Vec::with_capacity(topo.links.len() * 2);
+        let mut port_start = Vec::with_capacity(n + 1);
+        for (node, nbrs) in adj.iter().enumerate() {
+            port_start.push(ports.len() as u32);
+            for &(peer, tier) in nbrs {
+                let p = tier_params[tier as usize];
+                let qcfg = if kinds[node] == NodeKind::Host {
+                    host_queue
+                } else {
+                    p.queue
+                };
+                ports.push(Port {
+                    owner: node as u32,
+                    peer,
+                    tier,
+                    rate: p.rate,
+                    delay: p.delay,
+                    busy_until: 0,
+                    txdone_pending: false,
+                    queue: OutQueue::new(qcfg),
+                    tx_packets: 0,
+                    tx_bytes: 0,
+                    busy_time: 0,
+                });
+            }
+        }
+        port_start.push(ports.len() as u32);
+
+        let n_hosts = topo.n_hosts;
+        let mut host_nic = vec![0; n_hosts as usize];
+        let mut host_edge = vec![NO_ROUTE; n_hosts as usize];
+        let mut host_down_port = vec![NO_ROUTE; n_hosts as usize];
+        for h in 0..n_hosts as usize {
+            let p = port_start[h];
+            host_nic[h] = p;
+            let sw = ports[p as usize].peer;
+            host_edge[h] = sw;
+            for q in port_start[sw as usize]..port_start[sw as usize + 1] {
+                if ports[q as usize].peer == h as u32 {
+                    host_down_port[h] = q;
+                }
+            }
+        }
+        let mut edge_index = vec![NO_ROUTE; n];
+        let mut edges = Vec::new();
+        for &sw in &host_edge {
+            if edge_index[sw as usize] == NO_ROUTE {
+                edge_index[sw as usize] = edges.len() as u32;
+                edges.push(sw);
+            }
+        }
+        let mut switch_index = vec![NO_ROUTE; n];
+        let mut n_switches = 0u32;
+        for (i, k) in kinds.iter().enumerate() {
+            if *k == NodeKind::Switch {
+                switch_index[i] = n_switches;
+                n_switches += 1;
+            }
+        }
+        let n_edges = edges.len() as u32;
+        let mut route = vec![NO_ROUTE; (n_switches * n_edges) as usize];
+        let mut sets: Vec<(u32, u32)> = Vec::new();
+        let mut set_ports: Vec<u32> = Vec::new();
+        let mut set_ids: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut dist = vec![u32::MAX; n];
+        let mut frontier = VecDeque::new();
+        for (ei, &edge) in edges.iter().enumerate() {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            dist[edge as usize] = 0;
+            frontier.clear();
+            frontier.push_back(edge);
+            while let Some(u) = frontier.pop_front() {
+                for p in port_start[u as usize]..port_start[u as usize + 1] {
+                    let v = ports[p as usize].peer;
+                    if kinds[v as usize] == NodeKind::Switch && dist[v as usize] == u32::MAX {
+                        dist[v as usize] = dist[u as usize] + 1;
+                        frontier.push_back(v);
+                    }
+                }
+            }
+            for s in 0..n {
+                if kinds[s] != NodeKind::Switch || s as u32 == edge || dist[s] == u32::MAX {
+                    continue;
+                }
+                let hops: Vec<u32> = (port_start[s]..port_start[s + 1])
+                    .filter(|&p| {
+                        let v = ports[p as usize].peer as usize;
+                        kinds[v] == NodeKind::Switch && dist[v] + 1 == dist[s]
+                    })
+                    .collect();
+                let id = *set_ids.entry(hops.clone()).or_insert_with(|| {
+                    sets.push((set_ports.len() as u32, hops.len() as u32));
+                    set_ports.extend_from_slice(&hops);
+                    sets.len() as u32 - 1
+                });
+                route[(switch_index[s] * n_edges + ei as u32) as usize] = id;
+            }
+        }
+        let salt = (0..n as u64)
+            .map(|i| Rng::new(seed, stream::SWITCH, i).next_u64())
+            .collect();
+        let spray_rng = (0..n as u64)
+            .map(|i| Rng::new(seed, stream::SWITCH, i + (1 << 32)))
+            .collect();
+        Network {
+            kinds,
+            names: topo.names.clone(),
+            tiers: topo.tiers.clone(),
+            port_start,
+            ports,
+            n_hosts,
+            host_nic,
+            host_edge,
+            host_down_port,
+            edge_index,
+            switch_index,
+            n_edges,
+            route,
+            sets,
+            set_ports,
+            salt,
+            lb,
+            spray_rng,
+        }
+    }
+
+    /// The output port a switch uses for `pkt`, or `None` if the destination is
+    /// unreachable from it.
+    #[inline]
+    pub fn next_port(&mut self, node: u32, pkt: &Packet) -> Option<u32> {
+        let dst = pkt.dst as usize;
+        let edge = self.host_edge[dst];
+        if edge == node {
+            return Some(self.host_down_port[dst]);
+        }
+        let set = self.route[(self.switch_index[node as usize] * self.n_edges
+            + self.edge_index[edge as usize]) as usize];
+        if set == NO_ROUTE {
+            return None;
+        }
+        let (start, len) = self.sets[set as usize];
+        if len == 1 {
+            return Some(self.set_ports[start as usize]);
+        }
+        let i = match self.lb {
+            LoadBalancing::Ecmp => {
+                let h = mix64(pkt.hash as u64 ^ self.salt[node as usize]);
+                ((h as u128 * len as u128) >> 64) as u32
+            }
+            LoadBalancing::Spray => self.spray_rng[node as usize].below(len as u64) as u32,
+        };
+        Some(self.set_ports[(start + i) as usize])
+    }
+
+    /// Number of equal-cost next hops at `node` towards host `dst` (1 at its edge switch).
+    pub fn path_choices(&self, node: u32, dst: u32) -> u32 {
+        let edge = self.host_edge[dst as usize];
+        if edge == node {
+            return 1;
+        }
+        let set = self.route[(self.switch_index[node as usize] * self.n_edges
+            + self.edge_index[edge as usize]) as usize];
+        if set == NO_ROUTE {
+            0
+        } else {
+            self.sets[set as usize].1
+        }
+    }
+
+    pub fn ports_of(&self, node: u32) -> std::ops::Range<u32> {
+        self.port_start[node as usize]..self.port_start[node as usize + 1]
+    }
+
+    /// The rate of host `h`'s NIC.
+    pub fn host_rate(&self, h: u32) -> Rate {
+        self.ports[self.host_nic[h as usize] as usize].rate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::topology::TopologyKind;
+
+    fn net(kind: TopologyKind) -> Network {
+        let topo = kind.build();
+        let p = LinkParams {
+            rate: Rate::from_gbps(10.0),
+            delay: 1_000_000,
+            queue: QueueConfig::default(),
+        };
+        Network::build(
+            &topo,
+            &vec![p; topo.tiers.len()],
+            QueueConfig::default(),
+            LoadBalancing::Ecmp,
+            1,
+        )
+    }
+
+    /// Follows ECMP from `src` to `dst` and returns the nodes visited.
+    fn path(n: &mut Network, src: u32, dst: u32, hash: u32) -> Vec<u32> {
+        let pkt = Packet {
+            src,
+            dst,
+            hash,
+            ..Packet::default()
+        };
+        let mut node = n.ports[n.host_nic[src as usize] as usize].peer;
+        let mut seen = vec![node];
+        while n.kinds[node as usize] == NodeKind::Switch {
+            let p = n.next_port(node, &pkt).unwrap();
+            node = n.ports[p as usize].peer;
+            seen.push(node);
+            assert!(seen.len() < 10);
+        }
+        seen
+    }
+
+    #[test]
+    fn fat_tree_paths_have_the_right_length() {
+        let mut n = net(TopologyKind::FatTree {
+            k: 4,
+            oversubscription: 1,
+        });
+        assert_eq!(path(&mut n, 0, 1, 7).len(), 2); // same edge: edge, host
+        assert_eq!(path(&mut n, 0, 2, 7).len(), 4); // same pod: edge, agg, edge, host
+        assert_eq!(path(&mut n, 0, 15, 7).len(), 6); // other pod: via a core
+        assert_eq!(*path(&mut n, 0, 15, 7).last().unwrap(), 15);
+    }
+
+    #[test]
+    fn fat_tree_offers_all_equal_cost_choices() {
+        let n = net(TopologyKind::FatTree {
+            k: 8,
+            oversubscription: 1,
+        });
+        let edge = n.ports[n.host_nic[0] as usize].peer;
+        assert_eq!(n.path_choices(edge, 127), 4);
+    }
+
+    #[test]
+    fn ecmp_spreads_flows_over_cores() {
+        let mut n = net(TopologyKind::FatTree {
+            k: 4,
+            oversubscription: 1,
+        });
+        let mut aggs = std::collections::BTreeSet::new();
+        let mut cores = std::collections::BTreeSet::new();
+        for h in 0..64 {
+            let p = path(&mut n, 0, 15, h * 7919);
+            aggs.insert(p[1]);
+            cores.insert(p[2]);
+        }
+        assert_eq!(
+            aggs.len(),
+            2,
+            "both aggregation switches of the pod are used"
+        );
+        assert_eq!(cores.len(), 4, "all four cores are used");
+    }
+}

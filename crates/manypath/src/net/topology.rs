@@ -1,0 +1,246 @@
+//! Topology builders. A topology is a graph of hosts and switches whose links belong to
+//! named tiers; the scenario gives each tier its rate, delay and queue.
+//!
+//! Hosts always come first, so host `i` is node `i`.
+
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TopologyKind {
+    /// `senders` hosts and one receiver on one switch. Host 0 is the receiver,
+    /// hosts 1..=senders the senders. Tier: `host`.
+    Star { senders: u32 },
+    /// `pairs` hosts on each side of a two-switch bottleneck: hosts 0..pairs on the left,
+    /// pairs..2·pairs on the right. Tiers: `host`, `bottleneck`.
+    Dumbbell { pairs: u32 },
+    /// Every leaf joined to every spine. Tiers: `host`, `fabric`.
+    LeafSpine {
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+    },
+    /// The k-ary fat tree: k pods of k/2 edge and k/2 aggregation switches, (k/2)² cores;
+    /// each edge switch has k/2 · oversubscription hosts. Tiers: `host`, `edge_agg`,
+    /// `agg_core`.
+    FatTree { k: u32, oversubscription: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeRole {
+    Host,
+    Switch,
+}
+
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub kind: TopologyKind,
+    pub roles: Vec<NodeRole>,
+    /// Undirected links: (node a, node b, tier index into `tiers`).
+    pub links: Vec<(u32, u32, u8)>,
+    pub n_hosts: u32,
+    pub tiers: Vec<&'static str>,
+    /// A readable name per node, for the queue table.
+    pub names: Vec<String>,
+}
+
+impl fmt::Display for TopologyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TopologyKind::Star { senders } => write!(f, "star with {senders} senders"),
+            TopologyKind::Dumbbell { pairs } => write!(f, "dumbbell with {pairs} pairs"),
+            TopologyKind::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf,
+            } => {
+                write!(
+                    f,
+                    "leaf-spine {leaves}x{spines}, {hosts_per_leaf} hosts per leaf"
+                )
+            }
+            TopologyKind::FatTree {
+                k,
+                oversubscription,
+            } => {
+                write!(f, "k={k} fat tree, {oversubscription}:1 oversubscription")
+            }
+        }
+    }
+}
+
+impl TopologyKind {
+    pub fn tiers(&self) -> Vec<&'static str> {
+        match self {
+            TopologyKind::Star { .. } => vec!["host"],
+            TopologyKind::Dumbbell { .. } => vec!["host", "bottleneck"],
+            TopologyKind::LeafSpine { .. } => vec!["host", "fabric"],
+            TopologyKind::FatTree { .. } => vec!["host", "edge_agg", "agg_core"],
+        }
+    }
+
+    pub fn n_hosts(&self) -> u32 {
+        match *self {
+            TopologyKind::Star { senders } => senders + 1,
+            TopologyKind::Dumbbell { pairs } => 2 * pairs,
+            TopologyKind::LeafSpine {
+                leaves,
+                hosts_per_leaf,
+                ..
+            } => leaves * hosts_per_leaf,
+            TopologyKind::FatTree {
+                k,
+                oversubscription,
+            } => k * (k / 2) * (k / 2) * oversubscription,
+        }
+    }
+
+    pub fn build(&self) -> Topology {
+        let mut t = Builder::new(self.n_hosts());
+        match *self {
+            TopologyKind::Star { senders } => {
+                let sw = t.switch("switch".into());
+                for h in 0..=senders {
+                    t.link(h, sw, 0);
+                }
+            }
+            TopologyKind::Dumbbell { pairs } => {
+                let l = t.switch("left".into());
+                let r = t.switch("right".into());
+                for h in 0..pairs {
+                    t.link(h, l, 0);
+                    t.link(pairs + h, r, 0);
+                }
+                t.link(l, r, 1);
+            }
+            TopologyKind::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf,
+            } => {
+                let leaf0 = t.next_id();
+                for i in 0..leaves {
+                    t.switch(format!("leaf{i}"));
+                }
+                let spine0 = t.next_id();
+                for i in 0..spines {
+                    t.switch(format!("spine{i}"));
+                }
+                for h in 0..leaves * hosts_per_leaf {
+                    t.link(h, leaf0 + h / hosts_per_leaf, 0);
+                }
+                for l in 0..leaves {
+                    for s in 0..spines {
+                        t.link(leaf0 + l, spine0 + s, 1);
+                    }
+                }
+            }
+            TopologyKind::FatTree {
+                k,
+                oversubscription,
+            } => {
+                let half = k / 2;
+                let hosts_per_edge = half * oversubscription;
+                let edge0 = t.next_id();
+                for p in 0..k {
+                    for e in 0..half {
+                        t.switch(format!("edge{p}.{e}"));
+                    }
+                }
+                let agg0 = t.next_id();
+                for p in 0..k {
+                    for a in 0..half {
+                        t.switch(format!("agg{p}.{a}"));
+                    }
+                }
+                let core0 = t.next_id();
+                for c in 0..half * half {
+                    t.switch(format!("core{c}"));
+                }
+                for h in 0..t.n_hosts {
+                    t.link(h, edge0 + h / hosts_per_edge, 0);
+                }
+                for p in 0..k {
+                    for e in 0..half {
+                        for a in 0..half {
+                            t.link(edge0 + p * half + e, agg0 + p * half + a, 1);
+                        }
+                    }
+                    for a in 0..half {
+                        for c in 0..half {
+                            t.link(agg0 + p * half + a, core0 + a * half + c, 2);
+                        }
+                    }
+                }
+            }
+        }
+        Topology {
+            kind: self.clone(),
+            roles: t.roles,
+            links: t.links,
+            n_hosts: t.n_hosts,
+            tiers: self.tiers(),
+            names: t.names,
+        }
+    }
+}
+
+struct Builder {
+    roles: Vec<NodeRole>,
+    names: Vec<String>,
+    links: Vec<(u32, u32, u8)>,
+    n_hosts: u32,
+}
+
+impl Builder {
+    fn new(n_hosts: u32) -> Builder {
+        Builder {
+            roles: vec![NodeRole::Host; n_hosts as usize],
+            names: (0..n_hosts).map(|h| format!("host{h}")).collect(),
+            links: Vec::new(),
+            n_hosts,
+        }
+    }
+    fn next_id(&self) -> u32 {
+        self.roles.len() as u32
+    }
+    fn switch(&mut self, name: String) -> u32 {
+        self.roles.push(NodeRole::Switch);
+        self.names.push(name);
+        self.roles.len() as u32 - 1
+    }
+    fn link(&mut self, a: u32, b: u32, tier: u8) {
+        self.links.push((a, b, tier));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fat_tree_sizes() {
+        let t = TopologyKind::FatTree {
+            k: 4,
+            oversubscription: 1,
+        }
+        .build();
+        assert_eq!(t.n_hosts, 16);
+        assert_eq!(t.roles.len(), 16 + 8 + 8 + 4);
+        assert_eq!(t.links.len(), 16 + 16 + 16);
+        let t = TopologyKind::FatTree {
+            k: 8,
+            oversubscription: 4,
+        }
+        .build();
+        assert_eq!(t.n_hosts, 512);
+    }
+
+    #[test]
+    fn star_and_dumbbell() {
+        let t = TopologyKind::Star { senders: 5 }.build();
+        assert_eq!(t.n_hosts, 6);
+        assert_eq!(t.links.len(), 6);
+        let t = TopologyKind::Dumbbell { pairs: 3 }.build();
+        assert_eq!(t.links.iter().filter(|l| l.2 == 1).count(), 1);
+    }
+}

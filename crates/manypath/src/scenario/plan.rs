@@ -1,0 +1,932 @@
+//! Parsing and validating a scenario into a `Plan`: every value checked, every default
+//! filled in, every name resolved. Problems are collected, not just the first, and each
+//! names the dotted path of its field and what was expected.
+
+use super::schema::*;
+use crate::engine::{rng::stream, Rng};
+use crate::net::network::{LinkParams, LoadBalancing};
+use crate::net::queue::{MarkAt, QueueConfig};
+use crate::net::topology::{Topology, TopologyKind};
+use crate::time::{from_ms, from_us, Rate, SimTime};
+use crate::transport::tcp::TcpConfig;
+use crate::workload::generate::{Arrival, Pattern, TrafficGen};
+use crate::workload::{EmpiricalCdf, FlowSpec, SizeDist};
+use std::fmt;
+use std::path::Path;
+
+/// Everything wrong with a scenario: `(field path, message)` pairs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioError {
+    pub problems: Vec<(String, String)>,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (path, msg)) in self.problems.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            if path.is_empty() {
+                write!(f, "{msg}")?;
+            } else {
+                write!(f, "{path}: {msg}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CcKind {
+    Reno,
+    Dctcp { g: f64, alpha_init: f64 },
+}
+
+#[derive(Clone, Debug)]
+pub struct TransportPlan {
+    pub name: String,
+    pub tcp: TcpConfig,
+    pub cc: CcKind,
+}
+
+/// A validated, fully resolved scenario.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub name: String,
+    pub seed: u64,
+    pub duration: SimTime,
+    pub stop_when_done: bool,
+    pub warmup: SimTime,
+    pub topology: Topology,
+    pub tier_params: Vec<LinkParams>,
+    pub host_queue: QueueConfig,
+    pub load_balancing: LoadBalancing,
+    pub transports: Vec<TransportPlan>,
+    pub classes: Vec<String>,
+    pub traffic: Vec<TrafficGen>,
+    pub queue_histogram: bool,
+}
+
+impl Plan {
+    /// Parses TOML text; `base_dir` resolves relative CDF paths.
+    pub fn from_toml(text: &str, base_dir: &Path) -> Result<Plan, ScenarioError> {
+        let de = toml::Deserializer::new(text);
+        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let msg = inner.message().to_string();
+            let at = inner
+                .span()
+                .map(|s| {
+                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+                    format!(" (line {line})")
+                })
+                .unwrap_or_default();
+            let path = if path == "." { String::new() } else { path };
+            ScenarioError {
+                problems: vec![(path, format!("{msg}{at}"))],
+            }
+        })?;
+        Plan::from_scenario(&scenario, base_dir)
+    }
+
+    pub fn from_scenario(s: &Scenario, base_dir: &Path) -> Result<Plan, ScenarioError> {
+        let mut c = Checker::default();
+        c.positive("duration_ms", s.duration_ms);
+        c.non_negative("warmup_ms", s.warmup_ms);
+        if s.warmup_ms.is_finite()
+            && s.duration_ms.is_finite()
+            && s.warmup_ms >= s.duration_ms
+            && s.warmup_ms > 0.0
+        {
+            c.err(
+                "warmup_ms",
+                format!(
+                    "must be less than duration_ms ({}), got {}",
+                    s.duration_ms, s.warmup_ms
+                ),
+            );
+        }
+        let kind = topology_kind(&s.topology, &mut c);
+        let tiers: Vec<&'static str> = kind.as_ref().map(|k| k.tiers()).unwrap_or_default();
+        let link_default = &s.network.link;
+        c.positive("network.link.rate_gbps", link_default.rate_gbps);
+        c.non_negative("network.link.delay_us", link_default.delay_us);
+        let switch_queue = queue_config(
+            &s.network.queue,
+            "network.queue",
+            100,
+            s.output.queue_histogram,
+            &mut c,
+        );
+        let host_queue = queue_config(
+            &s.network.host_queue,
+            "network.host_queue",
+            10_000,
+            false,
+            &mut c,
+        );
+        for name in s.network.tiers.keys() {
+            if kind.is_some() && !tiers.contains(&name.as_str()) {
+                c.err(
+                    &format!("network.tiers.{name}"),
+                    format!(
+                        "not a tier of this topology (its tiers: {})",
+                        tiers.join(", ")
+                    ),
+                );
+            }
+        }
+        let mut tier_params = Vec::new();
+        for t in &tiers {
+            let o = s.network.tiers.get(*t).cloned().unwrap_or_default();
+            let path = format!("network.tiers.{t}");
+            let rate = o.rate_gbps.unwrap_or(link_default.rate_gbps);
+            let delay = o.delay_us.unwrap_or(link_default.delay_us);
+            if o.rate_gbps.is_some() {
+                c.positive(&format!("{path}.rate_gbps"), rate);
+            }
+            if o.delay_us.is_some() {
+                c.non_negative(&format!("{path}.delay_us"), delay);
+            }
+            let queue = match &o.queue {
+                Some(q) => queue_config(
+                    q,
+                    &format!("{path}.queue"),
+                    100,
+                    s.output.queue_histogram,
+                    &mut c,
+                ),
+                None => switch_queue,
+            };
+            let rate = if rate.is_finite() && rate > 0.0 {
+                Rate::from_gbps(rate)
+            } else {
+                Rate::from_gbps(1.0)
+            };
+            let delay = if delay.is_finite() && delay >= 0.0 {
+                from_us(delay)
+            } else {
+                0
+            };
+            tier_params.push(LinkParams { rate, delay, queue });
+        }
+
+        let base_tcp = tcp_config(TcpConfig::default(), &s.tcp, "tcp", &mut c);
+        let mut transports = vec![
+            TransportPlan {
+                name: "tcp".into(),
+                tcp: base_tcp,
+                cc: CcKind::Reno,
+            },
+            TransportPlan {
+                name: "dctcp".into(),
+                tcp: TcpConfig {
+                    ecn: true,
+                    ..base_tcp
+                },
+                cc: CcKind::Dctcp {
+                    g: 1.0 / 16.0,
+                    alpha_init: 1.0,
+                },
+            },
+        ];
+        for (name, t) in &s.transports {
+            let path = format!("transports.{name}");
+            let mut tcp = tcp_config(base_tcp, &t.tcp, &format!("{path}.tcp"), &mut c);
+            let cc = match t.cc {
+                CcSpec::Reno => {
+                    if t.dctcp_g.is_some() || t.dctcp_alpha_init.is_some() {
+                        c.err(
+                            &path,
+                            "dctcp_g and dctcp_alpha_init apply only to cc = \"dctcp\"".into(),
+                        );
+                    }
+                    tcp.ecn = t.ecn.unwrap_or(false);
+                    CcKind::Reno
+                }
+                CcSpec::Dctcp => {
+                    let g = t.dctcp_g.unwrap_or(1.0 / 16.0);
+                    if !(g > 0.0 && g <= 1.0) {
+                        c.err(
+                            &format!("{path}.dctcp_g"),
+                            format!("must be in (0, 1], got {g}"),
+                        );
+                    }
+                    let a = t.dctcp_alpha_init.unwrap_or(1.0);
+                    if !(0.0..=1.0).contains(&a) {
+                        c.err(
+                            &format!("{path}.dctcp_alpha_init"),
+                            format!("must be in [0, 1], got {a}"),
+                        );
+                    }
+                    tcp.ecn = t.ecn.unwrap_or(true);
+                    CcKind::Dctcp { g, alpha_init: a }
+                }
+            };
+            let plan = TransportPlan {
+                name: name.clone(),
+                tcp,
+                cc,
+            };
+            match transports.iter_mut().find(|p| &p.name == name) {
+                Some(p) => *p = plan,
+                None => transports.push(plan),
+            }
+        }
+
+        let n_hosts = kind.as_ref().map(|k| k.n_hosts()).unwrap_or(0);
+        let duration = if s.duration_ms.is_finite() && s.duration_ms > 0.0 {
+            from_ms(s.duration_ms)
+        } else {
+            0
+        };
+        let mut classes: Vec<String> = Vec::new();
+        let mut traffic = Vec::new();
+        if s.traffic.is_empty() {
+            c.err("traffic", "at least one traffic entry is needed".into());
+        }
+        // Every topology's tier 0 is the host tier, so it gives each host's NIC rate.
+        let host_rate_bps = |_h: u32| -> f64 {
+            tier_params
+                .first()
+                .map(|p| p.rate.bits_per_sec() as f64)
+                .unwrap_or(1e10)
+        };
+        for (i, t) in s.traffic.iter().enumerate() {
+            let path = format!("traffic[{i}]");
+            let transport = match transports.iter().position(|p| p.name == t.transport) {
+                Some(p) => p as u16,
+                None => {
+                    let names: Vec<&str> = transports.iter().map(|p| p.name.as_str()).collect();
+                    c.err(
+                        &format!("{path}.transport"),
+                        format!(
+                            "unknown transport {:?} (known: {})",
+                            t.transport,
+                            names.join(", ")
+                        ),
+                    );
+                    0
+                }
+            };
+            let class = match classes.iter().position(|n| n == &t.class) {
+                Some(p) => p as u16,
+                None => {
+                    classes.push(t.class.clone());
+                    classes.len() as u16 - 1
+                }
+            };
+            if kind.is_none() {
+                continue;
+            }
+            if let Some(g) = traffic_gen(
+                t,
+                &path,
+                n_hosts,
+                duration,
+                base_dir,
+                transport,
+                class,
+                &host_rate_bps,
+                &mut c,
+            ) {
+                traffic.push(g);
+            }
+        }
+        if !c.problems.is_empty() {
+            return Err(ScenarioError {
+                problems: c.problems,
+            });
+        }
+        let topology = kind.expect("validated").build();
+        Ok(Plan {
+            name: s.name.clone(),
+            seed: s.seed,
+            duration,
+            stop_when_done: s.stop_when_done,
+            warmup: from_ms(s.warmup_ms),
+            topology,
+            tier_params,
+            host_queue,
+            load_balancing: match s.network.load_balancing {
+                LoadBalancingSpec::Ecmp => LoadBalancing::Ecmp,
+                LoadBalancingSpec::Spray => LoadBalancing::Spray,
+            },
+            transports,
+            classes,
+            traffic,
+            queue_histogram: s.output.queue_histogram,
+        })
+    }
+
+    /// Draws the run's flows from the traffic entries, in entry order.
+    pub fn flows(&self) -> Vec<FlowSpec> {
+        let mut out = Vec::new();
+        let mut job = 0;
+        for (i, g) in self.traffic.iter().enumerate() {
+            let mut rng = Rng::new(self.seed, stream::TRAFFIC, i as u64);
+            g.generate(&mut rng, &mut job, &mut out);
+        }
+        out
+    }
+}
+
+#[derive(Default)]
+struct Checker {
+    problems: Vec<(String, String)>,
+}
+
+impl Checker {
+    fn err(&mut self, path: &str, msg: String) {
+        self.problems.push((path.to_string(), msg));
+    }
+    fn positive(&mut self, path: &str, v: f64) {
+        if !(v.is_finite() && v > 0.0) {
+            self.err(path, format!("must be a positive number, got {v}"));
+        }
+    }
+    fn non_negative(&mut self, path: &str, v: f64) {
+        if !(v.is_finite() && v >= 0.0) {
+            self.err(path, format!("must be zero or positive, got {v}"));
+        }
+    }
+    fn at_least(&mut self, path: &str, v: u64, min: u64) {
+        if v < min {
+            self.err(path, format!("must be at least {min}, got {v}"));
+        }
+    }
+}
+
+fn topology_kind(t: &TopologySpec, c: &mut Checker) -> Option<TopologyKind> {
+    let before = c.problems.len();
+    let kind = match *t {
+        TopologySpec::Star { senders } => {
+            c.at_least("topology.star.senders", senders as u64, 1);
+            TopologyKind::Star { senders }
+        }
+        TopologySpec::Dumbbell { pairs } => {
+            c.at_least("topology.dumbbell.pairs", pairs as u64, 1);
+            TopologyKind::Dumbbell { pairs }
+        }
+        TopologySpec::LeafSpine {
+            leaves,
+            spines,
+            hosts_per_leaf,
+        } => {
+            c.at_least("topology.leaf_spine.leaves", leaves as u64, 1);
+            c.at_least("topology.leaf_spine.spines", spines as u64, 1);
+            c.at_least(
+                "topology.leaf_spine.hosts_per_leaf",
+                hosts_per_leaf as u64,
+                1,
+            );
+            TopologyKind::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf,
+            }
+        }
+        TopologySpec::FatTree {
+            k,
+            oversubscription,
+        } => {
+            if k < 2 || k % 2 != 0 {
+                c.err(
+                    "topology.fat_tree.k",
+                    format!("must be an even number ≥ 2, got {k}"),
+                );
+            }
+            if k > 128 {
+                c.err(
+                    "topology.fat_tree.k",
+                    format!("must be at most 128, got {k}"),
+                );
+            }
+            c.at_least(
+                "topology.fat_tree.oversubscription",
+                oversubscription as u64,
+                1,
+            );
+            TopologyKind::FatTree {
+                k,
+                oversubscription,
+            }
+        }
+    };
+    if c.problems.len() == before && kind.n_hosts() < 2 {
+        c.err("topology", "needs at least two hosts".into());
+    }
+    (c.problems.len() == before).then_some(kind)
+}
+
+fn queue_config(
+    q: &QueueSpec,
+    path: &str,
+    default_limit: u64,
+    histogram: bool,
+    c: &mut Checker,
+) -> QueueConfig {
+    for (field, v) in [
+        ("limit_packets", q.limit_packets),
+        ("limit_bytes", q.limit_bytes),
+        ("ecn_k_bytes", q.ecn_k_bytes),
+    ] {
+        if v == Some(0) {
+            c.err(
+                &format!("{path}.{field}"),
+                "must be at least 1, got 0".into(),
+            );
+        }
+    }
+    let (limit_packets, limit_bytes) = match (q.limit_packets, q.limit_bytes) {
+        (None, None) => (default_limit, u64::MAX),
+        (p, b) => (p.unwrap_or(u64::MAX), b.unwrap_or(u64::MAX)),
+    };
+    QueueConfig {
+        limit_packets,
+        limit_bytes,
+        ecn_k_packets: q.ecn_k_packets.unwrap_or(u64::MAX),
+        ecn_k_bytes: q.ecn_k_bytes.unwrap_or(u64::MAX),
+        mark_at: match q.ecn_mark {
+            MarkAtSpec::Enqueue => MarkAt::Enqueue,
+            MarkAtSpec::Dequeue => MarkAt::Dequeue,
+        },
+        priority: q.priority,
+        histogram,
+    }
+}
+
+fn us_field(
+    c: &mut Checker,
+    path: &str,
+    v: Option<f64>,
+    default: SimTime,
+    positive: bool,
+) -> SimTime {
+    match v {
+        None => default,
+        Some(x) => {
+            if positive {
+                c.positive(path, x);
+            } else {
+                c.non_negative(path, x);
+            }
+            if x.is_finite() && x >= 0.0 {
+                from_us(x)
+            } else {
+                default
+            }
+        }
+    }
+}
+
+fn tcp_config(base: TcpConfig, t: &TcpSpec, path: &str, c: &mut Checker) -> TcpConfig {
+    let mut cfg = base;
+    if let Some(m) = t.mss {
+        c.at_least(&format!("{path}.mss"), m as u64, 1);
+        cfg.mss = m.max(1);
+    }
+    if let Some(h) = t.header_bytes {
+        cfg.header = h;
+    }
+    if let Some(w) = t.init_cwnd_packets {
+        c.at_least(&format!("{path}.init_cwnd_packets"), w as u64, 1);
+        cfg.init_cwnd = w.max(1);
+    }
+    if let Some(s) = t.init_ssthresh_bytes {
+        c.at_least(&format!("{path}.init_ssthresh_bytes"), s, 1);
+        cfg.init_ssthresh = s as f64;
+    }
+    cfg.rto_min = us_field(
+        c,
+        &format!("{path}.rto_min_us"),
+        t.rto_min_us,
+        cfg.rto_min,
+        true,
+    );
+    cfg.rto_max = us_field(
+        c,
+        &format!("{path}.rto_max_us"),
+        t.rto_max_us,
+        cfg.rto_max,
+        true,
+    );
+    cfg.rto_initial = us_field(
+        c,
+        &format!("{path}.rto_initial_us"),
+        t.rto_initial_us,
+        cfg.rto_initial,
+        true,
+    );
+    if cfg.rto_min > cfg.rto_max {
+        c.err(
+            &format!("{path}.rto_min_us"),
+            "must not exceed rto_max_us".into(),
+        );
+    }
+    if let Some(d) = t.dupack_threshold {
+        c.at_least(&format!("{path}.dupack_threshold"), d as u64, 1);
+        cfg.dupack_threshold = d.max(1);
+    }
+    if let Some(d) = t.delayed_ack {
+        cfg.delayed_ack = d;
+    }
+    cfg.delack_timeout = us_field(
+        c,
+        &format!("{path}.delayed_ack_timeout_us"),
+        t.delayed_ack_timeout_us,
+        cfg.delack_timeout,
+        true,
+    );
+    if let Some(w) = t.rcv_wnd_bytes {
+        c.at_least(&format!("{path}.rcv_wnd_bytes"), w as u64, 1);
+        cfg.rcv_wnd = w.max(1);
+    }
+    if let Some(m) = t.cwnd_min_packets {
+        c.at_least(&format!("{path}.cwnd_min_packets"), m as u64, 1);
+        cfg.cwnd_min = m.max(1);
+    }
+    cfg
+}
+
+fn size_dist(s: &SizeSpec, path: &str, base_dir: &Path, c: &mut Checker) -> Option<SizeDist> {
+    match s {
+        SizeSpec::Fixed(b) => {
+            c.at_least(path, *b, 1);
+            Some(SizeDist::Fixed(*b))
+        }
+        SizeSpec::Uniform { min, max } => {
+            c.at_least(&format!("{path}.min"), *min, 1);
+            if max < min {
+                c.err(
+                    &format!("{path}.max"),
+                    format!("must be at least min ({min}), got {max}"),
+                );
+            }
+            Some(SizeDist::Uniform {
+                min: *min,
+                max: (*max).max(*min),
+            })
+        }
+        SizeSpec::Pareto { mean, shape } => {
+            c.positive(&format!("{path}.mean"), *mean);
+            if !(shape.is_finite() && *shape > 1.0) {
+                c.err(
+                    &format!("{path}.shape"),
+                    format!("must be greater than 1 (for a finite mean), got {shape}"),
+                );
+            }
+            Some(SizeDist::Pareto {
+                mean: *mean,
+                shape: *shape,
+            })
+        }
+        SizeSpec::Cdf(name) => {
+            if let Some(cdf) = EmpiricalCdf::builtin(name) {
+                return Some(SizeDist::Cdf(cdf));
+            }
+            let file = base_dir.join(name);
+            match std::fs::read_to_string(&file) {
+                Err(e) => {
+                    c.err(path, format!("{name:?} is neither a built-in distribution (websearch, datamining) nor a readable file: {} ({e})", file.display()));
+                    None
+                }
+                Ok(text) => match EmpiricalCdf::parse(&text) {
+                    Ok(cdf) => Some(SizeDist::Cdf(cdf)),
+                    Err(e) => {
+                        c.err(path, format!("{}: {e}", file.display()));
+                        None
+                    }
+                },
+            }
+        }
+        SizeSpec::LongLived => Some(SizeDist::LongLived),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn traffic_gen(
+    t: &TrafficSpec,
+    path: &str,
+    n_hosts: u32,
+    duration: SimTime,
+    base_dir: &Path,
+    transport: u16,
+    class: u16,
+    host_rate_bps: &dyn Fn(u32) -> f64,
+    c: &mut Checker,
+) -> Option<TrafficGen> {
+    let before = c.problems.len();
+    let check_host = |c: &mut Checker, field: &str, h: u32| {
+        if h >= n_hosts {
+            c.err(
+                &format!("{path}.{field}"),
+                format!("host {h} does not exist (hosts are 0..{})", n_hosts - 1),
+            );
+        }
+    };
+    let hosts: Vec<u32> = match (&t.hosts, t.host_range) {
+        (Some(_), Some(_)) => {
+            c.err(
+                &format!("{path}.hosts"),
+                "give either hosts or host_range, not both".into(),
+            );
+            vec![]
+        }
+        (Some(h), None) => {
+            for &x in h {
+                check_host(c, "hosts", x);
+            }
+            h.clone()
+        }
+        (None, Some([a, b])) => {
+            if a >= b || b > n_hosts {
+                c.err(
+                    &format!("{path}.host_range"),
+                    format!("must be [first, last) with first < last ≤ {n_hosts}, got [{a}, {b}]"),
+                );
+            }
+            (a..b.min(n_hosts)).collect()
+        }
+        (None, None) => (0..n_hosts).collect(),
+    };
+    if t.priority > 1 {
+        c.err(
+            &format!("{path}.priority"),
+            format!("must be 0 or 1, got {}", t.priority),
+        );
+    }
+    c.non_negative(&format!("{path}.start_us"), t.start_us);
+    c.non_negative(&format!("{path}.stagger_us"), t.stagger_us);
+    let size = size_dist(&t.size, &format!("{path}.size"), base_dir, c);
+    let pattern = match t.pattern {
+        PatternSpec::Permutation => Pattern::Permutation,
+        PatternSpec::RandomPairs => Pattern::RandomPairs,
+        PatternSpec::Incast => Pattern::Incast,
+        PatternSpec::AllToAll => Pattern::AllToAll,
+        PatternSpec::Pair => Pattern::Pair,
+    };
+    if pattern != Pattern::Pair && hosts.len() < 2 && c.problems.len() == before {
+        c.err(
+            &format!("{path}.hosts"),
+            format!("the pattern needs at least two hosts, got {}", hosts.len()),
+        );
+    }
+    let (mut src, mut dst) = (0, 0);
+    if pattern == Pattern::Pair {
+        match (t.src, t.dst) {
+            (Some(s), Some(d)) => {
+                check_host(c, "src", s);
+                check_host(c, "dst", d);
+                if s == d {
+                    c.err(
+                        &format!("{path}.dst"),
+                        format!("must differ from src ({s})"),
+                    );
+                }
+                src = s;
+                dst = d;
+            }
+            _ => c.err(path, "pattern \"pair\" needs src and dst".into()),
+        }
+    } else {
+        for (field, v) in [("src", t.src), ("dst", t.dst)] {
+            if v.is_some() {
+                c.err(
+                    &format!("{path}.{field}"),
+                    "applies only to pattern \"pair\"".into(),
+                );
+            }
+        }
+    }
+    let mut receiver = 0;
+    let mut senders = Vec::new();
+    if pattern == Pattern::Incast {
+        receiver = t
+            .receiver
+            .unwrap_or_else(|| hosts.first().copied().unwrap_or(0));
+        check_host(c, "receiver", receiver);
+        let others: Vec<u32> = hosts.iter().copied().filter(|&h| h != receiver).collect();
+        let n = t.senders.unwrap_or(others.len() as u32);
+        if n == 0 || n as usize > others.len() {
+            c.err(
+                &format!("{path}.senders"),
+                format!(
+                    "must be between 1 and {} (the entry's other hosts), got {n}",
+                    others.len()
+                ),
+            );
+        }
+        senders = others.into_iter().take(n as usize).collect();
+    } else {
+        if t.receiver.is_some() {
+            c.err(
+                &format!("{path}.receiver"),
+                "applies only to pattern \"incast\"".into(),
+            );
+        }
+        if t.senders.is_some() {
+            c.err(
+                &format!("{path}.senders"),
+                "applies only to pattern \"incast\"".into(),
+            );
+        }
+    }
+    let interval = match t.interval_us {
+        Some(x) => {
+            c.positive(&format!("{path}.interval_us"), x);
+            from_us(x.max(0.0))
+        }
+        None => {
+            if t.repeat > 1 {
+                c.err(
+                    &format!("{path}.interval_us"),
+                    "is needed when repeat > 1".into(),
+                );
+            }
+            0
+        }
+    };
+    c.at_least(&format!("{path}.repeat"), t.repeat as u64, 1);
+    let until = match t.until_us {
+        Some(x) => {
+            c.positive(&format!("{path}.until_us"), x);
+            from_us(x.max(0.0))
+        }
+        None => duration,
+    };
+    let arrival = match t.arrival {
+        None => {
+            for (field, v) in [
+                ("load", t.load),
+                ("rate_per_s", t.rate_per_s),
+                ("until_us", t.until_us),
+            ] {
+                if v.is_some() {
+                    c.err(
+                        &format!("{path}.{field}"),
+                        "applies only with arrival = \"poisson\"".into(),
+                    );
+                }
+            }
+            if pattern == Pattern::RandomPairs && t.flows.is_none() {
+                c.err(
+                    &format!("{path}.flows"),
+                    "pattern \"random_pairs\" needs flows (a count) or arrival = \"poisson\""
+                        .into(),
+                );
+            }
+            Arrival::AtStart
+        }
+        Some(ArrivalSpec::Poisson) => {
+            if pattern == Pattern::AllToAll {
+                c.err(
+                    &format!("{path}.arrival"),
+                    "Poisson arrivals do not apply to all_to_all".into(),
+                );
+            }
+            let senders_n = match pattern {
+                Pattern::Incast => senders.len(),
+                Pattern::Pair => 1,
+                _ => hosts.len(),
+            } as f64;
+            let rate = match (t.load, t.rate_per_s) {
+                (Some(load), None) => {
+                    c.positive(&format!("{path}.load"), load);
+                    match size.as_ref().and_then(|s| s.mean()) {
+                        Some(mean) => {
+                            let first = hosts.first().copied().unwrap_or(0);
+                            load * host_rate_bps(first) * senders_n / (8.0 * mean)
+                        }
+                        None => {
+                            c.err(
+                                &format!("{path}.size"),
+                                "Poisson arrivals need a finite flow size, not long_lived".into(),
+                            );
+                            1.0
+                        }
+                    }
+                }
+                (None, Some(r)) => {
+                    c.positive(&format!("{path}.rate_per_s"), r);
+                    r
+                }
+                _ => {
+                    c.err(
+                        &format!("{path}.load"),
+                        "Poisson arrivals need exactly one of load or rate_per_s".into(),
+                    );
+                    1.0
+                }
+            };
+            Arrival::Poisson { rate_per_s: rate }
+        }
+    };
+    if c.problems.len() != before {
+        return None;
+    }
+    Some(TrafficGen {
+        pattern,
+        hosts,
+        size: size?,
+        transport,
+        class,
+        priority: t.priority,
+        start: from_us(t.start_us),
+        arrival,
+        until,
+        flows: t.flows,
+        receiver,
+        senders,
+        stagger: from_us(t.stagger_us),
+        repeat: t.repeat,
+        interval,
+        src,
+        dst,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+        duration_ms = 10
+        [topology.fat_tree]
+        k = 4
+        [network.queue]
+        limit_packets = 100
+        ecn_k_packets = 20
+        [[traffic]]
+        pattern = "permutation"
+        transport = "dctcp"
+        size = "long_lived"
+    "#;
+
+    fn errors(text: &str) -> String {
+        Plan::from_toml(text, Path::new("."))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn good_scenario_resolves() {
+        let p = Plan::from_toml(GOOD, Path::new(".")).unwrap();
+        assert_eq!(p.topology.n_hosts, 16);
+        assert_eq!(p.tier_params[1].queue.ecn_k_packets, 20);
+        assert_eq!(p.flows().len(), 16);
+    }
+
+    #[test]
+    fn odd_k_names_the_field() {
+        let e = errors(&GOOD.replace("k = 4", "k = 7"));
+        assert!(
+            e.contains("topology.fat_tree.k: must be an even number"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn wrong_type_names_the_field() {
+        let e = errors(&GOOD.replace("k = 4", "k = \"four\""));
+        assert!(e.starts_with("topology.fat_tree.k"), "{e}");
+    }
+
+    #[test]
+    fn unknown_field_is_rejected() {
+        let e = errors(&GOOD.replace("limit_packets = 100", "limit_packet = 100"));
+        assert!(
+            e.contains("network.queue") && e.contains("unknown field"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn negative_rate_unknown_transport_and_missing_host() {
+        let text = GOOD.replace("transport = \"dctcp\"", "transport = \"quic\"")
+            + "[network.link]\nrate_gbps = -1\n"
+            + "[[traffic]]\npattern = \"pair\"\nsrc = 0\ndst = 99\nsize = { fixed = 10 }\n";
+        let e = errors(&text);
+        assert!(
+            e.contains("network.link.rate_gbps: must be a positive number"),
+            "{e}"
+        );
+        assert!(
+            e.contains("traffic[0].transport: unknown transport \"quic\""),
+            "{e}"
+        );
+        assert!(e.contains("traffic[1].dst: host 99 does not exist"), "{e}");
+    }
+
+    #[test]
+    fn missing_cdf_file() {
+        let e = errors(&GOOD.replace("\"long_lived\"", "{ cdf = \"nope.cdf\" }"));
+        assert!(
+            e.contains("traffic[0].size") && e.contains("nope.cdf"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,490 @@
+//! The simulation: the event loop that moves packets between ports, switches and the
+//! transport state machines of the hosts.
+//!
+//! Per packet and link, a packet costs one `Arrive` event; a `TxDone` event is added only
+//! when packets are waiting behind it, so an uncongested hop is a single heap operation.
+
+use crate::engine::queue::EventKind;
+use crate::engine::{rng::mix64, EventQueue};
+use crate::metrics::{histogram_quantile, FlowRecord, QueueRecord, Results, RunCounters};
+use crate::net::network::{Network, NodeKind};
+use crate::net::packet::flags;
+use crate::net::packet::{Ecn, Packet, PacketArena, PacketId, TO_CLIENT, TO_SERVER};
+use crate::net::queue::Admit;
+use crate::scenario::{CcKind, Plan};
+use crate::time::SimTime;
+use crate::transport::cc::{Cc, Dctcp, Reno};
+use crate::transport::tcp::{Segment, TcpReceiver, TcpSender};
+use crate::workload::FlowSpec;
+
+/// One TCP connection: the flow's client (sender) and server (receiver) endpoints.
+struct Conn {
+    spec: FlowSpec,
+    sport: u16,
+    dport: u16,
+    /// ECMP hash of each direction's 5-tuple.
+    hash: [u32; 2],
+    header: u32,
+    client: TcpSender,
+    server: TcpReceiver,
+    /// Time of the pending timer event of each endpoint (0: none).
+    timer_at: [SimTime; 2],
+    acked_at_warmup: u64,
+    done_counted: bool,
+}
+
+pub struct Sim {
+    pub now: SimTime,
+    events: EventQueue,
+    pkts: PacketArena,
+    pub net: Network,
+    conns: Vec<Conn>,
+    plan: Plan,
+    hops: u64,
+    delivered: u64,
+    dropped: u64,
+    peak_packets: u64,
+    unfinished: u64,
+    long_lived: u64,
+}
+
+fn tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
+    let a = ((src as u64) << 32) | dst as u64;
+    let b = ((sport as u64) << 16) | dport as u64 | (6u64 << 32);
+    (mix64(a ^ mix64(b)) >> 32) as u32
+}
+
+impl Sim {
+    pub fn new(plan: Plan) -> Sim {
+        let net = Network::build(
+            &plan.topology,
+            &plan.tier_params,
+            plan.host_queue,
+            plan.load_balancing,
+            plan.seed,
+        );
+        let flows = plan.flows();
+        let mut events = EventQueue::new();
+        let mut conns = Vec::with_capacity(flows.len());
+        let mut unfinished = 0;
+        let mut long_lived = 0;
+        for (i, f) in flows.iter().enumerate() {
+            let t = &plan.transports[f.transport as usize];
+            let cc = match t.cc {
+                CcKind::Reno => Cc::Reno(Reno::default()),
+                CcKind::Dctcp { g, alpha_init } => Cc::Dctcp(Dctcp::new(g, alpha_init)),
+            };
+            // Distinct source ports per connection, so ECMP sees distinct 5-tuples.
+            let sport = 1024 + (i % 60_000) as u16;
+            let dport = 5001;
+            match f.size {
+                Some(_) => unfinished += 1,
+                None => long_lived += 1,
+            }
+            conns.push(Conn {
+                spec: *f,
+                sport,
+                dport,
+                hash: [
+                    tuple_hash(f.src, f.dst, sport, dport),
+                    tuple_hash(f.dst, f.src, dport, sport),
+                ],
+                header: t.tcp.header,
+                client: TcpSender::new(t.tcp, cc, f.size.unwrap_or(u64::MAX)),
+                server: TcpReceiver::new(t.tcp),
+                timer_at: [0; 2],
+                acked_at_warmup: 0,
+                done_counted: false,
+            });
+            events.schedule(f.start, EventKind::FlowStart, i as u32, 0);
+        }
+        if plan.warmup > 0 {
+            events.schedule(plan.warmup, EventKind::Warmup, 0, 0);
+        }
+        Sim {
+            now: 0,
+            events,
+            pkts: PacketArena::new(),
+            net,
+            conns,
+            plan,
+            hops: 0,
+            delivered: 0,
+            dropped: 0,
+            peak_packets: 0,
+            unfinished,
+            long_lived,
+        }
+    }
+
+    fn all_done(&self) -> bool {
+        self.plan.stop_when_done && self.unfinished == 0 && self.long_lived == 0
+    }
+
+    /// Runs until the scenario's duration, or until every flow is done.
+    pub fn run(&mut self) {
+        let end = self.plan.duration;
+        if self.all_done() {
+            return;
+        }
+        while let Some(t) = self.events.peek_time() {
+            if t > end {
+                break;
+            }
+            let ev = self.events.pop().expect("peeked");
+            self.now = ev.time;
+            match ev.kind() {
+                EventKind::Arrive => self.arrive(ev.a, ev.b),
+                EventKind::TxDone => self.tx_done(ev.a),
+                EventKind::FlowStart => {
+                    self.conns[ev.a as usize].client.open();
+                    self.flush(ev.a);
+                }
+                EventKind::Timer => self.timer(ev.a, ev.b),
+                EventKind::Warmup => {
+                    for c in &mut self.conns {
+                        c.acked_at_warmup = c.client.stats.bytes_acked;
+                    }
+                }
+                EventKind::Sample => {}
+            }
+            if self.unfinished == 0 && self.all_done() {
+                return;
+            }
+        }
+        self.now = self.now.max(end);
+    }
+
+    #[inline]
+    fn arrive(&mut self, node: u32, pkt: PacketId) {
+        if self.net.kinds[node as usize] == NodeKind::Switch {
+            match self.net.next_port(node, self.pkts.get(pkt)) {
+                Some(port) => self.enqueue(port, pkt),
+                None => {
+                    self.dropped += 1;
+                    self.pkts.free(pkt);
+                }
+            }
+        } else {
+            self.deliver(pkt);
+        }
+    }
+
+    #[inline]
+    fn enqueue(&mut self, port_id: u32, pkt: PacketId) {
+        let now = self.now;
+        let p = self.pkts.get_mut(pkt);
+        let (wire, class, ect) = (p.wire, p.class, p.ecn != Ecn::NotEct);
+        let port = &mut self.net.ports[port_id as usize];
+        if !port.txdone_pending && port.busy_until <= now && port.queue.is_empty() {
+            // An idle link: the packet goes straight onto the wire.
+            port.queue.pass_through();
+            if ect && (port.queue.marks_on_enqueue() || port.queue.marks_on_dequeue()) {
+                p.ecn = Ecn::Ce;
+                port.queue.count_mark();
+            }
+            self.transmit(port_id, pkt, wire);
+            return;
+        }
+        match port.queue.enqueue(now, pkt, wire, class, ect) {
+            Admit::Dropped => {
+                self.dropped += 1;
+                self.pkts.free(pkt);
+            }
+            Admit::Queued { mark } => {
+                if mark {
+                    p.ecn = Ecn::Ce;
+                }
+                if !port.txdone_pending {
+                    port.txdone_pending = true;
+                    let at = port.busy_until.max(now);
+                    self.events.schedule(at, EventKind::TxDone, port_id, 0);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn transmit(&mut self, port_id: u32, pkt: PacketId, wire: u32) {
+        let now = self.now;
+        let port = &mut self.net.ports[port_id as usize];
+        let ser = port.rate.serialization(wire);
+        port.busy_until = now + ser;
+        port.busy_time += ser;
+        port.tx_packets += 1;
+        port.tx_bytes += wire as u64;
+        self.hops += 1;
+        self.events
+            .schedule(now + ser + port.delay, EventKind::Arrive, port.peer, pkt);
+        if !port.queue.is_empty() {
+            port.txdone_pending = true;
+            self.events
+                .schedule(port.busy_until, EventKind::TxDone, port_id, 0);
+        }
+    }
+
+    #[inline]
+    fn tx_done(&mut self, port_id: u32) {
+        let now = self.now;
+        let port = &mut self.net.ports[port_id as usize];
+        port.txdone_pending = false;
+        if let Some(pkt) = port.queue.dequeue(now) {
+            let mark = port.queue.marks_on_dequeue();
+            let p = self.pkts.get_mut(pkt);
+            if mark && p.ecn == Ecn::Ect {
+                p.ecn = Ecn::Ce;
+                port.queue.count_mark();
+            }
+            let wire = p.wire;
+            self.transmit(port_id, pkt, wire);
+        }
+    }
+
+    fn deliver(&mut self, pkt: PacketId) {
+        let p = *self.pkts.get(pkt);
+        self.pkts.free(pkt);
+        self.delivered += 1;
+        let conn = &mut self.conns[p.conn as usize];
+        let incoming_ecn = if p.dir == TO_SERVER {
+            p.ecn == Ecn::Ce
+        } else {
+            p.has(flags::ECE)
+        };
+        let seg = Segment {
+            seq: p.seq,
+            ack: p.ack,
+            len: p.payload,
+            flags: p.flags,
+            ecn: incoming_ecn,
+            rwnd: p.rwnd,
+            ts: p.ts,
+            ts_echo: p.ts_echo,
+        };
+        if p.dir == TO_SERVER {
+            conn.server.on_segment(self.now, &seg);
+        } else {
+            conn.client.on_segment(self.now, &seg);
+        }
+        self.flush(p.conn);
+    }
+
+    fn timer(&mut self, conn_id: u32, endpoint: u32) {
+        let now = self.now;
+        let conn = &mut self.conns[conn_id as usize];
+        if conn.timer_at[endpoint as usize] == now {
+            conn.timer_at[endpoint as usize] = 0;
+        }
+        if endpoint == 0 {
+            conn.client.on_timer(now);
+        } else {
+            conn.server.on_timer(now);
+        }
+        self.flush(conn_id);
+    }
+
+    /// Sends whatever both endpoints of a connection have to send, and keeps one timer
+    /// event pending per endpoint at or before its deadline.
+    fn flush(&mut self, conn_id: u32) {
+        let now = self.now;
+        loop {
+            let Some(seg) = self.conns[conn_id as usize].client.poll_transmit(now) else {
+                break;
+            };
+            self.send(conn_id, TO_SERVER, &seg);
+        }
+        loop {
+            let Some(seg) = self.conns[conn_id as usize].server.poll_transmit(now) else {
+                break;
+            };
+            self.send(conn_id, TO_CLIENT, &seg);
+        }
+        let conn = &mut self.conns[conn_id as usize];
+        let deadlines = [conn.client.timer_deadline(), conn.server.timer_deadline()];
+        for (ep, d) in deadlines.into_iter().enumerate() {
+            if let Some(d) = d {
+                let at = conn.timer_at[ep];
+                if at == 0 || at > d {
+                    conn.timer_at[ep] = d;
+                    self.events
+                        .schedule(d, EventKind::Timer, conn_id, ep as u32);
+                }
+            }
+        }
+        if !conn.done_counted && conn.client.stats.finish.is_some() {
+            conn.done_counted = true;
+            self.unfinished -= 1;
+        }
+    }
+
+    fn send(&mut self, conn_id: u32, dir: u8, seg: &Segment) {
+        let c = &self.conns[conn_id as usize];
+        let (src, dst, sport, dport) = if dir == TO_SERVER {
+            (c.spec.src, c.spec.dst, c.sport, c.dport)
+        } else {
+            (c.spec.dst, c.spec.src, c.dport, c.sport)
+        };
+        let pkt = Packet {
+            seq: seg.seq,
+            ack: seg.ack,
+            ts: seg.ts,
+            ts_echo: seg.ts_echo,
+            conn: conn_id,
+            hash: c.hash[dir as usize],
+            src,
+            dst,
+            rwnd: seg.rwnd,
+            payload: seg.len,
+            wire: seg.len + c.header,
+            sport,
+            dport,
+            flags: seg.flags,
+            ecn: if seg.ecn && seg.len > 0 {
+                Ecn::Ect
+            } else {
+                Ecn::NotEct
+            },
+            class: c.spec.priority,
+            dir,
+        };
+        let id = self.pkts.alloc(pkt);
+        self.peak_packets = self.peak_packets.max(self.pkts.live());
+        let nic = self.net.host_nic[src as usize];
+        self.enqueue(nic, id);
+    }
+
+    /// Packets still queued or on a link, counted from the queues and pending events
+    /// (independently of the arena's own count).
+    fn packets_in_flight(&self) -> u64 {
+        let queued: u64 = self.net.ports.iter().map(|p| p.queue.packets()).sum();
+        let on_links = self
+            .events
+            .iter()
+            .filter(|e| e.kind() == EventKind::Arrive)
+            .count() as u64;
+        queued + on_links
+    }
+
+    /// Collects the results; `wall_secs` is the wall-clock time the caller measured.
+    pub fn results(&mut self, wall_secs: f64) -> Results {
+        let end = self.now;
+        for p in &mut self.net.ports {
+            p.queue.finish(end);
+        }
+        let warmup = self.plan.warmup;
+        let flows: Vec<FlowRecord> = self
+            .conns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let s = &c.client.stats;
+                let finish = s.finish;
+                let goodput_bps = match (finish, c.spec.size) {
+                    (Some(f), Some(size)) if f > c.spec.start => {
+                        size as f64 * 8.0 / ((f - c.spec.start) as f64 / 1e12)
+                    }
+                    _ => {
+                        let from = c.spec.start.max(warmup);
+                        let acked = s.bytes_acked
+                            - if c.spec.start < warmup {
+                                c.acked_at_warmup
+                            } else {
+                                0
+                            };
+                        if end > from {
+                            acked as f64 * 8.0 / ((end - from) as f64 / 1e12)
+                        } else {
+                            0.0
+                        }
+                    }
+                };
+                FlowRecord {
+                    id: i as u32,
+                    src: c.spec.src,
+                    dst: c.spec.dst,
+                    transport: c.spec.transport,
+                    class: c.spec.class,
+                    job: c.spec.job,
+                    size: c.spec.size,
+                    start: c.spec.start,
+                    finish,
+                    bytes_sent: s.bytes_sent,
+                    bytes_retx: s.bytes_retx,
+                    bytes_acked: s.bytes_acked,
+                    goodput_bps,
+                    timeouts: s.timeouts,
+                    fast_retx: s.fast_retx,
+                }
+            })
+            .collect();
+        let net = &self.net;
+        let queues = net
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let st = &p.queue.stats;
+                let secs = end.max(1) as f64;
+                QueueRecord {
+                    port: i as u32,
+                    node: net.names[p.owner as usize].clone(),
+                    is_host: net.kinds[p.owner as usize] == NodeKind::Host,
+                    tier: net.tiers[p.tier as usize],
+                    peer: net.names[p.peer as usize].clone(),
+                    rate_bps: p.rate.bits_per_sec(),
+                    tx_packets: p.tx_packets,
+                    tx_bytes: p.tx_bytes,
+                    utilization: p.busy_time.min(end) as f64 / secs,
+                    enqueued: st.enqueued,
+                    drops: st.drops,
+                    ecn_marks: st.marks,
+                    max_packets: st.max_packets,
+                    max_bytes: st.max_bytes,
+                    mean_packets: st.area_packets as f64 / secs,
+                    mean_bytes: st.area_bytes as f64 / secs,
+                    p50_packets: histogram_quantile(&st.histogram, 0.5),
+                    p95_packets: histogram_quantile(&st.histogram, 0.95),
+                    p99_packets: histogram_quantile(&st.histogram, 0.99),
+                }
+            })
+            .collect();
+        let counters = RunCounters {
+            events: self.events.processed(),
+            packet_hops: self.hops,
+            sim_time: end,
+            wall_secs,
+            packets_created: self.pkts.created(),
+            packets_delivered: self.delivered,
+            packets_dropped: self.dropped,
+            packets_in_flight: self.packets_in_flight(),
+            flows: self.conns.len() as u64,
+            flows_completed: flows.iter().filter(|f| f.finish.is_some()).count() as u64,
+            seed: self.plan.seed,
+            peak_packets: self.peak_packets,
+        };
+        Results {
+            name: self.plan.name.clone(),
+            flows,
+            queues,
+            counters,
+            transports: self
+                .plan
+                .transports
+                .iter()
+                .map(|t| t.name.clone())
+                .collect(),
+            classes: self.plan.classes.clone(),
+            host_rate_bps: self.plan.tier_params[0].rate.bits_per_sec(),
+            n_hosts: self.plan.topology.n_hosts,
+            warmup,
+        }
+    }
+}
+
+/// Parses, runs and reports a scenario.
+pub fn run_plan(plan: Plan) -> Results {
+    let t0 = std::time::Instant::now();
+    let mut sim = Sim::new(plan);
+    sim.run();
+    let wall = t0.elapsed().as_secs_f64();
+    sim.results(wall)
+}

@@ -1,0 +1,117 @@
+//! DCTCP (Alizadeh et al., SIGCOMM 2010; RFC 8257), as the AMP document's eq. 2 states it:
+//! α ← (1−g)·α + g·F once per window of data, where F is the fraction of bytes acknowledged
+//! with an ECN echo in that window; on the first echo of a window, cwnd ← cwnd·(1−α/2),
+//! never below cwnd_min. Loss is handled as in Reno (RFC 8257 §3.5).
+
+use super::{halve_ssthresh, reno_increase, AckEvent, CongestionControl, OncePerWindow, Window};
+
+#[derive(Clone, Debug)]
+pub struct Dctcp {
+    /// EWMA weight g (1/16 in the documents).
+    pub g: f64,
+    /// Estimated fraction of marked bytes.
+    pub alpha: f64,
+    acked: u64,
+    acked_marked: u64,
+    window_end: u64,
+    ecn: OncePerWindow,
+}
+
+impl Dctcp {
+    pub fn new(g: f64, alpha_init: f64) -> Dctcp {
+        Dctcp {
+            g,
+            alpha: alpha_init,
+            acked: 0,
+            acked_marked: 0,
+            window_end: 0,
+            ecn: OncePerWindow::default(),
+        }
+    }
+}
+
+impl CongestionControl for Dctcp {
+    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
+        self.acked += ev.acked;
+        if ev.ece {
+            self.acked_marked += ev.acked;
+        }
+        if ev.snd_una >= self.window_end && self.acked > 0 {
+            let f = self.acked_marked as f64 / self.acked as f64;
+            self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
+            self.acked = 0;
+            self.acked_marked = 0;
+            self.window_end = ev.snd_nxt;
+        }
+        if ev.in_recovery {
+            return;
+        }
+        if self.ecn.fire(ev.ece, ev.snd_una, ev.snd_nxt) {
+            w.cwnd = (w.cwnd * (1.0 - self.alpha / 2.0)).max(ev.cwnd_min);
+            w.ssthresh = w.cwnd;
+            return;
+        }
+        reno_increase(w, ev.acked, ev.mss);
+    }
+
+    fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
+        halve_ssthresh(w, flight, mss);
+    }
+
+    fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
+        halve_ssthresh(w, flight, mss);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(acked: u64, ece: bool, una: u64, nxt: u64) -> AckEvent {
+        AckEvent {
+            acked,
+            ece,
+            snd_una: una,
+            snd_nxt: nxt,
+            in_recovery: false,
+            mss: 1000.0,
+            cwnd_min: 2000.0,
+        }
+    }
+
+    #[test]
+    fn alpha_tracks_marked_fraction() {
+        let mut d = Dctcp::new(1.0 / 16.0, 0.0);
+        let mut w = Window {
+            cwnd: 10000.0,
+            ssthresh: 1e9,
+        };
+        // Many windows with a quarter of the bytes marked: α converges to 0.25.
+        let mut una = 0;
+        for _ in 0..400 {
+            for i in 0..4 {
+                una += 1000;
+                d.on_ack(&mut w, &ev(1000, i == 0, una, una + 3000));
+            }
+        }
+        assert!((d.alpha - 0.25).abs() < 0.02, "alpha {}", d.alpha);
+    }
+
+    #[test]
+    fn cut_is_proportional_and_floored() {
+        let mut d = Dctcp::new(1.0 / 16.0, 0.5);
+        let mut w = Window {
+            cwnd: 10000.0,
+            ssthresh: 1e9,
+        };
+        d.on_ack(&mut w, &ev(0, true, 0, 10000));
+        assert!((w.cwnd - 10000.0 * (1.0 - d.alpha / 2.0)).abs() < 1e-6);
+        let mut d = Dctcp::new(1.0 / 16.0, 1.0);
+        let mut w = Window {
+            cwnd: 2500.0,
+            ssthresh: 1e9,
+        };
+        d.on_ack(&mut w, &ev(0, true, 0, 10000));
+        assert_eq!(w.cwnd, 2000.0);
+    }
+}

@@ -1,0 +1,121 @@
+//! Single-path congestion controllers, one per file, behind one small trait.
+//!
+//! The sender owns loss recovery (fast retransmit, NewReno, RTO); a controller only says
+//! how the window grows on ACKs, how it reacts to ECN echoes, and where ssthresh goes on
+//! a loss. Controllers are held in the `Cc` enum so calls are static (no boxes).
+
+pub mod dctcp;
+pub mod reno;
+
+pub use dctcp::Dctcp;
+pub use reno::Reno;
+
+/// The window a controller steers, in bytes (floating point: coupled and fractional
+/// increases need it; IEEE arithmetic keeps runs reproducible).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Window {
+    pub cwnd: f64,
+    pub ssthresh: f64,
+}
+
+/// What the sender tells its controller about one arriving ACK.
+#[derive(Clone, Copy, Debug)]
+pub struct AckEvent {
+    /// Data bytes newly acknowledged by this ACK (0 for a duplicate).
+    pub acked: u64,
+    /// The ACK echoed a CE mark.
+    pub ece: bool,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// The sender is in fast recovery: the window must not grow.
+    pub in_recovery: bool,
+    pub mss: f64,
+    /// Floor for ECN-driven cuts, in bytes.
+    pub cwnd_min: f64,
+}
+
+pub trait CongestionControl {
+    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent);
+    /// A loss detected by duplicate ACKs: set ssthresh (the sender then sets
+    /// cwnd = ssthresh + 3 MSS and runs NewReno recovery).
+    fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64);
+    /// A retransmission timeout: set ssthresh (the sender then sets cwnd to one MSS).
+    fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64);
+}
+
+/// Standard increase: slow start below ssthresh (one MSS per ACKed MSS, RFC 5681 with
+/// appropriate byte counting, L = 1), congestion avoidance above (about one MSS per RTT).
+#[inline]
+pub fn reno_increase(w: &mut Window, acked: u64, mss: f64) {
+    if acked == 0 {
+        return;
+    }
+    if w.cwnd < w.ssthresh {
+        w.cwnd += (acked as f64).min(mss);
+    } else {
+        w.cwnd += mss * (acked as f64) / w.cwnd;
+    }
+}
+
+/// Halving on loss, floored at two segments (RFC 5681).
+#[inline]
+pub fn halve_ssthresh(w: &mut Window, flight: u64, mss: f64) {
+    w.ssthresh = (flight as f64 / 2.0).max(2.0 * mss);
+}
+
+/// Lets an ECN reaction happen at most once per window of data: after a cut, ECE echoes
+/// are ignored until everything sent before the cut has been acknowledged.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OncePerWindow {
+    high: u64,
+}
+
+impl OncePerWindow {
+    #[inline]
+    pub fn fire(&mut self, ece: bool, snd_una: u64, snd_nxt: u64) -> bool {
+        if ece && snd_una >= self.high {
+            self.high = snd_nxt.max(snd_una + 1);
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Cc {
+    Reno(Reno),
+    Dctcp(Dctcp),
+}
+
+impl CongestionControl for Cc {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
+        match self {
+            Cc::Reno(c) => c.on_ack(w, ev),
+            Cc::Dctcp(c) => c.on_ack(w, ev),
+        }
+    }
+    fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
+        match self {
+            Cc::Reno(c) => c.on_fast_retransmit(w, flight, mss),
+            Cc::Dctcp(c) => c.on_fast_retransmit(w, flight, mss),
+        }
+    }
+    fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
+        match self {
+            Cc::Reno(c) => c.on_timeout(w, flight, mss),
+            Cc::Dctcp(c) => c.on_timeout(w, flight, mss),
+        }
+    }
+}
+
+impl Cc {
+    /// DCTCP's current estimate of the marked fraction, if this is DCTCP.
+    pub fn dctcp_alpha(&self) -> Option<f64> {
+        match self {
+            Cc::Dctcp(d) => Some(d.alpha),
+            _ => None,
+        }
+    }
+}

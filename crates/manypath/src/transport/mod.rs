@@ -1,0 +1,5 @@
+//! Transports as sans-IO state machines: they take (time, segment) or (time, timer) and
+//! hand back segments to send and a timer deadline. They never touch the engine, so a
+//! unit test can drive one by hand.
+pub mod cc;
+pub mod tcp;

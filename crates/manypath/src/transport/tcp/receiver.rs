@@ -1,0 +1,303 @@
+//! The server side of a TCP connection: answers the SYN, reassembles the byte stream,
+//! and acknowledges it — every segment, or every second one with delayed ACK — echoing
+//! each CE mark with ECE on the ACK it triggers (the per-packet echo DCTCP needs).
+
+use super::{Segment, TcpConfig};
+use crate::net::packet::flags;
+use crate::time::SimTime;
+
+#[derive(Clone, Debug)]
+pub struct TcpReceiver {
+    cfg: TcpConfig,
+    established: bool,
+    /// Next in-order byte expected (and the cumulative ACK sent).
+    pub rcv_nxt: u64,
+    /// Out-of-order byte ranges held, sorted and disjoint.
+    ooo: Vec<(u64, u64)>,
+    ooo_bytes: u64,
+    fin_seq: Option<u64>,
+    fin_done: bool,
+    synack_pending: bool,
+    syn_ts: SimTime,
+    pending: Option<Segment>,
+    /// Segments received and not yet acknowledged (delayed ACK).
+    unacked: u32,
+    first_unacked_ts: SimTime,
+    ce_state: bool,
+    delack_deadline: Option<SimTime>,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: TcpConfig) -> TcpReceiver {
+        TcpReceiver {
+            cfg,
+            established: false,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            ooo_bytes: 0,
+            fin_seq: None,
+            fin_done: false,
+            synack_pending: false,
+            syn_ts: 0,
+            pending: None,
+            unacked: 0,
+            first_unacked_ts: 0,
+            ce_state: false,
+            delack_deadline: None,
+        }
+    }
+
+    /// In-order bytes received.
+    pub fn bytes_received(&self) -> u64 {
+        if self.fin_done {
+            self.rcv_nxt - 1
+        } else {
+            self.rcv_nxt
+        }
+    }
+
+    pub fn timer_deadline(&self) -> Option<SimTime> {
+        self.delack_deadline
+    }
+
+    fn advertised(&self) -> u32 {
+        (self.cfg.rcv_wnd as u64).saturating_sub(self.ooo_bytes) as u32
+    }
+
+    fn ack_now(&mut self, ts_echo: SimTime, ece: bool, fin: bool) {
+        let mut f = flags::ACK;
+        if ece {
+            f |= flags::ECE;
+        }
+        if fin {
+            f |= flags::FIN;
+        }
+        self.pending = Some(Segment {
+            ack: self.rcv_nxt,
+            flags: f,
+            ecn: ece,
+            rwnd: self.advertised(),
+            ts_echo,
+            ..Segment::default()
+        });
+        self.unacked = 0;
+        self.delack_deadline = None;
+    }
+
+    /// Adds [start, end) to the stream; returns true if it was (at least partly) new.
+    fn accept(&mut self, start: u64, end: u64) -> bool {
+        if end <= self.rcv_nxt {
+            return false;
+        }
+        if start <= self.rcv_nxt {
+            self.rcv_nxt = end;
+            // Pull in out-of-order ranges now contiguous.
+            while let Some(&(s, e)) = self.ooo.first() {
+                if s > self.rcv_nxt {
+                    break;
+                }
+                self.ooo_bytes -= e - s;
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.ooo.remove(0);
+            }
+            return true;
+        }
+        // Out of order: insert and merge.
+        let i = self.ooo.partition_point(|&(s, _)| s < start);
+        self.ooo.insert(i, (start, end));
+        self.ooo_bytes += end - start;
+        let mut j = i.saturating_sub(1);
+        while j + 1 < self.ooo.len() {
+            let (s0, e0) = self.ooo[j];
+            let (s1, e1) = self.ooo[j + 1];
+            if s1 <= e0 {
+                let overlap = e0.min(e1) - s1;
+                self.ooo_bytes -= overlap;
+                self.ooo[j] = (s0, e0.max(e1));
+                self.ooo.remove(j + 1);
+            } else {
+                j += 1;
+            }
+        }
+        true
+    }
+
+    pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
+        if seg.has(flags::SYN) {
+            self.established = true;
+            self.synack_pending = true;
+            self.syn_ts = seg.ts;
+            return;
+        }
+        if !self.established {
+            return;
+        }
+        let is_fin = seg.has(flags::FIN);
+        if seg.len == 0 && !is_fin {
+            return; // A pure ACK (handshake completion or the ACK of our FIN).
+        }
+        let before = self.rcv_nxt;
+        let in_order = seg.seq <= self.rcv_nxt;
+        let new = seg.len > 0 && self.accept(seg.seq, seg.seq + seg.len as u64);
+        if is_fin {
+            self.fin_seq = Some(seg.seq + seg.len as u64);
+        }
+        let mut fin_now = false;
+        if !self.fin_done && self.fin_seq == Some(self.rcv_nxt) {
+            self.rcv_nxt += 1;
+            self.fin_done = true;
+            fin_now = true;
+        }
+        let ce = seg.ecn;
+        let immediate = !self.cfg.delayed_ack
+            || !in_order
+            || !new && !fin_now
+            || is_fin
+            || !self.ooo.is_empty()
+            || ce != self.ce_state
+            || self.unacked + 1 >= 2;
+        let _ = before;
+        if self.unacked == 0 {
+            self.first_unacked_ts = seg.ts;
+        }
+        self.ce_state = ce;
+        if immediate {
+            let ts = if self.cfg.delayed_ack {
+                self.first_unacked_ts
+            } else {
+                seg.ts
+            };
+            self.ack_now(ts, ce, fin_now || (is_fin && self.fin_done));
+        } else {
+            self.unacked += 1;
+            if self.delack_deadline.is_none() {
+                self.delack_deadline = Some(now + self.cfg.delack_timeout);
+            }
+        }
+    }
+
+    pub fn on_timer(&mut self, now: SimTime) {
+        if let Some(d) = self.delack_deadline {
+            if now >= d {
+                let ts = self.first_unacked_ts;
+                let ce = self.ce_state;
+                self.ack_now(ts, ce, false);
+            }
+        }
+    }
+
+    pub fn poll_transmit(&mut self, _now: SimTime) -> Option<Segment> {
+        if self.synack_pending {
+            self.synack_pending = false;
+            return Some(Segment {
+                flags: flags::SYN | flags::ACK,
+                rwnd: self.advertised(),
+                ts_echo: self.syn_ts,
+                ..Segment::default()
+            });
+        }
+        self.pending.take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(seq: u64, len: u32, ce: bool) -> Segment {
+        Segment {
+            seq,
+            len,
+            flags: flags::ACK,
+            ecn: ce,
+            ts: seq,
+            ..Segment::default()
+        }
+    }
+
+    fn open(cfg: TcpConfig) -> TcpReceiver {
+        let mut r = TcpReceiver::new(cfg);
+        r.on_segment(
+            0,
+            &Segment {
+                flags: flags::SYN,
+                ..Segment::default()
+            },
+        );
+        let sa = r.poll_transmit(0).unwrap();
+        assert!(sa.has(flags::SYN) && sa.has(flags::ACK));
+        r
+    }
+
+    #[test]
+    fn acks_every_segment_and_echoes_ce_per_packet() {
+        let mut r = open(TcpConfig::default());
+        r.on_segment(1, &data(0, 1000, false));
+        let a = r.poll_transmit(1).unwrap();
+        assert_eq!((a.ack, a.ecn), (1000, false));
+        r.on_segment(2, &data(1000, 1000, true));
+        let a = r.poll_transmit(2).unwrap();
+        assert_eq!((a.ack, a.ecn), (2000, true));
+        assert!(a.has(flags::ECE));
+    }
+
+    #[test]
+    fn reassembles_out_of_order() {
+        let mut r = open(TcpConfig::default());
+        r.on_segment(1, &data(2000, 1000, false));
+        assert_eq!(r.poll_transmit(1).unwrap().ack, 0);
+        r.on_segment(2, &data(0, 1000, false));
+        assert_eq!(r.poll_transmit(2).unwrap().ack, 1000);
+        r.on_segment(3, &data(1000, 1000, false));
+        assert_eq!(r.poll_transmit(3).unwrap().ack, 3000);
+        assert_eq!(r.bytes_received(), 3000);
+    }
+
+    #[test]
+    fn answers_fin_with_fin_ack() {
+        let mut r = open(TcpConfig::default());
+        r.on_segment(1, &data(0, 500, false));
+        r.poll_transmit(1);
+        r.on_segment(
+            2,
+            &Segment {
+                seq: 500,
+                flags: flags::FIN | flags::ACK,
+                ..Segment::default()
+            },
+        );
+        let a = r.poll_transmit(2).unwrap();
+        assert!(a.has(flags::FIN));
+        assert_eq!(a.ack, 501);
+        assert_eq!(r.bytes_received(), 500);
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment_or_timer() {
+        let cfg = TcpConfig {
+            delayed_ack: true,
+            delack_timeout: 50,
+            ..TcpConfig::default()
+        };
+        let mut r = open(cfg);
+        r.on_segment(1, &data(0, 1000, false));
+        assert!(r.poll_transmit(1).is_none());
+        r.on_segment(2, &data(1000, 1000, false));
+        assert_eq!(r.poll_transmit(2).unwrap().ack, 2000);
+        r.on_segment(3, &data(2000, 1000, false));
+        assert!(r.poll_transmit(3).is_none());
+        assert_eq!(r.timer_deadline(), Some(53));
+        r.on_timer(53);
+        assert_eq!(r.poll_transmit(53).unwrap().ack, 3000);
+    }
+
+    #[test]
+    fn advertised_window_shrinks_with_held_bytes() {
+        let mut r = open(TcpConfig {
+            rcv_wnd: 10_000,
+            ..TcpConfig::default()
+        });
+        r.on_segment(1, &data(5000, 1000, false));
+        assert_eq!(r.poll_transmit(1).unwrap().rwnd, 9000);
+    }
+}

@@ -1,0 +1,9 @@
+//! Traffic: flow-size distributions, arrival processes and traffic patterns, producing
+//! the list of flows a run starts.
+pub mod cdf;
+pub mod generate;
+pub mod size;
+
+pub use cdf::EmpiricalCdf;
+pub use generate::{FlowSpec, Pattern};
+pub use size::SizeDist;

@@ -1,0 +1,72 @@
+"""manypath: a packet-level data-center network simulator.
+
+Example::
+
+    import manypath
+
+    res = manypath.run("incast.toml", seed=3)
+    print(res.summary()["classes"])
+    res.to_parquet("out/incast")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib import metadata
+from typing import Any
+
+from .results import Results, load
+from .scenario import Scenario, default_scenario_path, resolve
+
+# The native module is imported where it is used, so the analysis and results modules
+# stay importable (and testable) without a compiled build.
+
+try:
+    __version__ = metadata.version("manypath")
+except metadata.PackageNotFoundError:  # running from a source tree without an install
+    __version__ = "0+unknown"
+
+__all__ = [
+    "Results",
+    "Scenario",
+    "__version__",
+    "default_scenario_path",
+    "load",
+    "run",
+    "schema",
+    "validate",
+]
+
+
+def run(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> Results:
+    """Run a scenario given as a TOML file path, TOML text or a dict.
+
+    ``seed`` overrides the scenario's own seed. Raises ``ValueError`` for an invalid
+    scenario and ``FileNotFoundError`` for a missing file.
+    """
+    src = resolve(scenario, base_dir)
+    from . import _core
+
+    return Results.from_native(_core.run(src.text, src.base_dir, seed))
+
+
+def validate(scenario: Scenario, *, base_dir: str | os.PathLike[str] | None = None) -> None:
+    """Check a scenario without running it; ``ValueError`` lists every problem, one per line."""
+    src = resolve(scenario, base_dir)
+    from . import _core
+
+    _core.validate(src.text, src.base_dir)
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of scenario files."""
+    from . import _core
+
+    result: dict[str, Any] = json.loads(_core.schema())
+    return result

@@ -1,0 +1,126 @@
+"""Plain-text rendering of run summaries and experiment tables for the terminal."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from .experiments.registry import Experiment
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """A number as a person wants to read it: thousands separators, fixed decimals, '-' for missing."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "-"
+        return f"{value:,.{digits}f}"
+    return str(value)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell; the first column left-aligned, others right."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row)]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return "  ".join(parts).rstrip()
+
+    return "\n".join([line(headers), *(line(r) for r in rows)])
+
+
+def pairs(items: Sequence[tuple[str, str]]) -> str:
+    """Label/value lines with the values aligned."""
+    width = max((len(k) for k, _ in items), default=0)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in items)
+
+
+def si(value: Any) -> str:
+    """A rate with an SI prefix, e.g. 4.52 M."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    v = float(value)
+    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:.2f} {prefix}"
+    return f"{v:.0f}"
+
+
+def run_summary(summary: Mapping[str, Any], counters: Mapping[str, Any]) -> str:
+    """The table ``manypath run`` prints."""
+    sim_ms = float(counters.get("sim_time_s", math.nan)) * 1e3
+    title = (
+        f"{summary.get('name') or 'scenario'}: {fmt(summary['flows'])} flows, "
+        f"{fmt(summary['completed'])} completed, {fmt(sim_ms, 3)} ms simulated"
+    )
+    rows = [
+        [
+            name,
+            fmt(c["flows"]),
+            fmt(c["completed"]),
+            fmt(c["fct_mean_ms"]),
+            fmt(c["fct_p50_ms"]),
+            fmt(c["fct_p99_ms"]),
+        ]
+        for name, c in summary["classes"].items()
+    ]
+    classes = table(["class", "flows", "done", "FCT mean ms", "p50 ms", "p99 ms"], rows)
+    drops, marks = summary["drops"], summary["ecn_marks"]
+    totals = pairs(
+        [
+            ("goodput", f"{fmt(summary['goodput_gbps'], 2)} Gbit/s"),
+            ("drops", f"switch {fmt(drops['switch'])}, host {fmt(drops['host'])}"),
+            ("ECN marks", f"switch {fmt(marks['switch'])}, host {fmt(marks['host'])}"),
+            ("timeouts", fmt(summary["timeouts"])),
+            ("events", fmt(_int(counters.get("events")))),
+            ("packet-hops", fmt(_int(counters.get("packet_hops")))),
+            ("wall time", f"{fmt(_float(counters.get('wall_s')), 2)} s"),
+            ("hops/s", si(counters.get("hops_per_s"))),
+        ]
+    )
+    return f"{title}\n\n{classes}\n\n{totals}"
+
+
+def _int(v: Any) -> int | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
+
+
+def _float(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+def frame(df: pd.DataFrame) -> str:
+    """An experiment's result table."""
+    headers = [str(c) for c in df.columns]
+    rows = [[fmt(_plain(v)) for v in rec] for rec in df.itertuples(index=False, name=None)]
+    return table(headers, rows)
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if hasattr(v, "item") and not isinstance(v, (str, bytes)) else v
+
+
+def experiment_list(experiments: Sequence[Experiment]) -> str:
+    """The listing ``manypath reproduce`` prints without a name."""
+    if not experiments:
+        return "no experiments registered"
+    width = max(len(e.name) for e in experiments)
+    pad = " " * (width + 2)
+    blocks = []
+    for e in experiments:
+        blocks.append(
+            f"{e.name.ljust(width)}  {e.document}: {e.figure}\n"
+            f"{pad}{e.compares}\n"
+            f"{pad}time: {e.reduced_time} reduced, {e.full_time} with --full"
+        )
+    return "\n\n".join(blocks)

@@ -1,0 +1,141 @@
+"""The tables and counters of one run, their summary, and their Parquet form."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import pandas as pd
+
+from . import analysis
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+FLOWS_FILE = "flows.parquet"
+QUEUES_FILE = "queues.parquet"
+COUNTERS_FILE = "counters.json"
+
+
+@dataclass
+class Results:
+    """Everything a run reports: one row per flow, one row per output port, counters."""
+
+    flows: pd.DataFrame
+    queues: pd.DataFrame
+    counters: dict[str, Any] = field(default_factory=dict)
+    name: str = ""
+
+    @classmethod
+    def from_native(cls, raw: Mapping[str, Any]) -> Results:
+        """Wrap the dict returned by ``manypath._core.run``."""
+        return cls(
+            flows=pd.DataFrame(raw["flows"]),
+            queues=pd.DataFrame(raw["queues"]),
+            counters=dict(raw.get("counters", {})),
+            name=str(raw.get("name", "")),
+        )
+
+    @property
+    def duration_s(self) -> float:
+        """Simulated time the run covered, the denominator of aggregate goodput."""
+        for key in ("sim_time_s", "duration_s"):
+            value = self.counters.get(key)
+            if value is not None and float(value) > 0:
+                return float(value)
+        return math.nan
+
+    def summary(self) -> dict[str, Any]:
+        """Headline numbers as plain JSON-ready Python values (NaN becomes None)."""
+        flows = self.flows
+        classes: dict[str, dict[str, Any]] = {}
+        if len(flows):
+            for name, row in analysis.fct_stats(flows, by="class").iterrows():
+                classes[str(name)] = {
+                    "flows": int(row["flows"]),
+                    "completed": int(row["completed"]),
+                    "fct_mean_ms": _finite(row["fct_mean_ms"]),
+                    "fct_p50_ms": _finite(row["fct_p50_ms"]),
+                    "fct_p99_ms": _finite(row["fct_p99_ms"]),
+                }
+        duration = self.duration_s
+        goodput = analysis.goodput(flows, duration) if len(flows) and duration > 0 else math.nan
+        return {
+            "name": self.name,
+            "flows": int(len(flows)),
+            "completed": int(flows["completed"].sum()) if len(flows) else 0,
+            "classes": classes,
+            "goodput_gbps": _finite(goodput),
+            "drops": analysis.port_totals(self.queues, "drops"),
+            "ecn_marks": analysis.port_totals(self.queues, "ecn_marks"),
+            "timeouts": int(flows["timeouts"].sum()) if len(flows) else 0,
+        }
+
+    def to_parquet(self, directory: PathLike) -> Path:
+        """Write flows.parquet, queues.parquet and counters.json into ``directory``.
+
+        Each file is written to a temporary name beside it and then renamed, so a reader
+        never sees a half-written file and an interrupted write leaves the old one intact.
+        """
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        for frame, name in ((self.flows, FLOWS_FILE), (self.queues, QUEUES_FILE)):
+            with _atomic_path(out / name) as tmp:
+                frame.to_parquet(tmp, index=False, engine="pyarrow")
+        meta = {"name": self.name, "counters": jsonable(self.counters)}
+        with _atomic_path(out / COUNTERS_FILE) as tmp:
+            tmp.write_text(json.dumps(meta, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        return out
+
+
+def load(directory: PathLike) -> Results:
+    """Read back what :meth:`Results.to_parquet` wrote."""
+    src = Path(directory)
+    missing = [n for n in (FLOWS_FILE, QUEUES_FILE, COUNTERS_FILE) if not (src / n).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{src}: not a results directory, missing {', '.join(missing)}")
+    meta = json.loads((src / COUNTERS_FILE).read_text(encoding="utf-8"))
+    counters = {k: (math.nan if v is None else v) for k, v in meta.get("counters", {}).items()}
+    return Results(
+        flows=pd.read_parquet(src / FLOWS_FILE, engine="pyarrow"),
+        queues=pd.read_parquet(src / QUEUES_FILE, engine="pyarrow"),
+        counters=counters,
+        name=str(meta.get("name", "")),
+    )
+
+
+@contextlib.contextmanager
+def _atomic_path(target: Path) -> Iterator[Path]:
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _finite(x: Any) -> float | None:
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else x
+
+
+def jsonable(value: Any) -> Any:
+    """Turn numpy scalars and non-finite floats into what strict JSON accepts."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and callable(value.item) and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    return value
