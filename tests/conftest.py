@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from manypath.results import Results
+from manypath.scenario import Scenario
 
 NAN = math.nan
 
@@ -114,3 +116,39 @@ def incast_file(tmp_path: Path) -> Path:
     path = tmp_path / "incast.toml"
     path.write_text(INCAST_TOML)
     return path
+
+
+# --- Simulation validation ----------------------------------------------------------------
+
+RunFn = Callable[..., Results]
+
+
+def assert_packets_conserved(res: Results) -> None:
+    """Every packet the run created was delivered, dropped, or is still in the network.
+
+    A packet that leaks (freed without being counted, or counted twice) makes every other
+    number of the run suspect, so validation runs check this before anything else.
+    """
+    c = res.counters
+    created = int(c["packets_created"])
+    delivered = int(c["packets_delivered"])
+    dropped = int(c["packets_dropped"])
+    in_flight = int(c["packets_in_flight"])
+    assert created > 0, "the run created no packets"
+    assert created == delivered + dropped + in_flight, (
+        f"packets not conserved: created {created} != delivered {delivered} "
+        f"+ dropped {dropped} + in flight {in_flight}"
+    )
+
+
+@pytest.fixture
+def run_checked() -> RunFn:
+    """``manypath.run`` that also asserts packet conservation after the run."""
+    import manypath  # the native module is needed only by the tests that simulate
+
+    def run(scenario: Scenario, *, seed: int | None = None) -> Results:
+        res = manypath.run(scenario, seed=seed)
+        assert_packets_conserved(res)
+        return res
+
+    return run

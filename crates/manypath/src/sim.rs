@@ -9,7 +9,7 @@ use crate::engine::{rng::mix64, EventQueue};
 use crate::metrics::{histogram_quantile, FlowRecord, QueueRecord, Results, RunCounters};
 use crate::net::network::{Network, NodeKind};
 use crate::net::packet::flags;
-use crate::net::packet::{Ecn, Packet, PacketArena, PacketId, TO_CLIENT, TO_SERVER};
+use crate::net::packet::{Desc, Ecn, Packet, PacketArena, TO_CLIENT, TO_SERVER};
 use crate::net::queue::Admit;
 use crate::scenario::{CcKind, Plan};
 use crate::time::SimTime;
@@ -134,13 +134,13 @@ impl Sim {
             let ev = self.events.pop().expect("peeked");
             self.now = ev.time;
             match ev.kind() {
-                EventKind::Arrive => self.arrive(ev.a, ev.b),
+                EventKind::Arrive => self.arrive(ev.a, ev.d),
                 EventKind::TxDone => self.tx_done(ev.a),
                 EventKind::FlowStart => {
                     self.conns[ev.a as usize].client.open();
                     self.flush(ev.a);
                 }
-                EventKind::Timer => self.timer(ev.a, ev.b),
+                EventKind::Timer => self.timer(ev.a, ev.b()),
                 EventKind::Warmup => {
                     for c in &mut self.conns {
                         c.acked_at_warmup = c.client.stats.bytes_acked;
@@ -156,45 +156,44 @@ impl Sim {
     }
 
     #[inline]
-    fn arrive(&mut self, node: u32, pkt: PacketId) {
+    fn arrive(&mut self, node: u32, d: Desc) {
         if self.net.kinds[node as usize] == NodeKind::Switch {
-            match self.net.next_port(node, self.pkts.get(pkt)) {
-                Some(port) => self.enqueue(port, pkt),
+            match self.net.next_port(node, d.dst, d.hash) {
+                Some(port) => self.enqueue(port, d),
                 None => {
                     self.dropped += 1;
-                    self.pkts.free(pkt);
+                    self.pkts.free(d.pkt);
                 }
             }
         } else {
-            self.deliver(pkt);
+            self.deliver(d);
         }
     }
 
     #[inline]
-    fn enqueue(&mut self, port_id: u32, pkt: PacketId) {
+    fn enqueue(&mut self, port_id: u32, mut d: Desc) {
         let now = self.now;
-        let p = self.pkts.get_mut(pkt);
-        let (wire, class, ect) = (p.wire, p.class, p.ecn != Ecn::NotEct);
+        let ect = d.ecn != Ecn::NotEct;
         let port = &mut self.net.ports[port_id as usize];
         if !port.txdone_pending && port.busy_until <= now && port.queue.is_empty() {
             // An idle link: the packet goes straight onto the wire.
             port.queue.pass_through();
             if ect && (port.queue.marks_on_enqueue() || port.queue.marks_on_dequeue()) {
-                p.ecn = Ecn::Ce;
+                d.ecn = Ecn::Ce;
                 port.queue.count_mark();
             }
-            self.transmit(port_id, pkt, wire);
+            self.transmit(port_id, d);
             return;
         }
-        match port.queue.enqueue(now, pkt, wire, class, ect) {
+        if ect && port.queue.marks_on_enqueue() {
+            d.ecn = Ecn::Ce;
+        }
+        match port.queue.enqueue(now, d, ect) {
             Admit::Dropped => {
                 self.dropped += 1;
-                self.pkts.free(pkt);
+                self.pkts.free(d.pkt);
             }
-            Admit::Queued { mark } => {
-                if mark {
-                    p.ecn = Ecn::Ce;
-                }
+            Admit::Queued { .. } => {
                 if !port.txdone_pending {
                     port.txdone_pending = true;
                     let at = port.busy_until.max(now);
@@ -205,17 +204,17 @@ impl Sim {
     }
 
     #[inline]
-    fn transmit(&mut self, port_id: u32, pkt: PacketId, wire: u32) {
+    fn transmit(&mut self, port_id: u32, d: Desc) {
         let now = self.now;
         let port = &mut self.net.ports[port_id as usize];
-        let ser = port.rate.serialization(wire);
+        let ser = port.rate.serialization(d.wire as u32);
         port.busy_until = now + ser;
         port.busy_time += ser;
         port.tx_packets += 1;
-        port.tx_bytes += wire as u64;
+        port.tx_bytes += d.wire as u64;
         self.hops += 1;
         self.events
-            .schedule(now + ser + port.delay, EventKind::Arrive, port.peer, pkt);
+            .schedule_with(now + ser + port.delay, EventKind::Arrive, port.peer, d);
         if !port.queue.is_empty() {
             port.txdone_pending = true;
             self.events
@@ -228,25 +227,23 @@ impl Sim {
         let now = self.now;
         let port = &mut self.net.ports[port_id as usize];
         port.txdone_pending = false;
-        if let Some(pkt) = port.queue.dequeue(now) {
-            let mark = port.queue.marks_on_dequeue();
-            let p = self.pkts.get_mut(pkt);
-            if mark && p.ecn == Ecn::Ect {
-                p.ecn = Ecn::Ce;
+        if let Some(mut d) = port.queue.dequeue(now) {
+            if d.ecn == Ecn::Ect && port.queue.marks_on_dequeue() {
+                d.ecn = Ecn::Ce;
                 port.queue.count_mark();
             }
-            let wire = p.wire;
-            self.transmit(port_id, pkt, wire);
+            self.transmit(port_id, d);
         }
     }
 
-    fn deliver(&mut self, pkt: PacketId) {
-        let p = *self.pkts.get(pkt);
-        self.pkts.free(pkt);
+    fn deliver(&mut self, d: Desc) {
+        let p = *self.pkts.get(d.pkt);
+        self.pkts.free(d.pkt);
         self.delivered += 1;
         let conn = &mut self.conns[p.conn as usize];
+        // The descriptor holds the ECN codepoint as the fabric left it.
         let incoming_ecn = if p.dir == TO_SERVER {
-            p.ecn == Ecn::Ce
+            d.ecn == Ecn::Ce
         } else {
             p.has(flags::ECE)
         };
@@ -286,16 +283,10 @@ impl Sim {
     /// event pending per endpoint at or before its deadline.
     fn flush(&mut self, conn_id: u32) {
         let now = self.now;
-        loop {
-            let Some(seg) = self.conns[conn_id as usize].client.poll_transmit(now) else {
-                break;
-            };
+        while let Some(seg) = self.conns[conn_id as usize].client.poll_transmit(now) {
             self.send(conn_id, TO_SERVER, &seg);
         }
-        loop {
-            let Some(seg) = self.conns[conn_id as usize].server.poll_transmit(now) else {
-                break;
-            };
+        while let Some(seg) = self.conns[conn_id as usize].server.poll_transmit(now) {
             self.send(conn_id, TO_CLIENT, &seg);
         }
         let conn = &mut self.conns[conn_id as usize];
@@ -349,7 +340,7 @@ impl Sim {
         let id = self.pkts.alloc(pkt);
         self.peak_packets = self.peak_packets.max(self.pkts.live());
         let nic = self.net.host_nic[src as usize];
-        self.enqueue(nic, id);
+        self.enqueue(nic, pkt.desc(id));
     }
 
     /// Packets still queued or on a link, counted from the queues and pending events

@@ -6,7 +6,6 @@
 //! then two array reads and, where there is a choice, one hash of the packet's
 //! precomputed flow hash with the switch's salt (ECMP) or one random draw (spraying).
 
-use super::packet::Packet;
 use super::queue::{OutQueue, QueueConfig};
 use super::topology::{NodeRole, Topology};
 use crate::engine::rng::{mix64, stream, Rng};
@@ -232,8 +231,8 @@ impl Network {
     /// The output port a switch uses for `pkt`, or `None` if the destination is
     /// unreachable from it.
     #[inline]
-    pub fn next_port(&mut self, node: u32, pkt: &Packet) -> Option<u32> {
-        let dst = pkt.dst as usize;
+    pub fn next_port(&mut self, node: u32, dst: u32, hash: u32) -> Option<u32> {
+        let dst = dst as usize;
         let edge = self.host_edge[dst];
         if edge == node {
             return Some(self.host_down_port[dst]);
@@ -249,7 +248,7 @@ impl Network {
         }
         let i = match self.lb {
             LoadBalancing::Ecmp => {
-                let h = mix64(pkt.hash as u64 ^ self.salt[node as usize]);
+                let h = mix64(hash as u64 ^ self.salt[node as usize]);
                 ((h as u128 * len as u128) >> 64) as u32
             }
             LoadBalancing::Spray => self.spray_rng[node as usize].below(len as u64) as u32,
@@ -305,16 +304,10 @@ mod tests {
 
     /// Follows ECMP from `src` to `dst` and returns the nodes visited.
     fn path(n: &mut Network, src: u32, dst: u32, hash: u32) -> Vec<u32> {
-        let pkt = Packet {
-            src,
-            dst,
-            hash,
-            ..Packet::default()
-        };
         let mut node = n.ports[n.host_nic[src as usize] as usize].peer;
         let mut seen = vec![node];
         while n.kinds[node as usize] == NodeKind::Switch {
-            let p = n.next_port(node, &pkt).unwrap();
+            let p = n.next_port(node, dst, hash).unwrap();
             node = n.ports[p as usize].peer;
             seen.push(node);
             assert!(seen.len() < 10);

@@ -65,6 +65,32 @@ impl Packet {
     }
 }
 
+/// What switches read of a packet, carried in its events and queue slots so that a hop
+/// through the fabric never touches the packet body (which stays cold in the arena until
+/// the destination host reads it). 16 bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Desc {
+    pub pkt: PacketId,
+    pub dst: u32,
+    pub hash: u32,
+    pub wire: u16,
+    pub ecn: Ecn,
+    pub class: u8,
+}
+
+impl Packet {
+    pub fn desc(&self, id: PacketId) -> Desc {
+        Desc {
+            pkt: id,
+            dst: self.dst,
+            hash: self.hash,
+            wire: self.wire as u16,
+            ecn: self.ecn,
+            class: self.class,
+        }
+    }
+}
+
 /// A slab of packets with a free list.
 #[derive(Default)]
 pub struct PacketArena {

@@ -5,6 +5,7 @@
 //!
 //! Occupancy counts the packets waiting, not the one being serialised.
 
+use super::packet::Desc;
 use crate::time::SimTime;
 use std::collections::VecDeque;
 
@@ -77,10 +78,7 @@ pub enum Admit {
 
 pub struct OutQueue {
     pub cfg: QueueConfig,
-    fifo: [VecDeque<u32>; 2],
-    /// Wire size of each queued packet, parallel to `fifo`, so byte accounting needs no
-    /// packet lookup on dequeue.
-    sizes: [VecDeque<u32>; 2],
+    fifo: [VecDeque<Desc>; 2],
     packets: u64,
     bytes: u64,
     pub stats: QueueStats,
@@ -92,7 +90,6 @@ impl OutQueue {
         OutQueue {
             cfg,
             fifo: [VecDeque::with_capacity(cap), VecDeque::new()],
-            sizes: [VecDeque::with_capacity(cap), VecDeque::new()],
             packets: 0,
             bytes: 0,
             stats: QueueStats::default(),
@@ -151,7 +148,8 @@ impl OutQueue {
     /// Admits or drops a packet of `wire` bytes. The caller marks the packet if asked
     /// and it is ECT.
     #[inline]
-    pub fn enqueue(&mut self, now: SimTime, id: u32, wire: u32, class: u8, ect: bool) -> Admit {
+    pub fn enqueue(&mut self, now: SimTime, d: Desc, ect: bool) -> Admit {
+        let (wire, class) = (d.wire as u32, d.class);
         if self.packets + 1 > self.cfg.limit_packets
             || self.bytes + wire as u64 > self.cfg.limit_bytes
         {
@@ -168,8 +166,7 @@ impl OutQueue {
         } else {
             0
         };
-        self.fifo[c].push_back(id);
-        self.sizes[c].push_back(wire);
+        self.fifo[c].push_back(d);
         self.packets += 1;
         self.bytes += wire as u64;
         self.stats.enqueued += 1;
@@ -186,14 +183,13 @@ impl OutQueue {
 
     /// Removes the next packet to serialise: class 0 first.
     #[inline]
-    pub fn dequeue(&mut self, now: SimTime) -> Option<u32> {
+    pub fn dequeue(&mut self, now: SimTime) -> Option<Desc> {
         let c = if !self.fifo[0].is_empty() { 0 } else { 1 };
-        let id = self.fifo[c].pop_front()?;
-        let wire = self.sizes[c].pop_front().unwrap_or(0);
+        let d = self.fifo[c].pop_front()?;
         self.account(now);
         self.packets -= 1;
-        self.bytes -= wire as u64;
-        Some(id)
+        self.bytes -= d.wire as u64;
+        Some(d)
     }
 
     /// Counts a mark made at dequeue.
@@ -208,13 +204,25 @@ impl OutQueue {
 
     /// Ids of the packets still queued (for conservation checks at the end of a run).
     pub fn queued_ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.fifo[0].iter().chain(self.fifo[1].iter()).copied()
+        self.fifo[0]
+            .iter()
+            .chain(self.fifo[1].iter())
+            .map(|d| d.pkt)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn d(id: u32, wire: u16, class: u8) -> Desc {
+        Desc {
+            pkt: id,
+            wire,
+            class,
+            ..Desc::default()
+        }
+    }
 
     fn cfg() -> QueueConfig {
         QueueConfig {
@@ -229,13 +237,13 @@ mod tests {
         let mut q = OutQueue::new(cfg());
         for i in 0..3 {
             assert!(matches!(
-                q.enqueue(0, i, 1500, 0, false),
+                q.enqueue(0, d(i, 1500, 0), false),
                 Admit::Queued { .. }
             ));
         }
-        assert!(matches!(q.enqueue(0, 9, 1500, 0, false), Admit::Dropped));
+        assert!(matches!(q.enqueue(0, d(9, 1500, 0), false), Admit::Dropped));
         assert_eq!(q.stats.drops, 1);
-        assert_eq!(q.dequeue(10), Some(0));
+        assert_eq!(q.dequeue(10).map(|x| x.pkt), Some(0));
     }
 
     #[test]
@@ -247,29 +255,29 @@ mod tests {
         };
         let mut q = OutQueue::new(c);
         assert!(matches!(
-            q.enqueue(0, 1, 1500, 0, false),
+            q.enqueue(0, d(1, 1500, 0), false),
             Admit::Queued { .. }
         ));
         assert!(matches!(
-            q.enqueue(0, 2, 1500, 0, false),
+            q.enqueue(0, d(2, 1500, 0), false),
             Admit::Queued { .. }
         ));
-        assert!(matches!(q.enqueue(0, 3, 64, 0, false), Admit::Dropped));
+        assert!(matches!(q.enqueue(0, d(3, 64, 0), false), Admit::Dropped));
     }
 
     #[test]
     fn marks_ect_at_threshold_on_enqueue() {
         let mut q = OutQueue::new(cfg());
         assert!(matches!(
-            q.enqueue(0, 0, 1500, 0, true),
+            q.enqueue(0, d(0, 1500, 0), true),
             Admit::Queued { mark: false }
         ));
         assert!(matches!(
-            q.enqueue(0, 1, 1500, 0, true),
+            q.enqueue(0, d(1, 1500, 0), true),
             Admit::Queued { mark: false }
         ));
         assert!(matches!(
-            q.enqueue(0, 2, 1500, 0, true),
+            q.enqueue(0, d(2, 1500, 0), true),
             Admit::Queued { mark: true }
         ));
         assert_eq!(q.stats.marks, 1);
@@ -278,10 +286,10 @@ mod tests {
     #[test]
     fn non_ect_is_never_marked() {
         let mut q = OutQueue::new(cfg());
-        q.enqueue(0, 0, 1500, 0, false);
-        q.enqueue(0, 1, 1500, 0, false);
+        q.enqueue(0, d(0, 1500, 0), false);
+        q.enqueue(0, d(1, 1500, 0), false);
         assert!(matches!(
-            q.enqueue(0, 2, 1500, 0, false),
+            q.enqueue(0, d(2, 1500, 0), false),
             Admit::Queued { mark: false }
         ));
     }
@@ -292,13 +300,13 @@ mod tests {
             priority: true,
             ..QueueConfig::default()
         });
-        q.enqueue(0, 10, 1500, 1, false);
-        q.enqueue(0, 11, 1500, 1, false);
-        q.enqueue(0, 20, 1500, 0, false);
-        assert_eq!(q.dequeue(1), Some(20));
-        assert_eq!(q.dequeue(2), Some(10));
-        assert_eq!(q.dequeue(3), Some(11));
-        assert_eq!(q.dequeue(4), None);
+        q.enqueue(0, d(10, 1500, 1), false);
+        q.enqueue(0, d(11, 1500, 1), false);
+        q.enqueue(0, d(20, 1500, 0), false);
+        assert_eq!(q.dequeue(1).map(|x| x.pkt), Some(20));
+        assert_eq!(q.dequeue(2).map(|x| x.pkt), Some(10));
+        assert_eq!(q.dequeue(3).map(|x| x.pkt), Some(11));
+        assert!(q.dequeue(4).is_none());
     }
 
     #[test]
@@ -307,8 +315,8 @@ mod tests {
             histogram: true,
             ..cfg()
         });
-        q.enqueue(0, 0, 1000, 0, false); // 1 packet for 10 ps
-        q.enqueue(10, 1, 1000, 0, false); // 2 packets for 10 ps
+        q.enqueue(0, d(0, 1000, 0), false); // 1 packet for 10 ps
+        q.enqueue(10, d(1, 1000, 0), false); // 2 packets for 10 ps
         q.dequeue(20);
         q.dequeue(30);
         q.finish(40);

@@ -95,6 +95,7 @@ impl Plan {
     pub fn from_scenario(s: &Scenario, base_dir: &Path) -> Result<Plan, ScenarioError> {
         let mut c = Checker::default();
         c.positive("duration_ms", s.duration_ms);
+        c.time_us("duration_ms", s.duration_ms * 1e3);
         c.non_negative("warmup_ms", s.warmup_ms);
         if s.warmup_ms.is_finite()
             && s.duration_ms.is_finite()
@@ -112,8 +113,9 @@ impl Plan {
         let kind = topology_kind(&s.topology, &mut c);
         let tiers: Vec<&'static str> = kind.as_ref().map(|k| k.tiers()).unwrap_or_default();
         let link_default = &s.network.link;
-        c.positive("network.link.rate_gbps", link_default.rate_gbps);
+        c.rate_gbps("network.link.rate_gbps", link_default.rate_gbps);
         c.non_negative("network.link.delay_us", link_default.delay_us);
+        c.time_us("network.link.delay_us", link_default.delay_us);
         let switch_queue = queue_config(
             &s.network.queue,
             "network.queue",
@@ -146,10 +148,11 @@ impl Plan {
             let rate = o.rate_gbps.unwrap_or(link_default.rate_gbps);
             let delay = o.delay_us.unwrap_or(link_default.delay_us);
             if o.rate_gbps.is_some() {
-                c.positive(&format!("{path}.rate_gbps"), rate);
+                c.rate_gbps(&format!("{path}.rate_gbps"), rate);
             }
             if o.delay_us.is_some() {
                 c.non_negative(&format!("{path}.delay_us"), delay);
+                c.time_us(&format!("{path}.delay_us"), delay);
             }
             let queue = match &o.queue {
                 Some(q) => queue_config(
@@ -161,12 +164,12 @@ impl Plan {
                 ),
                 None => switch_queue,
             };
-            let rate = if rate.is_finite() && rate > 0.0 {
+            let rate = if rate.is_finite() && (1e-6..=1e5).contains(&rate) {
                 Rate::from_gbps(rate)
             } else {
                 Rate::from_gbps(1.0)
             };
-            let delay = if delay.is_finite() && delay >= 0.0 {
+            let delay = if delay.is_finite() && (0.0..=MAX_TIME_US).contains(&delay) {
                 from_us(delay)
             } else {
                 0
@@ -238,7 +241,10 @@ impl Plan {
         }
 
         let n_hosts = kind.as_ref().map(|k| k.n_hosts()).unwrap_or(0);
-        let duration = if s.duration_ms.is_finite() && s.duration_ms > 0.0 {
+        let duration = if s.duration_ms.is_finite()
+            && s.duration_ms > 0.0
+            && s.duration_ms * 1e3 <= MAX_TIME_US
+        {
             from_ms(s.duration_ms)
         } else {
             0
@@ -334,6 +340,13 @@ impl Plan {
     }
 }
 
+/// The longest time a scenario may name, in µs: 10^6 s, so sums of times stay far
+/// below the 2^64 ps (≈ 213 days) the clock holds.
+const MAX_TIME_US: f64 = 1e12;
+
+/// The most flows one traffic entry may generate (they are all drawn before the run).
+const MAX_FLOWS: f64 = 1e7;
+
 #[derive(Default)]
 struct Checker {
     problems: Vec<(String, String)>,
@@ -346,6 +359,24 @@ impl Checker {
     fn positive(&mut self, path: &str, v: f64) {
         if !(v.is_finite() && v > 0.0) {
             self.err(path, format!("must be a positive number, got {v}"));
+        }
+    }
+    /// A rate in Gbit/s the simulator can represent: 1 kbit/s to 100 Tbit/s.
+    fn rate_gbps(&mut self, path: &str, v: f64) {
+        if !(v.is_finite() && (1e-6..=1e5).contains(&v)) {
+            self.err(
+                path,
+                format!("must be a rate between 0.000001 and 100000 Gbps, got {v}"),
+            );
+        }
+    }
+    /// A time the picosecond clock can hold with room to add to it: at most 10^6 s.
+    fn time_us(&mut self, path: &str, v: f64) {
+        if v.is_finite() && v > MAX_TIME_US {
+            self.err(
+                path,
+                format!("must be at most {MAX_TIME_US:e} µs (about 11 days), got {v}"),
+            );
         }
     }
     fn non_negative(&mut self, path: &str, v: f64) {
@@ -474,7 +505,8 @@ fn us_field(
             } else {
                 c.non_negative(path, x);
             }
-            if x.is_finite() && x >= 0.0 {
+            c.time_us(path, x);
+            if x.is_finite() && (0.0..=MAX_TIME_US).contains(&x) {
                 from_us(x)
             } else {
                 default
@@ -660,7 +692,9 @@ fn traffic_gen(
         );
     }
     c.non_negative(&format!("{path}.start_us"), t.start_us);
+    c.time_us(&format!("{path}.start_us"), t.start_us);
     c.non_negative(&format!("{path}.stagger_us"), t.stagger_us);
+    c.time_us(&format!("{path}.stagger_us"), t.stagger_us);
     let size = size_dist(&t.size, &format!("{path}.size"), base_dir, c);
     let pattern = match t.pattern {
         PatternSpec::Permutation => Pattern::Permutation,
@@ -738,7 +772,8 @@ fn traffic_gen(
     let interval = match t.interval_us {
         Some(x) => {
             c.positive(&format!("{path}.interval_us"), x);
-            from_us(x.max(0.0))
+            c.time_us(&format!("{path}.interval_us"), x);
+            from_us(x.clamp(0.0, MAX_TIME_US))
         }
         None => {
             if t.repeat > 1 {
@@ -754,7 +789,8 @@ fn traffic_gen(
     let until = match t.until_us {
         Some(x) => {
             c.positive(&format!("{path}.until_us"), x);
-            from_us(x.max(0.0))
+            c.time_us(&format!("{path}.until_us"), x);
+            from_us(x.clamp(0.0, MAX_TIME_US))
         }
         None => duration,
     };
@@ -825,6 +861,24 @@ fn traffic_gen(
             Arrival::Poisson { rate_per_s: rate }
         }
     };
+    let expected_flows = match (arrival, pattern) {
+        (Arrival::Poisson { rate_per_s }, _) => {
+            rate_per_s * until.saturating_sub(from_us(t.start_us.max(0.0))) as f64 / 1e12
+        }
+        (_, Pattern::Permutation) => hosts.len() as f64,
+        (_, Pattern::RandomPairs) => t.flows.unwrap_or(1) as f64,
+        (_, Pattern::AllToAll) => (hosts.len() as f64) * (hosts.len() as f64 - 1.0),
+        (_, Pattern::Incast) => senders.len() as f64 * t.repeat as f64,
+        (_, Pattern::Pair) => t.repeat as f64,
+    };
+    if expected_flows > MAX_FLOWS {
+        c.err(
+            path,
+            format!(
+                "would generate about {expected_flows:.3e} flows; at most {MAX_FLOWS:e} per entry"
+            ),
+        );
+    }
     if c.problems.len() != before {
         return None;
     }
@@ -911,7 +965,7 @@ mod tests {
             + "[[traffic]]\npattern = \"pair\"\nsrc = 0\ndst = 99\nsize = { fixed = 10 }\n";
         let e = errors(&text);
         assert!(
-            e.contains("network.link.rate_gbps: must be a positive number"),
+            e.contains("network.link.rate_gbps: must be a rate between"),
             "{e}"
         );
         assert!(
@@ -919,6 +973,17 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("traffic[1].dst: host 99 does not exist"), "{e}");
+    }
+
+    #[test]
+    fn unrepresentable_rates_and_times_are_rejected() {
+        let e =
+            errors(&(GOOD.to_string() + "[network.link]\nrate_gbps = 1e-12\ndelay_us = 1e14\n"));
+        assert!(
+            e.contains("network.link.rate_gbps: must be a rate between"),
+            "{e}"
+        );
+        assert!(e.contains("network.link.delay_us: must be at most"), "{e}");
     }
 
     #[test]

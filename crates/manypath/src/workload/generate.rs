@@ -112,7 +112,14 @@ impl TrafficGen {
             (Pattern::Permutation, Arrival::AtStart) => {
                 let perm = derangement(&self.hosts, rng);
                 for (i, &src) in self.hosts.iter().enumerate() {
-                    let f = self.flow(src, perm[i], self.start + i as u64 * self.stagger, -1, rng);
+                    let f = self.flow(
+                        src,
+                        perm[i],
+                        self.start
+                            .saturating_add((i as u64).saturating_mul(self.stagger)),
+                        -1,
+                        rng,
+                    );
                     out.push(f);
                 }
             }
@@ -120,7 +127,16 @@ impl TrafficGen {
                 for i in 0..self.flows.unwrap_or(1) {
                     let src = self.hosts[rng.below(self.hosts.len() as u64) as usize];
                     let dst = self.random_other(src, rng);
-                    out.push(self.flow(src, dst, self.start + i as u64 * self.stagger, -1, rng));
+                    out.push(
+                        self.flow(
+                            src,
+                            dst,
+                            self.start
+                                .saturating_add((i as u64).saturating_mul(self.stagger)),
+                            -1,
+                            rng,
+                        ),
+                    );
                 }
             }
             (Pattern::AllToAll, Arrival::AtStart) => {
@@ -128,7 +144,16 @@ impl TrafficGen {
                 for &src in &self.hosts {
                     for &dst in &self.hosts {
                         if src != dst {
-                            out.push(self.flow(src, dst, self.start + i * self.stagger, -1, rng));
+                            out.push(
+                                self.flow(
+                                    src,
+                                    dst,
+                                    self.start
+                                        .saturating_add((i as u64).saturating_mul(self.stagger)),
+                                    -1,
+                                    rng,
+                                ),
+                            );
                             i += 1;
                         }
                     }
@@ -138,12 +163,14 @@ impl TrafficGen {
                 for r in 0..self.repeat {
                     let job = *next_job;
                     *next_job += 1;
-                    let t0 = self.start + r as u64 * self.interval;
+                    let t0 = self
+                        .start
+                        .saturating_add((r as u64).saturating_mul(self.interval));
                     for (i, &src) in self.senders.iter().enumerate() {
                         out.push(self.flow(
                             src,
                             self.receiver,
-                            t0 + i as u64 * self.stagger,
+                            t0.saturating_add((i as u64).saturating_mul(self.stagger)),
                             job,
                             rng,
                         ));
@@ -152,13 +179,16 @@ impl TrafficGen {
             }
             (Pattern::Pair, Arrival::AtStart) => {
                 for r in 0..self.repeat {
-                    out.push(self.flow(
-                        self.src,
-                        self.dst,
-                        self.start + r as u64 * self.interval,
-                        -1,
-                        rng,
-                    ));
+                    out.push(
+                        self.flow(
+                            self.src,
+                            self.dst,
+                            self.start
+                                .saturating_add((r as u64).saturating_mul(self.interval)),
+                            -1,
+                            rng,
+                        ),
+                    );
                 }
             }
             (pattern, Arrival::Poisson { rate_per_s }) => {
