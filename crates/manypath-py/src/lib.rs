@@ -110,6 +110,10 @@ fn queues_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDi
     d.set_item("enqueued", q.iter().map(|x| x.enqueued).collect::<Vec<_>>())?;
     d.set_item("drops", q.iter().map(|x| x.drops).collect::<Vec<_>>())?;
     d.set_item(
+        "fault_drops",
+        q.iter().map(|x| x.fault_drops).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
         "ecn_marks",
         q.iter().map(|x| x.ecn_marks).collect::<Vec<_>>(),
     )?;

@@ -56,13 +56,16 @@ fn tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
 
 impl Sim {
     pub fn new(plan: Plan) -> Sim {
-        let net = Network::build(
+        let mut net = Network::build(
             &plan.topology,
             &plan.tier_params,
             plan.host_queue,
             plan.load_balancing,
             plan.seed,
         );
+        for &(a, b, p) in &plan.losses {
+            net.set_loss(a, b, p);
+        }
         let flows = plan.flows();
         let mut events = EventQueue::new();
         let mut conns = Vec::with_capacity(flows.len());
@@ -213,13 +216,25 @@ impl Sim {
         port.tx_packets += 1;
         port.tx_bytes += d.wire as u64;
         self.hops += 1;
-        self.events
-            .schedule_with(now + ser + port.delay, EventKind::Arrive, port.peer, d);
+        let (arrive_at, peer, lossy) = (now + ser + port.delay, port.peer, port.loss > 0.0);
         if !port.queue.is_empty() {
             port.txdone_pending = true;
             self.events
                 .schedule(port.busy_until, EventKind::TxDone, port_id, 0);
         }
+        if lossy && self.net.link_loses(port_id) {
+            self.lose_on_link(port_id, d);
+            return;
+        }
+        self.events
+            .schedule_with(arrive_at, EventKind::Arrive, peer, d);
+    }
+
+    #[cold]
+    fn lose_on_link(&mut self, port_id: u32, d: Desc) {
+        self.net.ports[port_id as usize].fault_drops += 1;
+        self.dropped += 1;
+        self.pkts.free(d.pkt);
     }
 
     #[inline]
@@ -427,6 +442,7 @@ impl Sim {
                     utilization: p.busy_time.min(end) as f64 / secs,
                     enqueued: st.enqueued,
                     drops: st.drops,
+                    fault_drops: p.fault_drops,
                     ecn_marks: st.marks,
                     max_packets: st.max_packets,
                     max_bytes: st.max_bytes,

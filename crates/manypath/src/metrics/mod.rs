@@ -44,7 +44,10 @@ pub struct QueueRecord {
     /// Fraction of the run the link was busy serialising.
     pub utilization: f64,
     pub enqueued: u64,
+    /// Queue (congestion) drops.
     pub drops: u64,
+    /// Packets the link lost to faults.
+    pub fault_drops: u64,
     pub ecn_marks: u64,
     pub max_packets: u64,
     pub max_bytes: u64,

@@ -49,6 +49,10 @@ pub struct Port {
     pub tx_packets: u64,
     pub tx_bytes: u64,
     pub busy_time: SimTime,
+    /// Bernoulli loss probability on this link direction (0: none).
+    pub loss: f64,
+    /// Packets the link lost to faults (apart from queue drops).
+    pub fault_drops: u64,
 }
 
 pub struct Network {
@@ -73,6 +77,8 @@ pub struct Network {
     salt: Vec<u64>,
     lb: LoadBalancing,
     spray_rng: Vec<Rng>,
+    /// One stream per port, drawn only by lossy links.
+    loss_rng: Vec<Rng>,
 }
 
 const NO_ROUTE: u32 = u32::MAX;
@@ -125,6 +131,8 @@ impl Network {
                     tx_packets: 0,
                     tx_bytes: 0,
                     busy_time: 0,
+                    loss: 0.0,
+                    fault_drops: 0,
                 });
             }
         }
@@ -200,6 +208,7 @@ impl Network {
                 route[(switch_index[s] * n_edges + ei as u32) as usize] = id;
             }
         }
+        let n_ports = ports.len();
         let salt = (0..n as u64)
             .map(|i| Rng::new(seed, stream::SWITCH, i).next_u64())
             .collect();
@@ -225,7 +234,26 @@ impl Network {
             salt,
             lb,
             spray_rng,
+            loss_rng: (0..n_ports as u64)
+                .map(|i| Rng::new(seed, stream::LINK, i))
+                .collect(),
         }
+    }
+
+    /// Sets Bernoulli loss on the link direction from node `a` to node `b`.
+    pub fn set_loss(&mut self, a: u32, b: u32, probability: f64) {
+        for p in self.port_start[a as usize]..self.port_start[a as usize + 1] {
+            if self.ports[p as usize].peer == b {
+                self.ports[p as usize].loss = probability;
+            }
+        }
+    }
+
+    /// Whether the link of `port` loses the packet now crossing it.
+    #[inline]
+    pub fn link_loses(&mut self, port: u32) -> bool {
+        let p = self.ports[port as usize].loss;
+        p > 0.0 && self.loss_rng[port as usize].uniform() < p
     }
 
     /// The output port a switch uses for `pkt`, or `None` if the destination is

@@ -67,6 +67,8 @@ pub struct Plan {
     pub classes: Vec<String>,
     pub traffic: Vec<TrafficGen>,
     pub queue_histogram: bool,
+    /// Bernoulli loss per directed link: (from node, to node, probability).
+    pub losses: Vec<(u32, u32, f64)>,
 }
 
 impl Plan {
@@ -302,12 +304,19 @@ impl Plan {
                 traffic.push(g);
             }
         }
+        let topology = kind.as_ref().map(|k| k.build());
+        let mut losses = Vec::new();
+        if let Some(topo) = &topology {
+            for (i, f) in s.faults.iter().enumerate() {
+                fault_links(f, &format!("faults[{i}]"), topo, &mut losses, &mut c);
+            }
+        }
         if !c.problems.is_empty() {
             return Err(ScenarioError {
                 problems: c.problems,
             });
         }
-        let topology = kind.expect("validated").build();
+        let topology = topology.expect("validated");
         Ok(Plan {
             name: s.name.clone(),
             seed: s.seed,
@@ -325,6 +334,7 @@ impl Plan {
             classes,
             traffic,
             queue_histogram: s.output.queue_histogram,
+            losses,
         })
     }
 
@@ -346,6 +356,67 @@ const MAX_TIME_US: f64 = 1e12;
 
 /// The most flows one traffic entry may generate (they are all drawn before the run).
 const MAX_FLOWS: f64 = 1e7;
+
+/// Resolves a fault entry into the directed links it applies to.
+fn fault_links(
+    f: &FaultSpec,
+    path: &str,
+    topo: &Topology,
+    out: &mut Vec<(u32, u32, f64)>,
+    c: &mut Checker,
+) {
+    let p = f.probability;
+    if !(0.0..=1.0).contains(&p) {
+        c.err(
+            &format!("{path}.probability"),
+            format!("must be in [0, 1], got {p}"),
+        );
+        return;
+    }
+    let node = |name: &str, field: &str, c: &mut Checker| -> Option<u32> {
+        let id = topo.names.iter().position(|n| n == name).map(|i| i as u32);
+        if id.is_none() {
+            c.err(
+                &format!("{path}.{field}"),
+                format!("no node named {name:?} (names look like host0, switch, edge0.1)"),
+            );
+        }
+        id
+    };
+    match (&f.tier, &f.from, &f.to) {
+        (Some(tier), None, None) => match topo.tiers.iter().position(|t| t == tier) {
+            Some(t) => {
+                for &(a, b, lt) in &topo.links {
+                    if lt as usize == t {
+                        out.push((a, b, p));
+                        out.push((b, a, p));
+                    }
+                }
+            }
+            None => c.err(
+                &format!("{path}.tier"),
+                format!(
+                    "not a tier of this topology (its tiers: {})",
+                    topo.tiers.join(", ")
+                ),
+            ),
+        },
+        (None, Some(from), Some(to)) => {
+            if let (Some(a), Some(b)) = (node(from, "from", c), node(to, "to", c)) {
+                if topo
+                    .links
+                    .iter()
+                    .any(|&(x, y, _)| (x, y) == (a, b) || (x, y) == (b, a))
+                {
+                    out.push((a, b, p));
+                } else {
+                    c.err(path, format!("there is no link from {from} to {to}"));
+                }
+            }
+        }
+        _ => c.err(path, "give either tier, or both from and to".into()),
+    }
+}
 
 #[derive(Default)]
 struct Checker {

@@ -54,8 +54,31 @@ pub struct Scenario {
     pub transports: BTreeMap<String, TransportSpec>,
     /// Traffic entries; each generates flows.
     pub traffic: Vec<TrafficSpec>,
+    /// Link faults (random loss), applied per link direction.
+    #[serde(default)]
+    pub faults: Vec<FaultSpec>,
     #[serde(default)]
     pub output: OutputSpec,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// Bernoulli loss: each packet crossing the link is dropped with `probability`.
+    Loss,
+}
+
+/// A fault on links: every link of `tier` (both directions), or the one direction from
+/// node `from` to node `to` (node names as in the queue table, e.g. `host0`, `edge0.1`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSpec {
+    pub kind: FaultKind,
+    pub tier: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    /// Drop probability in [0, 1].
+    pub probability: f64,
 }
 
 /// The topology, e.g. `[topology.fat_tree]` with `k = 8`.
