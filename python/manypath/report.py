@@ -80,6 +80,7 @@ def run_summary(summary: Mapping[str, Any], counters: Mapping[str, Any]) -> str:
         [
             ("goodput", f"{fmt(summary['goodput_gbps'], 2)} Gbit/s"),
             ("drops", f"switch {fmt(drops['switch'])}, host {fmt(drops['host'])}"),
+            ("link losses", fmt(summary.get("link_losses", 0))),
             ("ECN marks", f"switch {fmt(marks['switch'])}, host {fmt(marks['host'])}"),
             ("timeouts", fmt(summary["timeouts"])),
             ("events", fmt(_int(counters.get("events")))),

@@ -73,6 +73,9 @@ class Results:
             "classes": classes,
             "goodput_gbps": _finite(goodput),
             "drops": analysis.port_totals(self.queues, "drops"),
+            "link_losses": int(self.queues["fault_drops"].sum())
+            if "fault_drops" in self.queues
+            else 0,
             "ecn_marks": analysis.port_totals(self.queues, "ecn_marks"),
             "timeouts": int(flows["timeouts"].sum()) if len(flows) else 0,
         }

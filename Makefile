@@ -1,0 +1,57 @@
+# The project's commands. `make run` and `make test` set everything up on a fresh
+# machine (a virtualenv with the Python dependencies, the native module built by maturin).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(abspath $(VENV))/bin
+STAMP  := $(VENV)/.maturin-installed
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(BIN):$(PATH)
+
+.PHONY: setup build run test test-rust test-python bench lint fmt schema clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "maturin>=1.5,<2"
+	touch $(STAMP)
+
+# Builds the native module in release mode and installs the package with its
+# dependencies (from pyproject.toml) and the test extras into the virtualenv.
+build: $(STAMP)
+	$(BIN)/maturin develop --release --extras test --quiet
+
+setup: build
+
+# The main job: the built-in default scenario, with a readable summary.
+run: setup
+	$(BIN)/manypath run
+
+test: setup test-rust test-python
+
+test-rust:
+	cargo test --release -p manypath
+
+test-python: setup
+	$(BIN)/python -m pytest -q tests
+
+# Benchmarks: events/s, packet-hops/s, wall time, peak memory and goodput of the
+# scenarios in bench/.
+bench: setup
+	cargo build --release -p manypath --bin manypath-sim
+	$(BIN)/python bench/run.py
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --release --all-targets -p manypath -p manypath-py -- -D warnings
+
+fmt:
+	cargo fmt --all
+
+schema: setup
+	$(BIN)/manypath schema > docs/scenario.schema.json
+
+clean:
+	rm -rf target $(VENV)

@@ -1,0 +1,53 @@
+"""Runs the benchmark scenarios with the standalone simulator binary and prints, for
+each, events/s, packet-hops/s (a packet crossing one link, ACKs included), wall time,
+peak memory and the aggregate goodput as a fraction of host capacity.
+
+Usage: python bench/run.py [NAME ...]   (default: every bench/*.toml)
+Results are also written to bench/out/results.json.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BINARY = HERE.parent / "target" / "release" / "manypath-sim"
+ORDER = ["fattree8-dctcp", "fattree16-dctcp", "fattree16-websearch"]
+
+
+def scenarios(names: list[str]) -> list[Path]:
+    found = {p.stem: p for p in sorted(HERE.glob("*.toml"))}
+    wanted = names or [n for n in ORDER if n in found] + [n for n in found if n not in ORDER]
+    missing = [n for n in wanted if n not in found]
+    if missing:
+        sys.exit(f"unknown benchmark(s): {', '.join(missing)}; known: {', '.join(found)}")
+    return [found[n] for n in wanted]
+
+
+def main() -> None:
+    if not BINARY.exists():
+        sys.exit(f"{BINARY} is missing: run `cargo build --release -p manypath --bin manypath-sim`")
+    rows = []
+    header = f"{'scenario':<22}{'events/s':>12}{'hops/s':>12}{'wall s':>9}{'peak MiB':>10}{'goodput':>9}{'hops':>13}"
+    print(header)
+    for path in scenarios(sys.argv[1:]):
+        out = subprocess.run([str(BINARY), str(path)], check=True, capture_output=True, text=True)
+        r = json.loads(out.stdout)
+        rows.append(r)
+        print(
+            f"{r['name']:<22}{r['events_per_s'] / 1e6:>10.2f} M{r['hops_per_s'] / 1e6:>10.2f} M"
+            f"{r['wall_s']:>9.2f}{r['peak_rss_mib']:>10.1f}{r['goodput_fraction']:>9.3f}{r['packet_hops']:>13,}"
+        )
+    by_name = {r["name"]: r for r in rows}
+    if "fattree8-dctcp" in by_name and "fattree16-dctcp" in by_name:
+        drop = by_name["fattree8-dctcp"]["hops_per_s"] / by_name["fattree16-dctcp"]["hops_per_s"]
+        print(f"\nhops/s drop from k=8 to k=16: {drop:.2f}x")
+    (HERE / "out").mkdir(exist_ok=True)
+    (HERE / "out" / "results.json").write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()
