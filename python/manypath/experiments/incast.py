@@ -92,8 +92,8 @@ def measure(res: Results, fan_in: int) -> dict[str, Any]:
 
 @experiment(
     name="incast-tcp",
-    document="docs/experiments.md",
-    figure="incast: goodput collapse vs fan-in",
+    document="TCP incast baseline (the setting of AMP §3.1 and FUSO §5.2.3); docs/experiments.md",
+    figure="job completion time and RTOs vs fan-in",
     compares="TCP NewReno on a star, 128 KB per sender, drop-tail 100-packet buffers; "
     "job completion time, RTOs and goodput as fan-in grows",
     reduced_time="~1 s",
