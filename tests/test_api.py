@@ -55,3 +55,12 @@ def test_missing_file() -> None:
 def test_schema_and_version() -> None:
     assert manypath.schema()["title"] == "Scenario"
     assert manypath.__version__
+
+
+def test_shipped_json_schema_is_current() -> None:
+    """docs/scenario.schema.json is what `manypath schema` prints (regenerate: make schema)."""
+    import json
+    from pathlib import Path
+
+    shipped = Path(__file__).resolve().parent.parent / "docs" / "scenario.schema.json"
+    assert json.loads(shipped.read_text()) == manypath.schema()

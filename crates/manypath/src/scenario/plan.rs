@@ -128,7 +128,7 @@ impl Plan {
         let host_queue = queue_config(
             &s.network.host_queue,
             "network.host_queue",
-            10_000,
+            1000,
             false,
             &mut c,
         );

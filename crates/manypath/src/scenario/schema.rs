@@ -125,7 +125,7 @@ pub struct NetworkSpec {
     /// Default queue of every switch port (100 packets, drop-tail, no ECN if unset).
     #[serde(default)]
     pub queue: QueueSpec,
-    /// Queue of each host's NIC (10000 packets, drop-tail, if unset).
+    /// Queue of each host's NIC (1000 packets, drop-tail, as Linux's default txqueuelen, if unset).
     #[serde(default)]
     pub host_queue: QueueSpec,
     /// Per-tier overrides, by tier name.
