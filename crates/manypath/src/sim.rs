@@ -16,6 +16,7 @@ use crate::time::SimTime;
 use crate::transport::cc::{Cc, Dctcp, Reno};
 use crate::transport::tcp::{Segment, TcpReceiver, TcpSender};
 use crate::workload::FlowSpec;
+use std::collections::VecDeque;
 
 /// One TCP connection: the flow's client (sender) and server (receiver) endpoints.
 struct Conn {
@@ -25,6 +26,10 @@ struct Conn {
     /// ECMP hash of each direction's 5-tuple.
     hash: [u32; 2],
     header: u32,
+    /// Wire size of a full segment, for the NIC's room check.
+    max_wire: u32,
+    /// Each endpoint waits for room in its host's NIC queue.
+    blocked: [bool; 2],
     client: TcpSender,
     server: TcpReceiver,
     /// Time of the pending timer event of each endpoint (0: none).
@@ -46,6 +51,9 @@ pub struct Sim {
     peak_packets: u64,
     unfinished: u64,
     long_lived: u64,
+    /// Per host, the connection endpoints (conn << 1 | endpoint) waiting for room in its
+    /// NIC queue, served in order as the NIC drains.
+    blocked: Vec<VecDeque<u32>>,
 }
 
 fn tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
@@ -93,6 +101,8 @@ impl Sim {
                     tuple_hash(f.dst, f.src, dport, sport),
                 ],
                 header: t.tcp.header,
+                max_wire: t.tcp.mss + t.tcp.header,
+                blocked: [false; 2],
                 client: TcpSender::new(t.tcp, cc, f.size.unwrap_or(u64::MAX)),
                 server: TcpReceiver::new(t.tcp),
                 timer_at: [0; 2],
@@ -101,6 +111,7 @@ impl Sim {
             });
             events.schedule(f.start, EventKind::FlowStart, i as u32, 0);
         }
+        let n_hosts = plan.topology.n_hosts as usize;
         if plan.warmup > 0 {
             events.schedule(plan.warmup, EventKind::Warmup, 0, 0);
         }
@@ -117,6 +128,7 @@ impl Sim {
             peak_packets: 0,
             unfinished,
             long_lived,
+            blocked: vec![VecDeque::new(); n_hosts],
         }
     }
 
@@ -249,6 +261,24 @@ impl Sim {
             }
             self.transmit(port_id, d);
         }
+        let host = self.net.ports[port_id as usize].owner as usize;
+        if host < self.blocked.len() {
+            self.unblock(host, port_id);
+        }
+    }
+
+    /// Lets endpoints waiting for room in a host's NIC queue send again.
+    fn unblock(&mut self, host: usize, nic: u32) {
+        while let Some(&entry) = self.blocked[host].front() {
+            let (conn_id, ep) = (entry >> 1, (entry & 1) as usize);
+            let wire = self.conns[conn_id as usize].max_wire;
+            if !self.net.ports[nic as usize].queue.has_room(wire) {
+                return;
+            }
+            self.blocked[host].pop_front();
+            self.conns[conn_id as usize].blocked[ep] = false;
+            self.flush(conn_id);
+        }
     }
 
     fn deliver(&mut self, d: Desc) {
@@ -297,13 +327,9 @@ impl Sim {
     /// Sends whatever both endpoints of a connection have to send, and keeps one timer
     /// event pending per endpoint at or before its deadline.
     fn flush(&mut self, conn_id: u32) {
-        let now = self.now;
-        while let Some(seg) = self.conns[conn_id as usize].client.poll_transmit(now) {
-            self.send(conn_id, TO_SERVER, &seg);
-        }
-        while let Some(seg) = self.conns[conn_id as usize].server.poll_transmit(now) {
-            self.send(conn_id, TO_CLIENT, &seg);
-        }
+        let spec = self.conns[conn_id as usize].spec;
+        self.pump(conn_id, 0, spec.src);
+        self.pump(conn_id, 1, spec.dst);
         let conn = &mut self.conns[conn_id as usize];
         let deadlines = [conn.client.timer_deadline(), conn.server.timer_deadline()];
         for (ep, d) in deadlines.into_iter().enumerate() {
@@ -319,6 +345,33 @@ impl Sim {
         if !conn.done_counted && conn.client.stats.finish.is_some() {
             conn.done_counted = true;
             self.unfinished -= 1;
+        }
+    }
+
+    /// Hands an endpoint's segments to its host's NIC while the NIC queue has room. A
+    /// full NIC makes the endpoint wait (as Linux's TCP small queues do) instead of
+    /// dropping the host's own packets.
+    fn pump(&mut self, conn_id: u32, ep: usize, host: u32) {
+        let now = self.now;
+        let nic = self.net.host_nic[host as usize];
+        loop {
+            let c = &mut self.conns[conn_id as usize];
+            if !self.net.ports[nic as usize].queue.has_room(c.max_wire) {
+                if !c.blocked[ep] {
+                    c.blocked[ep] = true;
+                    self.blocked[host as usize].push_back(conn_id << 1 | ep as u32);
+                }
+                return;
+            }
+            let seg = if ep == 0 {
+                c.client.poll_transmit(now)
+            } else {
+                c.server.poll_transmit(now)
+            };
+            match seg {
+                Some(seg) => self.send(conn_id, if ep == 0 { TO_SERVER } else { TO_CLIENT }, &seg),
+                None => return,
+            }
         }
     }
 

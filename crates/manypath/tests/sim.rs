@@ -55,6 +55,21 @@ fn every_packet_is_accounted_for() {
 }
 
 #[test]
+fn hosts_never_drop_their_own_packets() {
+    // Long-lived Reno flows share sending NICs with web-search flows: the NIC is their
+    // bottleneck, and backpressure (not drops) must hold them at the NIC's limit.
+    let r = run_toml(FATTREE, Path::new("."), None).unwrap();
+    for q in r.queues.iter().filter(|q| q.is_host) {
+        assert_eq!(q.drops, 0, "{} dropped its own packets", q.node);
+        assert!(q.max_packets <= 1000);
+    }
+    assert!(
+        r.queues.iter().any(|q| q.is_host && q.max_packets >= 900),
+        "some NIC was the bottleneck"
+    );
+}
+
+#[test]
 fn same_seed_same_results_other_seed_other_results() {
     let a = run_toml(FATTREE, Path::new("."), Some(3)).unwrap();
     let b = run_toml(FATTREE, Path::new("."), Some(3)).unwrap();

@@ -175,6 +175,12 @@ impl OutQueue {
         Admit::Queued { mark }
     }
 
+    /// Whether a packet of `wire` bytes would be admitted now.
+    #[inline]
+    pub fn has_room(&self, wire: u32) -> bool {
+        self.packets < self.cfg.limit_packets && self.bytes + wire as u64 <= self.cfg.limit_bytes
+    }
+
     /// Counts a packet that went straight onto an idle link without waiting.
     #[inline]
     pub fn pass_through(&mut self) {

@@ -125,7 +125,8 @@ pub struct NetworkSpec {
     /// Default queue of every switch port (100 packets, drop-tail, no ECN if unset).
     #[serde(default)]
     pub queue: QueueSpec,
-    /// Queue of each host's NIC (1000 packets, drop-tail, as Linux's default txqueuelen, if unset).
+    /// Queue of each host's NIC (1000 packets if unset). Transports wait for room in it, as
+    /// with Linux's TCP small queues, so a host never drops its own packets.
     #[serde(default)]
     pub host_queue: QueueSpec,
     /// Per-tier overrides, by tier name.
