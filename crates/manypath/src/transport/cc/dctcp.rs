@@ -51,7 +51,7 @@ impl CongestionControl for Dctcp {
             w.ssthresh = w.cwnd;
             return;
         }
-        reno_increase(w, ev.acked, ev.mss);
+        reno_increase(w, ev);
     }
 
     fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
@@ -76,6 +76,7 @@ mod tests {
             in_recovery: false,
             mss: 1000.0,
             cwnd_min: 2000.0,
+            cwnd_limited: true,
         }
     }
 

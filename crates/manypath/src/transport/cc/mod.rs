@@ -32,6 +32,10 @@ pub struct AckEvent {
     pub mss: f64,
     /// Floor for ECN-driven cuts, in bytes.
     pub cwnd_min: f64,
+    /// The window was the limit on sending (RFC 7661; Linux's `tcp_is_cwnd_limited`):
+    /// a sender held back by something else — its NIC, the receive window — must not
+    /// keep growing a window it does not use.
+    pub cwnd_limited: bool,
 }
 
 pub trait CongestionControl {
@@ -44,10 +48,12 @@ pub trait CongestionControl {
 }
 
 /// Standard increase: slow start below ssthresh (one MSS per ACKed MSS, RFC 5681 with
-/// appropriate byte counting, L = 1), congestion avoidance above (about one MSS per RTT).
+/// appropriate byte counting, L = 1), congestion avoidance above (about one MSS per RTT);
+/// none while the window is not what limits the sender.
 #[inline]
-pub fn reno_increase(w: &mut Window, acked: u64, mss: f64) {
-    if acked == 0 {
+pub fn reno_increase(w: &mut Window, ev: &AckEvent) {
+    let (acked, mss) = (ev.acked, ev.mss);
+    if acked == 0 || !ev.cwnd_limited {
         return;
     }
     if w.cwnd < w.ssthresh {

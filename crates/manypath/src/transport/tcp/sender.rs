@@ -238,6 +238,14 @@ impl TcpSender {
         self.peer_rwnd = seg.rwnd as u64;
         let mss = self.mss();
         let cwnd_min = self.cfg.cwnd_min as f64 * mss;
+        // Was the window what limited sending? In slow start, Linux counts a window at
+        // least half used; in congestion avoidance, one with no room for a segment.
+        let flight = self.flight() as f64;
+        let cwnd_limited = if self.win.cwnd < self.win.ssthresh {
+            2.0 * flight >= self.win.cwnd
+        } else {
+            flight + mss >= self.win.cwnd
+        };
         if seg.ack > self.snd_una {
             let newly = seg.ack - self.snd_una;
             let data_acked = seg.ack.min(self.size) - self.snd_una.min(self.size);
@@ -268,6 +276,7 @@ impl TcpSender {
                 in_recovery: was_recovering,
                 mss,
                 cwnd_min,
+                cwnd_limited,
             };
             self.cc.on_ack(&mut self.win, &ev);
             self.dupacks = 0;
@@ -297,6 +306,7 @@ impl TcpSender {
                 in_recovery: self.in_recovery,
                 mss,
                 cwnd_min,
+                cwnd_limited,
             };
             self.cc.on_ack(&mut self.win, &ev);
             if !self.in_recovery
@@ -462,6 +472,38 @@ mod tests {
         assert_eq!(r[0].seq, 0);
         let d2 = s.timer_deadline().unwrap();
         assert_eq!(d2 - d1, 2 * (d1 - 100), "exponential back-off");
+    }
+
+    #[test]
+    fn window_does_not_grow_when_not_the_limit() {
+        let mut s = established(1_000_000);
+        s.win.cwnd = 10_000.0;
+        s.win.ssthresh = 5_000.0;
+        // The receiver allows only 2 segments: the sender is rwnd-limited, not cwnd-limited.
+        s.on_segment(
+            150,
+            &Segment {
+                ack: 0,
+                rwnd: 2000,
+                flags: flags::ACK,
+                ..Segment::default()
+            },
+        );
+        drain(&mut s, 150);
+        for i in 1..=20u64 {
+            s.on_segment(
+                200 + i,
+                &Segment {
+                    ack: i * 1000,
+                    rwnd: 2000,
+                    flags: flags::ACK,
+                    ts_echo: 100,
+                    ..Segment::default()
+                },
+            );
+            drain(&mut s, 200 + i);
+        }
+        assert_eq!(s.win.cwnd, 10_000.0);
     }
 
     #[test]
