@@ -103,8 +103,6 @@ pub struct EventQueue {
     level_mask: [u16; LEVELS],
     /// Bit l is set when level l has a non-empty bucket.
     levels: u32,
-    /// An empty vector with capacity, swapped with the bucket being emptied.
-    spare: Vec<Event>,
     last: u128,
     len: usize,
     next_seq: u64,
@@ -131,7 +129,6 @@ impl EventQueue {
             buckets: (0..LEVELS * 16).map(|_| Vec::new()).collect(),
             level_mask: [0; LEVELS],
             levels: 0,
-            spare: Vec::new(),
             last: 0,
             len: 0,
             next_seq: 0,
@@ -192,18 +189,18 @@ impl EventQueue {
         }
         let l = self.levels.trailing_zeros() as usize;
         let d = self.level_mask[l].trailing_zeros() as usize;
-        let spare = std::mem::take(&mut self.spare);
-        let mut items = std::mem::replace(&mut self.buckets[l * 16 + d], spare);
+        let mut items = std::mem::take(&mut self.buckets[l * 16 + d]);
         self.level_mask[l] &= !(1 << d);
         if self.level_mask[l] == 0 {
             self.levels &= !(1 << l);
         }
         self.last = items.iter().map(key).min().expect("non-empty bucket");
-        // Every other event of the bucket lands at least one digit lower.
+        // Every other event of the bucket lands at least one digit lower, never back here,
+        // so the emptied vector (and its capacity) can return to its bucket.
         for e in items.drain(..) {
             self.put(e);
         }
-        self.spare = items;
+        self.buckets[l * 16 + d] = items;
         true
     }
 
