@@ -97,6 +97,11 @@ impl TrafficGen {
         }
     }
 
+    /// Start of the `i`-th flow of a batch beginning at `t0`.
+    fn staggered(&self, t0: SimTime, i: u64) -> SimTime {
+        t0.saturating_add(i.saturating_mul(self.stagger))
+    }
+
     fn random_other(&self, src: u32, rng: &mut Rng) -> u32 {
         loop {
             let d = self.hosts[rng.below(self.hosts.len() as u64) as usize];
@@ -112,14 +117,7 @@ impl TrafficGen {
             (Pattern::Permutation, Arrival::AtStart) => {
                 let perm = derangement(&self.hosts, rng);
                 for (i, &src) in self.hosts.iter().enumerate() {
-                    let f = self.flow(
-                        src,
-                        perm[i],
-                        self.start
-                            .saturating_add((i as u64).saturating_mul(self.stagger)),
-                        -1,
-                        rng,
-                    );
+                    let f = self.flow(src, perm[i], self.staggered(self.start, i as u64), -1, rng);
                     out.push(f);
                 }
             }
@@ -127,16 +125,7 @@ impl TrafficGen {
                 for i in 0..self.flows.unwrap_or(1) {
                     let src = self.hosts[rng.below(self.hosts.len() as u64) as usize];
                     let dst = self.random_other(src, rng);
-                    out.push(
-                        self.flow(
-                            src,
-                            dst,
-                            self.start
-                                .saturating_add((i as u64).saturating_mul(self.stagger)),
-                            -1,
-                            rng,
-                        ),
-                    );
+                    out.push(self.flow(src, dst, self.staggered(self.start, i as u64), -1, rng));
                 }
             }
             (Pattern::AllToAll, Arrival::AtStart) => {
@@ -144,16 +133,13 @@ impl TrafficGen {
                 for &src in &self.hosts {
                     for &dst in &self.hosts {
                         if src != dst {
-                            out.push(
-                                self.flow(
-                                    src,
-                                    dst,
-                                    self.start
-                                        .saturating_add((i as u64).saturating_mul(self.stagger)),
-                                    -1,
-                                    rng,
-                                ),
-                            );
+                            out.push(self.flow(
+                                src,
+                                dst,
+                                self.staggered(self.start, i as u64),
+                                -1,
+                                rng,
+                            ));
                             i += 1;
                         }
                     }
@@ -170,7 +156,7 @@ impl TrafficGen {
                         out.push(self.flow(
                             src,
                             self.receiver,
-                            t0.saturating_add((i as u64).saturating_mul(self.stagger)),
+                            self.staggered(t0, i as u64),
                             job,
                             rng,
                         ));

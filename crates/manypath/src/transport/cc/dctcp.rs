@@ -3,7 +3,7 @@
 //! with an ECN echo in that window; on the first echo of a window, cwnd ← cwnd·(1−α/2),
 //! never below cwnd_min. Loss is handled as in Reno (RFC 8257 §3.5).
 
-use super::{halve_ssthresh, reno_increase, AckEvent, CongestionControl, OncePerWindow, Window};
+use super::{reno_increase, AckEvent, CongestionControl, OncePerWindow, Window};
 
 #[derive(Clone, Debug)]
 pub struct Dctcp {
@@ -53,32 +53,13 @@ impl CongestionControl for Dctcp {
         }
         reno_increase(w, ev);
     }
-
-    fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
-        halve_ssthresh(w, flight, mss);
-    }
-
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
-        halve_ssthresh(w, flight, mss);
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn ev(acked: u64, ece: bool, una: u64, nxt: u64) -> AckEvent {
-        AckEvent {
-            acked,
-            ece,
-            snd_una: una,
-            snd_nxt: nxt,
-            in_recovery: false,
-            mss: 1000.0,
-            cwnd_min: 2000.0,
-            cwnd_limited: true,
-        }
-    }
+    use crate::transport::cc::test_ack as ev;
 
     #[test]
     fn alpha_tracks_marked_fraction() {

@@ -41,10 +41,30 @@ pub struct AckEvent {
 pub trait CongestionControl {
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent);
     /// A loss detected by duplicate ACKs: set ssthresh (the sender then sets
-    /// cwnd = ssthresh + 3 MSS and runs NewReno recovery).
-    fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64);
+    /// cwnd = ssthresh + 3 MSS and runs NewReno recovery). Default: halve (RFC 5681).
+    fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
+        halve_ssthresh(w, flight, mss);
+    }
     /// A retransmission timeout: set ssthresh (the sender then sets cwnd to one MSS).
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64);
+    /// Default: halve (RFC 5681).
+    fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
+        halve_ssthresh(w, flight, mss);
+    }
+}
+
+/// An ACK event for controller unit tests: MSS 1000 B, cwnd_min 2000 B, window-limited.
+#[cfg(test)]
+pub fn test_ack(acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) -> AckEvent {
+    AckEvent {
+        acked,
+        ece,
+        snd_una,
+        snd_nxt,
+        in_recovery: false,
+        mss: 1000.0,
+        cwnd_min: 2000.0,
+        cwnd_limited: true,
+    }
 }
 
 /// Standard increase: slow start below ssthresh (one MSS per ACKed MSS, RFC 5681 with

@@ -1,7 +1,7 @@
 //! TCP Reno/NewReno window control (RFC 5681), with the classic ECN response (RFC 3168):
 //! on an ECN echo, halve once per window.
 
-use super::{halve_ssthresh, reno_increase, AckEvent, CongestionControl, OncePerWindow, Window};
+use super::{reno_increase, AckEvent, CongestionControl, OncePerWindow, Window};
 
 #[derive(Clone, Debug, Default)]
 pub struct Reno {
@@ -20,32 +20,13 @@ impl CongestionControl for Reno {
         }
         reno_increase(w, ev);
     }
-
-    fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
-        halve_ssthresh(w, flight, mss);
-    }
-
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
-        halve_ssthresh(w, flight, mss);
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn ev(acked: u64, ece: bool, una: u64, nxt: u64) -> AckEvent {
-        AckEvent {
-            acked,
-            ece,
-            snd_una: una,
-            snd_nxt: nxt,
-            in_recovery: false,
-            mss: 1000.0,
-            cwnd_min: 2000.0,
-            cwnd_limited: true,
-        }
-    }
+    use crate::transport::cc::test_ack as ev;
 
     #[test]
     fn slow_start_then_linear() {
