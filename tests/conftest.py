@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import pandas as pd
@@ -152,3 +153,22 @@ def run_checked() -> RunFn:
         return res
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _every_run_conserves_packets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checks packet conservation at the end of every simulation a test runs in-process
+    (API, CLI through CliRunner, experiments), not only in the validation tests."""
+    import manypath._core as core
+
+    real = core.run
+
+    def checked(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        out: dict[str, Any] = real(*args, **kwargs)
+        c = out["counters"]
+        created = int(c["packets_created"])
+        accounted = int(c["packets_delivered"]) + int(c["packets_dropped"]) + int(c["packets_in_flight"])
+        assert created == accounted, f"packets not conserved: created {created} != {accounted}"
+        return out
+
+    monkeypatch.setattr(core, "run", checked)
