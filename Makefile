@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.maturin-installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup build run test test-rust test-python bench lint fmt schema clean
+.PHONY: setup build run test test-deps test-rust test-python bench lint fmt schema clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,11 @@ setup: build
 run: setup
 	$(BIN)/manypath run
 
-test: setup test-rust test-python
+test: setup test-deps test-rust test-python
+
+# The HTML report test renders a report in headless Chromium (Debian's package).
+test-deps:
+	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; }
 
 test-rust:
 	cargo test --release -p manypath

@@ -11,7 +11,7 @@ from manypath.results import load
 
 runner = CliRunner()
 
-COMMANDS = ["run", "validate", "schema", "reproduce"]
+COMMANDS = ["run", "validate", "schema", "reproduce", "sweep", "report"]
 
 
 @pytest.mark.parametrize("args", [["--help"], *([c, "--help"] for c in COMMANDS)])
@@ -129,8 +129,8 @@ def test_reproduce_unknown_experiment_is_a_usage_error() -> None:
     assert "incast-tcp" in res.output
 
 
-def test_reproduce_incast_json() -> None:
-    res = runner.invoke(app, ["reproduce", "incast-tcp", "--json"])
+def test_reproduce_incast_json(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["reproduce", "incast-tcp", "--json", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
     assert [r["fan_in"] for r in rows] == [1, 4, 16, 40]

@@ -7,6 +7,9 @@ Example::
     res = manypath.run("incast.toml", seed=3)
     print(res.summary()["classes"])
     res.to_parquet("out/incast")
+
+    manypath.sweep("sweeps/incast-ecn.toml", out="results/incast-ecn")
+    runs = manypath.load("results/incast-ecn")   # flows/queues with a column per parameter
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 from .results import Results, load
 from .scenario import Scenario, default_scenario_path, resolve
+from .sweeps import SweepResults, SweepSpec, SweepSummary
 
 # The native module is imported where it is used, so the analysis and results modules
 # stay importable (and testable) without a compiled build.
@@ -35,6 +39,9 @@ __all__ = [
     "load",
     "run",
     "schema",
+    "sweep",
+    "SweepResults",
+    "SweepSummary",
     "validate",
 ]
 
@@ -70,3 +77,26 @@ def schema() -> dict[str, Any]:
 
     result: dict[str, Any] = json.loads(_core.schema())
     return result
+
+
+def sweep(
+    spec: SweepSpec,
+    *,
+    out: str | os.PathLike[str] | None = None,
+    jobs: int | None = None,
+    ray: str | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> SweepSummary:
+    """Run a sweep: a sweep file path or the same document as a dict.
+
+    Each run not yet stored in ``out`` (default: the file's ``results`` key, else
+    ``results/<name>``) is simulated and written to ``out/<run-id>/``. Runs go to a pool
+    of ``jobs`` local processes (default: every core), or to Ray when ``ray`` is an
+    address, ``"auto"`` (a running cluster) or ``"local"`` (start one here); if Ray is
+    already initialised in this process, that connection is used. A failed run is
+    recorded (``status = "failed"`` and ``error.txt``) and the others go on; rerunning
+    retries it. Raises ``ValueError`` for an invalid sweep file or scenario.
+    """
+    from .sweeps import run_sweep
+
+    return run_sweep(spec, out=out, jobs=jobs, ray=ray, base_dir=base_dir)

@@ -14,6 +14,7 @@ import typer
 from . import report
 from .results import jsonable
 from .scenario import ScenarioNotFound, default_scenario_path
+from .sweeps import SweepError
 
 app = typer.Typer(
     name="manypath",
@@ -56,18 +57,20 @@ def main(
     """Packet-level data-center network simulator."""
 
 
-def _guarded(what: str, action: Any) -> Any:
+def _guarded(what: str, action: Any, interrupted: str = "interrupted") -> Any:
     """Run ``action``, turning expected failures into one-line errors without a traceback."""
     try:
         return action()
     except ScenarioNotFound as e:
         _fail(str(e))
     except FileNotFoundError as e:
-        _fail(f"file not found: {e.filename or e}")
+        _fail(f"{e.strerror or 'file not found'}: {e.filename or e}")
+    except SweepError as e:
+        _fail(f"invalid sweep {what}:\n{e}")
     except ValueError as e:
         _fail(f"invalid scenario {what}:\n{e}")
     except KeyboardInterrupt:
-        _fail("interrupted")
+        _fail(interrupted)
     except Exception as e:  # a failed run is reported, not dumped as a traceback
         _fail(f"{what} failed: {type(e).__name__}: {e}")
 
@@ -126,8 +129,14 @@ def reproduce(
     full: bool = typer.Option(False, "--full", help="Run at full scale instead of reduced."),
     seed: int = typer.Option(1, "--seed", help="Seed of every run in the experiment."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    out: Optional[Path] = typer.Option(
+        None, "--out", "-o", help="Where to write the figure and table. Default: results/reproduce/NAME/."
+    ),
+    no_plot: bool = typer.Option(False, "--no-plot", help="Print the table only; write no files."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No status lines and no table."),
 ) -> None:
-    """List the reproducible experiments, or run one and print its table."""
+    """List the reproducible experiments, or run one, print its table and write its figure
+    (NAME.png, NAME.svg) and table (NAME.csv)."""
     from . import experiments
 
     if name is None:
@@ -154,12 +163,181 @@ def reproduce(
     except KeyError as e:
         raise typer.BadParameter(str(e.args[0]), param_hint="NAME") from None
     scale = "full" if full else "reduced"
-    _note(f"running {exp.name} ({scale}, est. {exp.full_time if full else exp.reduced_time})")
+    _note(f"running {exp.name} ({scale}, est. {exp.full_time if full else exp.reduced_time})", quiet)
     df = _guarded(exp.name, lambda: exp.run(full=full, seed=seed))
     if as_json:
         _print_json(df.to_dict(orient="records"))
-    else:
+    elif not quiet:
         typer.echo(report.frame(df))
+    if not no_plot:
+        target = out if out is not None else Path("results") / "reproduce" / exp.name
+        written = _guarded("writing the figure", lambda: _write_experiment(exp, df, target))
+        _note("wrote " + ", ".join(str(p) for p in written), quiet or as_json)
+
+
+def _write_experiment(exp: Any, df: Any, target: Path) -> list[Path]:
+    from . import plots
+
+    target.mkdir(parents=True, exist_ok=True)
+    csv = target / f"{exp.name}.csv"
+    tmp = target / f".{exp.name}.csv.tmp"
+    df.to_csv(tmp, index=False)
+    tmp.replace(csv)
+    fig = exp.plot(df)
+    return [csv, *(plots.save(fig, target, exp.name) if fig is not None else [])]
+
+
+@app.command("report")
+def report_cmd(
+    directory: Path = typer.Argument(..., help="A run directory (run --out, a sweep's run) or a sweep directory."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="HTML file to write. Default: DIRECTORY/report.html."),
+    as_json: bool = typer.Option(False, "--json", help='Print {"report": PATH} as JSON.'),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing."),
+) -> None:
+    """Write a self-contained HTML report (tables and figures) of a run or a sweep."""
+    from . import report_html
+
+    if not directory.is_dir():
+        _fail(f"not a directory: {directory}")
+    path = _guarded("report", lambda: report_html.write_report(directory, out))
+    if as_json:
+        _print_json({"report": str(path)})
+    elif not quiet:
+        typer.echo(str(path))
+
+
+@app.command()
+def sweep(
+    file: Path = typer.Argument(..., help="Sweep TOML file (see docs/toolkit.md)."),
+    out: Optional[Path] = typer.Option(
+        None, "--out", "-o", help="Results directory. Default: the file's `results`, else results/NAME."
+    ),
+    jobs: Optional[int] = typer.Option(
+        None, "--jobs", "-j", min=1, help="Local worker processes. Default: one per core."
+    ),
+    ray: Optional[str] = typer.Option(
+        None,
+        "--ray",
+        metavar="ADDRESS",
+        help="Run on Ray: a cluster address, 'auto' (the running cluster) or 'local' (start one).",
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="List the runs and whether each is stored; run nothing."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
+) -> None:
+    """Run a parameter sweep; each run is stored once, so rerunning completes what is missing.
+
+    Exits 1 if any run failed (its error is in RESULTS/<run-id>/error.txt) or the sweep
+    was interrupted; rerun the same command to retry.
+    """
+    from . import sweeps
+
+    if dry_run:
+        _sweep_plan(file, out, as_json, quiet)
+        return
+    bar = _ProgressBar(enabled=not quiet)
+    try:
+        summary = _guarded(
+            str(file),
+            lambda: sweeps.run_sweep(file, out=out, jobs=jobs, ray=ray, progress=bar.update, on_start=bar.start),
+            interrupted="interrupted; the finished runs are stored, rerun the same command to complete the sweep",
+        )
+    finally:
+        bar.close()
+    doc = summary.to_dict()
+    if as_json:
+        _print_json(doc)
+    elif not quiet:
+        typer.echo(
+            f"{summary.name}: {doc['completed']} of {summary.total} runs stored "
+            f"({summary.ran} run now, {summary.skipped} already), {len(summary.failed)} failed, "
+            f"{summary.wall_s:.1f} s -> {summary.results_dir}"
+        )
+    for f in summary.failed:
+        _note(f"failed {f['run_id']} (seed {f['seed']}, {_params(f['params'])}): {f['error']}", quiet)
+    if not summary.ok:
+        raise typer.Exit(1)
+
+
+def _params(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items()) or "base scenario"
+
+
+def _sweep_plan(file: Path, out: Optional[Path], as_json: bool, quiet: bool) -> None:
+    from . import sweeps
+
+    plan = _guarded(str(file), lambda: sweeps.expand(file))
+    results_dir = out if out is not None else plan.results_dir
+    rows = [
+        {
+            "run_id": r.run_id,
+            "seed": r.seed,
+            "params": r.params,
+            "status": sweeps.run_status(results_dir / r.run_id) or "todo",
+        }
+        for r in plan.runs
+    ]
+    if as_json:
+        _print_json({"name": plan.name, "results_dir": str(results_dir), "runs": rows})
+    elif not quiet:
+        typer.echo(
+            report.table(
+                ["run", "seed", *plan.params, "status"],
+                [[r["run_id"], str(r["seed"]), *(str(r["params"].get(p, "")) for p in plan.params), r["status"]]
+                 for r in rows],
+            )
+        )
+
+
+class _ProgressBar:
+    """Runs done / failed / remaining on stderr, so stdout stays the summary or JSON.
+
+    A bar redrawn in place on a terminal; one line per run otherwise (CI logs, files).
+    """
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar: Any = None
+        self.total = 0
+
+    def start(self, total: int, skipped: int) -> None:
+        if not self.enabled:
+            return
+        self.total = total
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=total,
+                initial=skipped,
+                unit="run",
+                file=sys.stderr,
+                dynamic_ncols=True,
+                bar_format="{bar} {n_fmt}/{total_fmt} runs{postfix} [{elapsed}<{remaining}]",
+            )
+            self.bar.set_postfix_str(self._counts(skipped, 0, total - skipped))
+        elif skipped:
+            typer.echo(f"{skipped} of {total} runs already stored", err=True)
+
+    @staticmethod
+    def _counts(done: int, failed: int, remaining: int) -> str:
+        return f"done {done}, failed {failed}, remaining {remaining}"
+
+    def update(self, done: int, failed: int, remaining: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.set_postfix_str(self._counts(done, failed, remaining), refresh=False)
+            self.bar.update(1)
+        else:
+            finished = self.total - remaining
+            typer.echo(f"[{finished}/{self.total}] {self._counts(done, failed, remaining)}", err=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
 
 import pandas as pd
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 ExperimentFn = Callable[[bool, int], pd.DataFrame]
+PlotFn = Callable[[pd.DataFrame], "Figure"]
 
 
 @dataclass(frozen=True)
@@ -24,9 +29,15 @@ class Experiment:
     full_time: str
     """Rough wall time of the ``--full`` run."""
     fn: ExperimentFn
+    plot_fn: Optional[PlotFn] = None
+    """Draws the document's figure from the table ``fn`` returned."""
 
     def run(self, full: bool = False, seed: int = 1) -> pd.DataFrame:
         return self.fn(full, seed)
+
+    def plot(self, table: pd.DataFrame) -> Optional[Any]:
+        """The experiment's figure for ``table``, or None if it registered no plot."""
+        return self.plot_fn(table) if self.plot_fn is not None else None
 
 
 _REGISTRY: dict[str, Experiment] = {}
@@ -40,8 +51,10 @@ def experiment(
     compares: str,
     reduced_time: str,
     full_time: str,
+    plot: Optional[PlotFn] = None,
 ) -> Callable[[ExperimentFn], ExperimentFn]:
-    """Register ``fn(full, seed) -> DataFrame`` under ``name``."""
+    """Register ``fn(full, seed) -> DataFrame`` under ``name``; ``plot(table) -> Figure``
+    draws its figure (see :mod:`manypath.plots`)."""
 
     def register(fn: ExperimentFn) -> ExperimentFn:
         if name in _REGISTRY:
@@ -54,6 +67,7 @@ def experiment(
             reduced_time=reduced_time,
             full_time=full_time,
             fn=fn,
+            plot_fn=plot,
         )
         return fn
 

@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import manypath
+from manypath import report_html
+from manypath.cli import app
+from manypath.results import Results
+
+runner = CliRunner()
+
+SWEEP = """\
+name = "incast-sweep"
+seeds = [1, 2]
+
+[scenario]
+name = "incast"
+duration_ms = 2000
+[scenario.topology.star]
+senders = 8
+[scenario.network.link]
+rate_gbps = 10
+delay_us = 10
+[scenario.network.queue]
+limit_packets = 100
+[[scenario.traffic]]
+pattern = "incast"
+transport = "tcp"
+class = "incast"
+receiver = 0
+senders = 4
+size = { fixed = 131072 }
+
+[grid]
+"traffic.0.senders" = [2, 6]
+"network.queue.limit_packets" = [20, 100]
+"""
+
+# Counts the images the browser decoded; --dump-dom prints the DOM after the load event,
+# so the title it shows is what the page looked like once everything had loaded.
+PROBE = """<script>
+window.addEventListener("load", () => {
+  const imgs = Array.from(document.images);
+  document.title = "images " + imgs.filter(i => i.complete && i.naturalWidth > 0).length + "/" + imgs.length;
+});
+</script>"""
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("sweep")
+    (root / "sweep.toml").write_text(SWEEP)
+    summary = manypath.sweep(root / "sweep.toml", out=root / "out", jobs=1)
+    assert summary.ok
+    return root / "out"
+
+
+def _images(text: str) -> list[str]:
+    return re.findall(r'<img [^>]*src="([^"]+)"', text)
+
+
+def assert_self_contained(text: str) -> None:
+    assert all(src.startswith("data:image/png;base64,") for src in _images(text))
+    # Nothing to fetch: no remote (or local) stylesheet, script or image.
+    assert not re.search(r'(src|href)="(?!data:)', text)
+
+
+def test_run_report(results: Results, tmp_path: Path) -> None:
+    results.to_parquet(tmp_path)
+    path = report_html.write_report(tmp_path)
+    text = path.read_text()
+    assert path == tmp_path / "report.html"
+    assert "hand-made" in text and "short" in text and "bulk" in text
+    assert len(_images(text)) == 5
+    assert_self_contained(text)
+
+
+def test_sweep_report(sweep_dir: Path, tmp_path: Path) -> None:
+    res = runner.invoke(app, ["report", str(sweep_dir), "--out", str(tmp_path / "r.html"), "--json"])
+    assert res.exit_code == 0, res.output
+    text = (tmp_path / "r.html").read_text()
+    assert "incast-sweep" in text
+    assert "senders=2, limit_packets=20" in text
+    assert text.count("<tr>") >= 8 + 4
+    assert len(_images(text)) >= 4
+    assert_self_contained(text)
+
+
+def test_report_of_a_non_results_directory_fails(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["report", str(tmp_path)])
+    assert res.exit_code == 1 and "not a run or sweep" in res.stderr
+    res = runner.invoke(app, ["report", str(tmp_path / "missing")])
+    assert res.exit_code == 1 and res.stderr.startswith("error:")
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    if os.environ.get("CI"):
+        pytest.fail("chromium is not installed; .ci/run installs Debian's chromium package")
+    pytest.skip("chromium is not installed (apt-get install chromium)")
+
+
+def _headless(browser: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+         "--disable-dev-shm-usage", "--hide-scrollbars", *args],
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_report_renders_in_headless_chromium(sweep_dir: Path, tmp_path: Path) -> None:
+    browser = _chromium()
+    page = report_html.write_report(sweep_dir, tmp_path / "report.html")
+    n_images = len(_images(page.read_text()))
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.read_text().replace("</body>", PROBE + "\n</body>"))
+    url = probed.resolve().as_uri()
+
+    shot = tmp_path / "shot.png"
+    res = _headless(browser, f"--screenshot={shot}", "--window-size=1200,1600", url)
+    assert shot.is_file() and shot.stat().st_size > 10_000, res.stderr[-2000:]
+    assert shot.read_bytes().startswith(b"\x89PNG")
+
+    res = _headless(browser, "--dump-dom", "--virtual-time-budget=5000", url)
+    title = re.search(r"<title>(.*?)</title>", res.stdout)
+    assert title is not None, res.stderr[-2000:]
+    assert title.group(1) == f"images {n_images}/{n_images}"
