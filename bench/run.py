@@ -15,7 +15,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BINARY = HERE.parent / "target" / "release" / "manypath-sim"
-ORDER = ["fattree8-dctcp", "fattree16-dctcp", "fattree16-websearch"]
+ORDER = ["fattree8-dctcp", "fattree16-dctcp", "fattree16-websearch", "fattree8-mptcp8"]
 
 
 def scenarios(names: list[str]) -> list[Path]:
@@ -45,6 +45,9 @@ def main() -> None:
     if "fattree8-dctcp" in by_name and "fattree16-dctcp" in by_name:
         drop = by_name["fattree8-dctcp"]["hops_per_s"] / by_name["fattree16-dctcp"]["hops_per_s"]
         print(f"\nhops/s drop from k=8 to k=16: {drop:.2f}x")
+    if "fattree8-dctcp" in by_name and "fattree8-mptcp8" in by_name:
+        ratio = by_name["fattree8-mptcp8"]["hops_per_s"] / by_name["fattree8-dctcp"]["hops_per_s"]
+        print(f"hops/s of 8-subflow MPTCP relative to single-path DCTCP at k=8: {ratio:.2f}")
     (HERE / "out").mkdir(exist_ok=True)
     (HERE / "out" / "results.json").write_text(json.dumps(rows, indent=2))
 

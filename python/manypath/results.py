@@ -23,6 +23,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 FLOWS_FILE = "flows.parquet"
 QUEUES_FILE = "queues.parquet"
+SUBFLOWS_FILE = "subflows.parquet"
+SUBFLOW_COLUMNS = ["flow_id", "subflow", "bytes_sent", "bytes_retx", "bytes_acked", "timeouts", "fast_retx"]
 COUNTERS_FILE = "counters.json"
 
 
@@ -34,6 +36,8 @@ class Results:
     queues: pd.DataFrame
     counters: dict[str, Any] = field(default_factory=dict)
     name: str = ""
+    #: Per-subflow counters of the multipath flows (empty when there are none).
+    subflows: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SUBFLOW_COLUMNS))
 
     @classmethod
     def from_native(cls, raw: Mapping[str, Any]) -> Results:
@@ -43,6 +47,7 @@ class Results:
             queues=pd.DataFrame(raw["queues"]),
             counters=dict(raw.get("counters", {})),
             name=str(raw.get("name", "")),
+            subflows=pd.DataFrame(raw.get("subflows") or {c: [] for c in SUBFLOW_COLUMNS}),
         )
 
     @property
@@ -91,7 +96,11 @@ class Results:
         """
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
-        for frame, name in ((self.flows, FLOWS_FILE), (self.queues, QUEUES_FILE)):
+        for frame, name in (
+            (self.flows, FLOWS_FILE),
+            (self.queues, QUEUES_FILE),
+            (self.subflows, SUBFLOWS_FILE),
+        ):
             with _atomic_path(out / name) as tmp:
                 frame.to_parquet(tmp, index=False, engine="pyarrow")
         meta = {"name": self.name, "counters": jsonable(self.counters)}
@@ -125,6 +134,9 @@ def load_run(directory: PathLike) -> Results:
         queues=pd.read_parquet(src / QUEUES_FILE, engine="pyarrow"),
         counters=counters,
         name=str(meta.get("name", "")),
+        subflows=pd.read_parquet(src / SUBFLOWS_FILE, engine="pyarrow")
+        if (src / SUBFLOWS_FILE).is_file()
+        else pd.DataFrame(columns=SUBFLOW_COLUMNS),
     )
 
 

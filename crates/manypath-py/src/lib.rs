@@ -75,6 +75,41 @@ fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDic
         "fast_retx",
         f.iter().map(|x| x.fast_retx).collect::<Vec<_>>(),
     )?;
+    d.set_item("subflows", f.iter().map(|x| x.subflows).collect::<Vec<_>>())?;
+    d.set_item(
+        "ssr_suppressions",
+        f.iter().map(|x| x.ssr_suppressions).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "ssr_releases",
+        f.iter().map(|x| x.ssr_releases).collect::<Vec<_>>(),
+    )?;
+    Ok(d)
+}
+
+/// Per-subflow counters of the multipath flows.
+fn subflows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let s = &r.subflows;
+    d.set_item("flow_id", s.iter().map(|x| x.flow).collect::<Vec<_>>())?;
+    d.set_item("subflow", s.iter().map(|x| x.subflow).collect::<Vec<_>>())?;
+    d.set_item(
+        "bytes_sent",
+        s.iter().map(|x| x.bytes_sent).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "bytes_retx",
+        s.iter().map(|x| x.bytes_retx).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "bytes_acked",
+        s.iter().map(|x| x.bytes_acked).collect::<Vec<_>>(),
+    )?;
+    d.set_item("timeouts", s.iter().map(|x| x.timeouts).collect::<Vec<_>>())?;
+    d.set_item(
+        "fast_retx",
+        s.iter().map(|x| x.fast_retx).collect::<Vec<_>>(),
+    )?;
     Ok(d)
 }
 
@@ -191,6 +226,7 @@ fn run<'py>(
     d.set_item("name", r.name.as_str())?;
     d.set_item("flows", flows_columns(py, &r)?)?;
     d.set_item("queues", queues_columns(py, &r)?)?;
+    d.set_item("subflows", subflows_columns(py, &r)?)?;
     d.set_item("counters", counters(py, &r)?)?;
     Ok(d)
 }

@@ -4,6 +4,7 @@
 //! streams), `net` (packets, queues, switches, topologies), `transport` (sans-IO TCP and
 //! congestion control), `workload` (flow sizes and traffic patterns), `scenario` (the
 //! TOML schema and its validation), `metrics` (result records) and `sim` (the event loop).
+pub mod connection;
 pub mod engine;
 pub mod metrics;
 pub mod net;

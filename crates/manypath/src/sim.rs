@@ -4,34 +4,36 @@
 //! Per packet and link, a packet costs one `Arrive` event; a `TxDone` event is added only
 //! when packets are waiting behind it, so an uncongested hop is a single heap operation.
 
+use crate::connection::Endpoints;
 use crate::engine::queue::EventKind;
 use crate::engine::{rng::mix64, EventQueue};
-use crate::metrics::{histogram_quantile, FlowRecord, QueueRecord, Results, RunCounters};
+use crate::metrics::{
+    histogram_quantile, FlowRecord, QueueRecord, Results, RunCounters, SubflowRecord,
+};
 use crate::net::network::{Network, NodeKind};
 use crate::net::packet::flags;
 use crate::net::packet::{Desc, Ecn, Packet, PacketArena, TO_CLIENT, TO_SERVER};
 use crate::net::queue::Admit;
-use crate::scenario::{CcKind, Plan};
+use crate::scenario::Plan;
 use crate::time::SimTime;
-use crate::transport::cc::{Cc, Dctcp, Reno};
-use crate::transport::tcp::{Segment, TcpReceiver, TcpSender};
+use crate::transport::tcp::Segment;
 use crate::workload::FlowSpec;
 use std::collections::VecDeque;
 
-/// One TCP connection: the flow's client (sender) and server (receiver) endpoints.
+/// One connection: the flow's client (sender) and server (receiver) endpoints.
 struct Conn {
     spec: FlowSpec,
+    /// Source port of subflow 0; subflow i uses `sport + i`.
     sport: u16,
     dport: u16,
-    /// ECMP hash of each direction's 5-tuple.
-    hash: [u32; 2],
+    /// ECMP hash of each subflow's 5-tuple, per direction.
+    hash: Vec<[u32; 2]>,
     header: u32,
     /// Wire size of a full segment, for the NIC's room check.
     max_wire: u32,
     /// Each endpoint waits for room in its host's NIC queue.
     blocked: [bool; 2],
-    client: TcpSender,
-    server: TcpReceiver,
+    ep: Endpoints,
     /// Time of the pending timer event of each endpoint (0: none).
     timer_at: [SimTime; 2],
     acked_at_warmup: u64,
@@ -81,13 +83,19 @@ impl Sim {
         let mut long_lived = 0;
         for (i, f) in flows.iter().enumerate() {
             let t = &plan.transports[f.transport as usize];
-            let cc = match t.cc {
-                CcKind::Reno => Cc::Reno(Reno::default()),
-                CcKind::Dctcp { g, alpha_init } => Cc::Dctcp(Dctcp::new(g, alpha_init)),
-            };
-            // Distinct source ports per connection, so ECMP sees distinct 5-tuples.
-            let sport = 1024 + (i % 60_000) as u16;
+            let ep = Endpoints::build(t, f.size);
+            // Distinct source ports per connection and subflow, so ECMP sees distinct
+            // 5-tuples (and may still place two subflows on one path, as it would).
+            let sport = 1024 + ((i * 64) % 64_000) as u16;
             let dport = 5001;
+            let hash = (0..ep.subflows() as u16)
+                .map(|k| {
+                    [
+                        tuple_hash(f.src, f.dst, sport + k, dport),
+                        tuple_hash(f.dst, f.src, dport, sport + k),
+                    ]
+                })
+                .collect();
             match f.size {
                 Some(_) => unfinished += 1,
                 None => long_lived += 1,
@@ -96,15 +104,11 @@ impl Sim {
                 spec: *f,
                 sport,
                 dport,
-                hash: [
-                    tuple_hash(f.src, f.dst, sport, dport),
-                    tuple_hash(f.dst, f.src, dport, sport),
-                ],
+                hash,
                 header: t.tcp.header,
                 max_wire: t.tcp.mss + t.tcp.header,
                 blocked: [false; 2],
-                client: TcpSender::new(t.tcp, cc, f.size.unwrap_or(u64::MAX)),
-                server: TcpReceiver::new(t.tcp),
+                ep,
                 timer_at: [0; 2],
                 acked_at_warmup: 0,
                 done_counted: false,
@@ -152,13 +156,13 @@ impl Sim {
                 EventKind::Arrive => self.arrive(ev.a, ev.d),
                 EventKind::TxDone => self.tx_done(ev.a),
                 EventKind::FlowStart => {
-                    self.conns[ev.a as usize].client.open();
+                    self.conns[ev.a as usize].ep.open();
                     self.flush(ev.a);
                 }
                 EventKind::Timer => self.timer(ev.a, ev.b()),
                 EventKind::Warmup => {
                     for c in &mut self.conns {
-                        c.acked_at_warmup = c.client.stats.bytes_acked;
+                        c.acked_at_warmup = c.ep.stats().bytes_acked;
                     }
                 }
                 EventKind::Sample => {}
@@ -301,12 +305,11 @@ impl Sim {
             rwnd: p.rwnd,
             ts: p.ts,
             ts_echo: p.ts_echo,
+            dsn: p.dsn,
+            data_ack: p.data_ack,
         };
-        if p.dir == TO_SERVER {
-            conn.server.on_segment(self.now, &seg);
-        } else {
-            conn.client.on_segment(self.now, &seg);
-        }
+        let ep = if p.dir == TO_SERVER { 1 } else { 0 };
+        conn.ep.on_segment(self.now, ep, p.sub as usize, &seg);
         self.flush(p.conn);
     }
 
@@ -316,11 +319,7 @@ impl Sim {
         if conn.timer_at[endpoint as usize] == now {
             conn.timer_at[endpoint as usize] = 0;
         }
-        if endpoint == 0 {
-            conn.client.on_timer(now);
-        } else {
-            conn.server.on_timer(now);
-        }
+        conn.ep.on_timer(now, endpoint as usize);
         self.flush(conn_id);
     }
 
@@ -331,7 +330,7 @@ impl Sim {
         self.pump(conn_id, 0, spec.src);
         self.pump(conn_id, 1, spec.dst);
         let conn = &mut self.conns[conn_id as usize];
-        let deadlines = [conn.client.timer_deadline(), conn.server.timer_deadline()];
+        let deadlines = [conn.ep.timer_deadline(0), conn.ep.timer_deadline(1)];
         for (ep, d) in deadlines.into_iter().enumerate() {
             if let Some(d) = d {
                 let at = conn.timer_at[ep];
@@ -342,7 +341,7 @@ impl Sim {
                 }
             }
         }
-        if !conn.done_counted && conn.client.stats.finish.is_some() {
+        if !conn.done_counted && conn.ep.finish().is_some() {
             conn.done_counted = true;
             self.unfinished -= 1;
         }
@@ -363,32 +362,33 @@ impl Sim {
                 }
                 return;
             }
-            let seg = if ep == 0 {
-                c.client.poll_transmit(now)
-            } else {
-                c.server.poll_transmit(now)
-            };
-            match seg {
-                Some(seg) => self.send(conn_id, if ep == 0 { TO_SERVER } else { TO_CLIENT }, &seg),
+            match c.ep.poll_transmit(now, ep) {
+                Some((sub, seg)) => {
+                    let dir = if ep == 0 { TO_SERVER } else { TO_CLIENT };
+                    self.send(conn_id, dir, sub, &seg)
+                }
                 None => return,
             }
         }
     }
 
-    fn send(&mut self, conn_id: u32, dir: u8, seg: &Segment) {
+    fn send(&mut self, conn_id: u32, dir: u8, sub: usize, seg: &Segment) {
         let c = &self.conns[conn_id as usize];
+        let sport = c.sport + sub as u16;
         let (src, dst, sport, dport) = if dir == TO_SERVER {
-            (c.spec.src, c.spec.dst, c.sport, c.dport)
+            (c.spec.src, c.spec.dst, sport, c.dport)
         } else {
-            (c.spec.dst, c.spec.src, c.dport, c.sport)
+            (c.spec.dst, c.spec.src, c.dport, sport)
         };
         let pkt = Packet {
             seq: seg.seq,
             ack: seg.ack,
             ts: seg.ts,
             ts_echo: seg.ts_echo,
+            dsn: seg.dsn,
+            data_ack: seg.data_ack,
             conn: conn_id,
-            hash: c.hash[dir as usize],
+            hash: c.hash[sub][dir as usize],
             src,
             dst,
             rwnd: seg.rwnd,
@@ -404,6 +404,7 @@ impl Sim {
             },
             class: c.spec.priority,
             dir,
+            sub: sub as u8,
         };
         let id = self.pkts.alloc(pkt);
         self.peak_packets = self.peak_packets.max(self.pkts.live());
@@ -435,7 +436,7 @@ impl Sim {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let s = &c.client.stats;
+                let s = &c.ep.stats();
                 let finish = s.finish;
                 let goodput_bps = match (finish, c.spec.size) {
                     (Some(f), Some(size)) if f > c.spec.start => {
@@ -472,7 +473,30 @@ impl Sim {
                     goodput_bps,
                     timeouts: s.timeouts,
                     fast_retx: s.fast_retx,
+                    subflows: c.ep.subflows() as u32,
+                    ssr_suppressions: c.ep.ssr_episodes().0,
+                    ssr_releases: c.ep.ssr_episodes().1,
                 }
+            })
+            .collect();
+        let subflows = self
+            .conns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| matches!(c.ep, Endpoints::Mptcp { .. }))
+            .flat_map(|(i, c)| {
+                c.ep.subflow_stats()
+                    .into_iter()
+                    .enumerate()
+                    .map(move |(k, st)| SubflowRecord {
+                        flow: i as u32,
+                        subflow: k as u32,
+                        bytes_sent: st.bytes_sent,
+                        bytes_retx: st.bytes_retx,
+                        bytes_acked: st.bytes_acked,
+                        timeouts: st.timeouts,
+                        fast_retx: st.fast_retx,
+                    })
             })
             .collect();
         let net = &self.net;
@@ -524,6 +548,7 @@ impl Sim {
         Results {
             name: self.plan.name.clone(),
             flows,
+            subflows,
             queues,
             counters,
             transports: self

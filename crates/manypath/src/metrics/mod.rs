@@ -23,6 +23,23 @@ pub struct FlowRecord {
     pub goodput_bps: f64,
     pub timeouts: u32,
     pub fast_retx: u32,
+    /// Subflows of the connection (1 for TCP).
+    pub subflows: u32,
+    /// AMP's subflow suppression and release episodes.
+    pub ssr_suppressions: u32,
+    pub ssr_releases: u32,
+}
+
+/// One subflow of a multipath flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubflowRecord {
+    pub flow: u32,
+    pub subflow: u32,
+    pub bytes_sent: u64,
+    pub bytes_retx: u64,
+    pub bytes_acked: u64,
+    pub timeouts: u32,
+    pub fast_retx: u32,
 }
 
 impl FlowRecord {
@@ -90,6 +107,8 @@ impl RunCounters {
 pub struct Results {
     pub name: String,
     pub flows: Vec<FlowRecord>,
+    /// Per-subflow counters of the multipath flows.
+    pub subflows: Vec<SubflowRecord>,
     pub queues: Vec<QueueRecord>,
     pub counters: RunCounters,
     pub transports: Vec<String>,

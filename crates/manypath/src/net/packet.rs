@@ -37,6 +37,9 @@ pub struct Packet {
     /// Sender's timestamp (ps), echoed back for RTT measurement.
     pub ts: u64,
     pub ts_echo: u64,
+    /// Multipath: data sequence number and data-level acknowledgment (0 for TCP).
+    pub dsn: u64,
+    pub data_ack: u64,
     /// Connection index: the simulator's stand-in for 5-tuple demultiplexing.
     pub conn: u32,
     /// Hash of the 5-tuple, computed once per connection; switches mix in their salt.
@@ -56,6 +59,8 @@ pub struct Packet {
     pub class: u8,
     /// `TO_SERVER` or `TO_CLIENT`.
     pub dir: u8,
+    /// Subflow of a multipath connection (0 for TCP).
+    pub sub: u8,
 }
 
 impl Packet {
@@ -165,7 +170,7 @@ mod tests {
     #[test]
     fn packet_stays_small() {
         assert!(
-            std::mem::size_of::<Packet>() <= 72,
+            std::mem::size_of::<Packet>() <= 88,
             "{}",
             std::mem::size_of::<Packet>()
         );

@@ -8,6 +8,7 @@ use crate::net::network::{LinkParams, LoadBalancing};
 use crate::net::queue::{MarkAt, QueueConfig};
 use crate::net::topology::{Topology, TopologyKind};
 use crate::time::{from_ms, from_us, Rate, SimTime};
+use crate::transport::mptcp::Scheduler;
 use crate::transport::tcp::TcpConfig;
 use crate::workload::generate::{Arrival, Pattern, TrafficGen};
 use crate::workload::{EmpiricalCdf, FlowSpec, SizeDist};
@@ -42,6 +43,19 @@ impl std::error::Error for ScenarioError {}
 pub enum CcKind {
     Reno,
     Dctcp { g: f64, alpha_init: f64 },
+    Lia,
+    Olia,
+    Dcm { g: f64 },
+    Xmp { beta: f64 },
+    Amp { beta: f64, gamma: u32, tau: u32 },
+}
+
+impl CcKind {
+    /// Coupled multipath controllers (the others are single-path, or uncoupled when
+    /// given several subflows).
+    pub fn is_coupled(&self) -> bool {
+        !matches!(self, CcKind::Reno | CcKind::Dctcp { .. })
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -49,7 +63,39 @@ pub struct TransportPlan {
     pub name: String,
     pub tcp: TcpConfig,
     pub cc: CcKind,
+    /// 1: plain TCP (for Reno and DCTCP); more: a multipath connection.
+    pub subflows: u32,
+    pub scheduler: Scheduler,
+    /// Delay of the extra subflows after the first handshake.
+    pub subflow_gap: SimTime,
 }
+
+impl TransportPlan {
+    fn single(name: &str, tcp: TcpConfig, cc: CcKind) -> TransportPlan {
+        TransportPlan {
+            name: name.into(),
+            tcp,
+            cc,
+            subflows: 1,
+            scheduler: Scheduler::RoundRobin,
+            subflow_gap: 0,
+        }
+    }
+
+    fn multipath(name: &str, tcp: TcpConfig, cc: CcKind) -> TransportPlan {
+        TransportPlan {
+            subflows: DEFAULT_SUBFLOWS,
+            ..TransportPlan::single(name, tcp, cc)
+        }
+    }
+}
+
+/// Subflows of the built-in multipath transports (the AMP document's default).
+pub const DEFAULT_SUBFLOWS: u32 = 4;
+/// XMP's and AMP's cut factor β, AMP's γ and τ (the AMP document's recommendations).
+pub const DEFAULT_BETA: f64 = 4.0;
+pub const DEFAULT_GAMMA: u32 = 2;
+pub const DEFAULT_TAU: u32 = 8;
 
 /// A validated, fully resolved scenario.
 #[derive(Clone, Debug)]
@@ -180,61 +226,65 @@ impl Plan {
         }
 
         let base_tcp = tcp_config(TcpConfig::default(), &s.tcp, "tcp", &mut c);
+        let ecn_tcp = TcpConfig {
+            ecn: true,
+            ..base_tcp
+        };
         let mut transports = vec![
-            TransportPlan {
-                name: "tcp".into(),
-                tcp: base_tcp,
-                cc: CcKind::Reno,
-            },
-            TransportPlan {
-                name: "dctcp".into(),
-                tcp: TcpConfig {
-                    ecn: true,
-                    ..base_tcp
-                },
-                cc: CcKind::Dctcp {
+            TransportPlan::single("tcp", base_tcp, CcKind::Reno),
+            TransportPlan::single(
+                "dctcp",
+                ecn_tcp,
+                CcKind::Dctcp {
                     g: 1.0 / 16.0,
                     alpha_init: 1.0,
                 },
-            },
+            ),
+            TransportPlan::multipath("mptcp", base_tcp, CcKind::Lia),
+            TransportPlan::multipath("olia", base_tcp, CcKind::Olia),
+            TransportPlan::multipath("dcm", ecn_tcp, CcKind::Dcm { g: 1.0 / 16.0 }),
+            TransportPlan::multipath("xmp", ecn_tcp, CcKind::Xmp { beta: DEFAULT_BETA }),
+            TransportPlan::multipath(
+                "amp",
+                ecn_tcp,
+                CcKind::Amp {
+                    beta: DEFAULT_BETA,
+                    gamma: DEFAULT_GAMMA,
+                    tau: DEFAULT_TAU,
+                },
+            ),
         ];
         for (name, t) in &s.transports {
             let path = format!("transports.{name}");
             let mut tcp = tcp_config(base_tcp, &t.tcp, &format!("{path}.tcp"), &mut c);
-            let cc = match t.cc {
-                CcSpec::Reno => {
-                    if t.dctcp_g.is_some() || t.dctcp_alpha_init.is_some() {
-                        c.err(
-                            &path,
-                            "dctcp_g and dctcp_alpha_init apply only to cc = \"dctcp\"".into(),
-                        );
-                    }
-                    tcp.ecn = t.ecn.unwrap_or(false);
-                    CcKind::Reno
-                }
-                CcSpec::Dctcp => {
-                    let g = t.dctcp_g.unwrap_or(1.0 / 16.0);
-                    if !(g > 0.0 && g <= 1.0) {
-                        c.err(
-                            &format!("{path}.dctcp_g"),
-                            format!("must be in (0, 1], got {g}"),
-                        );
-                    }
-                    let a = t.dctcp_alpha_init.unwrap_or(1.0);
-                    if !(0.0..=1.0).contains(&a) {
-                        c.err(
-                            &format!("{path}.dctcp_alpha_init"),
-                            format!("must be in [0, 1], got {a}"),
-                        );
-                    }
-                    tcp.ecn = t.ecn.unwrap_or(true);
-                    CcKind::Dctcp { g, alpha_init: a }
-                }
-            };
+            let cc = transport_cc(t, &path, &mut c);
+            tcp.ecn = t
+                .ecn
+                .unwrap_or(!matches!(cc, CcKind::Reno | CcKind::Lia | CcKind::Olia));
+            let default_subflows = if cc.is_coupled() { DEFAULT_SUBFLOWS } else { 1 };
+            let subflows = t.subflows.unwrap_or(default_subflows);
+            if !(1..=64).contains(&subflows) {
+                c.err(
+                    &format!("{path}.subflows"),
+                    format!("must be between 1 and 64, got {subflows}"),
+                );
+            }
             let plan = TransportPlan {
                 name: name.clone(),
                 tcp,
                 cc,
+                subflows: subflows.clamp(1, 64),
+                scheduler: match t.scheduler {
+                    SchedulerSpec::RoundRobin => Scheduler::RoundRobin,
+                    SchedulerSpec::LowestRtt => Scheduler::LowestRtt,
+                },
+                subflow_gap: us_field(
+                    &mut c,
+                    &format!("{path}.subflow_gap_us"),
+                    t.subflow_gap_us,
+                    0,
+                    false,
+                ),
             };
             match transports.iter_mut().find(|p| &p.name == name) {
                 Some(p) => *p = plan,
@@ -415,6 +465,71 @@ fn fault_links(
             }
         }
         _ => c.err(path, "give either tier, or both from and to".into()),
+    }
+}
+
+/// The controller of a `[transports.NAME]` entry, with its parameters checked.
+fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
+    let g = t.dctcp_g.unwrap_or(1.0 / 16.0);
+    if !(g > 0.0 && g <= 1.0) {
+        c.err(
+            &format!("{path}.dctcp_g"),
+            format!("must be in (0, 1], got {g}"),
+        );
+    }
+    let alpha_init = t.dctcp_alpha_init.unwrap_or(1.0);
+    if !(0.0..=1.0).contains(&alpha_init) {
+        c.err(
+            &format!("{path}.dctcp_alpha_init"),
+            format!("must be in [0, 1], got {alpha_init}"),
+        );
+    }
+    let beta = t.beta.unwrap_or(DEFAULT_BETA);
+    if !(beta.is_finite() && beta > 1.0) {
+        c.err(
+            &format!("{path}.beta"),
+            format!("must be greater than 1, got {beta}"),
+        );
+    }
+    let uses = |field: &str, set: bool, applies: &[CcSpec], c: &mut Checker| {
+        if set && !applies.contains(&t.cc) {
+            let names: Vec<String> = applies
+                .iter()
+                .map(|a| format!("{a:?}").to_lowercase())
+                .collect();
+            c.err(
+                &format!("{path}.{field}"),
+                format!("applies only to cc = {}", names.join(" or ")),
+            );
+        }
+    };
+    uses(
+        "dctcp_g",
+        t.dctcp_g.is_some(),
+        &[CcSpec::Dctcp, CcSpec::Dcm],
+        c,
+    );
+    uses(
+        "dctcp_alpha_init",
+        t.dctcp_alpha_init.is_some(),
+        &[CcSpec::Dctcp],
+        c,
+    );
+    uses("beta", t.beta.is_some(), &[CcSpec::Xmp, CcSpec::Amp], c);
+    uses("amp_gamma", t.amp_gamma.is_some(), &[CcSpec::Amp], c);
+    uses("amp_tau", t.amp_tau.is_some(), &[CcSpec::Amp], c);
+    let gamma = t.amp_gamma.unwrap_or(DEFAULT_GAMMA);
+    let tau = t.amp_tau.unwrap_or(DEFAULT_TAU);
+    c.at_least(&format!("{path}.amp_gamma"), gamma as u64, 1);
+    c.at_least(&format!("{path}.amp_tau"), tau as u64, 1);
+    match t.cc {
+        CcSpec::Reno => CcKind::Reno,
+        CcSpec::Dctcp => CcKind::Dctcp { g, alpha_init },
+        CcSpec::Lia => CcKind::Lia,
+        CcSpec::Olia => CcKind::Olia,
+        CcSpec::Dcm => CcKind::Dcm { g },
+        CcSpec::Xmp => CcKind::Xmp { beta },
+        CcSpec::Amp => CcKind::Amp { beta, gamma, tau },
     }
 }
 

@@ -48,8 +48,9 @@ pub struct Scenario {
     /// TCP settings shared by every transport (each transport may override them).
     #[serde(default)]
     pub tcp: TcpSpec,
-    /// Named transports. Built in: `tcp` (NewReno, no ECN) and `dctcp` (DCTCP with ECN).
-    /// An entry with a built-in name replaces it.
+    /// Named transports. Built in: `tcp` (NewReno, no ECN), `dctcp` (DCTCP with ECN),
+    /// and 4-subflow multipath `mptcp` (LIA), `olia`, `dcm`, `xmp`, `amp` (the last three
+    /// with ECN). An entry with a built-in name replaces it.
     #[serde(default)]
     pub transports: BTreeMap<String, TransportSpec>,
     /// Traffic entries; each generates flows.
@@ -230,10 +231,31 @@ pub struct TcpSpec {
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum CcSpec {
-    /// NewReno; with `ecn = true`, halves once per window on ECN echoes.
+    /// NewReno; with `ecn = true`, halves once per window on ECN echoes. With several
+    /// subflows: uncoupled MPTCP.
     Reno,
-    /// DCTCP: cwnd·(1−α/2) once per window.
+    /// DCTCP: cwnd·(1−α/2) once per window. With several subflows: uncoupled.
     Dctcp,
+    /// MPTCP's linked increase (RFC 6356).
+    Lia,
+    /// Opportunistic linked increase (Khalili et al.).
+    Olia,
+    /// LIA increase with DCTCP's per-subflow ECN response.
+    Dcm,
+    /// XMP: δ-increase, cut by 1/β on ECN.
+    Xmp,
+    /// AMP: RTT-agnostic increase, cut by 1/β, subflow suppression/release.
+    Amp,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerSpec {
+    /// Round robin over the subflows whose window has room.
+    #[default]
+    RoundRobin,
+    /// The subflow with the lowest smoothed RTT first.
+    LowestRtt,
 }
 
 /// A named transport: a congestion controller and its settings.
@@ -247,6 +269,18 @@ pub struct TransportSpec {
     pub dctcp_g: Option<f64>,
     /// DCTCP's initial α (default 1, as in Linux).
     pub dctcp_alpha_init: Option<f64>,
+    /// Subflows per connection (default 1 for reno/dctcp, 4 for the multipath controllers).
+    pub subflows: Option<u32>,
+    /// XMP's and AMP's ECN cut factor β (default 4).
+    pub beta: Option<f64>,
+    /// AMP: rounds with every subflow at cwnd_min before suppression (default 2).
+    pub amp_gamma: Option<u32>,
+    /// AMP: rounds without marks before release (default 8).
+    pub amp_tau: Option<u32>,
+    /// Delay of the extra subflows after the first handshake, in µs (default 0).
+    pub subflow_gap_us: Option<f64>,
+    #[serde(default)]
+    pub scheduler: SchedulerSpec,
     /// Overrides of the shared `[tcp]` settings for this transport.
     #[serde(default)]
     pub tcp: TcpSpec,

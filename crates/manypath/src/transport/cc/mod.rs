@@ -112,6 +112,8 @@ impl OncePerWindow {
 pub enum Cc {
     Reno(Reno),
     Dctcp(Dctcp),
+    /// A subflow of a coupled multipath connection.
+    Coupled(crate::transport::mpcc::Coupled),
 }
 
 impl CongestionControl for Cc {
@@ -120,18 +122,21 @@ impl CongestionControl for Cc {
         match self {
             Cc::Reno(c) => c.on_ack(w, ev),
             Cc::Dctcp(c) => c.on_ack(w, ev),
+            Cc::Coupled(c) => c.on_ack(w, ev),
         }
     }
     fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
         match self {
             Cc::Reno(c) => c.on_fast_retransmit(w, flight, mss),
             Cc::Dctcp(c) => c.on_fast_retransmit(w, flight, mss),
+            Cc::Coupled(c) => c.on_fast_retransmit(w, flight, mss),
         }
     }
     fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
         match self {
             Cc::Reno(c) => c.on_timeout(w, flight, mss),
             Cc::Dctcp(c) => c.on_timeout(w, flight, mss),
+            Cc::Coupled(c) => c.on_timeout(w, flight, mss),
         }
     }
 }

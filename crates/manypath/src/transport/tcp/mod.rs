@@ -1,9 +1,11 @@
 //! TCP as two sans-IO state machines: the client side, which opens the connection and
 //! sends the flow's bytes, and the server side, which receives and acknowledges them.
+pub mod reassembly;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
 
+pub use reassembly::Reassembly;
 pub use receiver::TcpReceiver;
 pub use rtt::RttEstimator;
 pub use sender::{SenderStats, TcpSender};
@@ -24,6 +26,10 @@ pub struct Segment {
     pub rwnd: u32,
     pub ts: SimTime,
     pub ts_echo: SimTime,
+    /// Multipath: the data sequence number of the payload's first byte.
+    pub dsn: u64,
+    /// Multipath: the cumulative data-level acknowledgment.
+    pub data_ack: u64,
 }
 
 impl Segment {

@@ -2,7 +2,7 @@
 //! and acknowledges it — every segment, or every second one with delayed ACK — echoing
 //! each CE mark with ECE on the ACK it triggers (the per-packet echo DCTCP needs).
 
-use super::{Segment, TcpConfig};
+use super::{Reassembly, Segment, TcpConfig};
 use crate::net::packet::flags;
 use crate::time::SimTime;
 
@@ -10,11 +10,11 @@ use crate::time::SimTime;
 pub struct TcpReceiver {
     cfg: TcpConfig,
     established: bool,
-    /// Next in-order byte expected (and the cumulative ACK sent).
+    /// The received byte stream; `stream.next` is the next in-order byte expected.
+    stream: Reassembly,
+    /// Next sequence number expected (the cumulative ACK sent): `stream.next`, plus one
+    /// once the FIN is in.
     pub rcv_nxt: u64,
-    /// Out-of-order byte ranges held, sorted and disjoint.
-    ooo: Vec<(u64, u64)>,
-    ooo_bytes: u64,
     fin_seq: Option<u64>,
     fin_done: bool,
     synack_pending: bool,
@@ -32,9 +32,8 @@ impl TcpReceiver {
         TcpReceiver {
             cfg,
             established: false,
+            stream: Reassembly::default(),
             rcv_nxt: 0,
-            ooo: Vec::new(),
-            ooo_bytes: 0,
             fin_seq: None,
             fin_done: false,
             synack_pending: false,
@@ -61,7 +60,7 @@ impl TcpReceiver {
     }
 
     fn advertised(&self) -> u32 {
-        (self.cfg.rcv_wnd as u64).saturating_sub(self.ooo_bytes) as u32
+        (self.cfg.rcv_wnd as u64).saturating_sub(self.stream.held()) as u32
     }
 
     fn ack_now(&mut self, ts_echo: SimTime, ece: bool, fin: bool) {
@@ -84,44 +83,6 @@ impl TcpReceiver {
         self.delack_deadline = None;
     }
 
-    /// Adds [start, end) to the stream; returns true if it was (at least partly) new.
-    fn accept(&mut self, start: u64, end: u64) -> bool {
-        if end <= self.rcv_nxt {
-            return false;
-        }
-        if start <= self.rcv_nxt {
-            self.rcv_nxt = end;
-            // Pull in out-of-order ranges now contiguous.
-            while let Some(&(s, e)) = self.ooo.first() {
-                if s > self.rcv_nxt {
-                    break;
-                }
-                self.ooo_bytes -= e - s;
-                self.rcv_nxt = self.rcv_nxt.max(e);
-                self.ooo.remove(0);
-            }
-            return true;
-        }
-        // Out of order: insert and merge.
-        let i = self.ooo.partition_point(|&(s, _)| s < start);
-        self.ooo.insert(i, (start, end));
-        self.ooo_bytes += end - start;
-        let mut j = i.saturating_sub(1);
-        while j + 1 < self.ooo.len() {
-            let (s0, e0) = self.ooo[j];
-            let (s1, e1) = self.ooo[j + 1];
-            if s1 <= e0 {
-                let overlap = e0.min(e1) - s1;
-                self.ooo_bytes -= overlap;
-                self.ooo[j] = (s0, e0.max(e1));
-                self.ooo.remove(j + 1);
-            } else {
-                j += 1;
-            }
-        }
-        true
-    }
-
     pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
         if seg.has(flags::SYN) {
             self.established = true;
@@ -138,7 +99,8 @@ impl TcpReceiver {
         }
         let before = self.rcv_nxt;
         let in_order = seg.seq <= self.rcv_nxt;
-        let new = seg.len > 0 && self.accept(seg.seq, seg.seq + seg.len as u64);
+        let new = seg.len > 0 && self.stream.accept(seg.seq, seg.seq + seg.len as u64);
+        self.rcv_nxt = self.stream.next;
         if is_fin {
             self.fin_seq = Some(seg.seq + seg.len as u64);
         }
@@ -153,7 +115,7 @@ impl TcpReceiver {
             || !in_order
             || !new && !fin_now
             || is_fin
-            || !self.ooo.is_empty()
+            || self.stream.held() > 0
             || ce != self.ce_state
             || self.unacked + 1 >= 2;
         let _ = before;

@@ -35,8 +35,11 @@ pub struct TcpSender {
     pub cfg: TcpConfig,
     pub cc: Cc,
     pub state: SenderState,
-    /// Data bytes to send (`u64::MAX`: long-lived).
+    /// Data bytes to send (`u64::MAX`: long-lived, or a multipath subflow still open).
     pub size: u64,
+    /// Bytes of the stream handed to the sender so far: all of it for a single-path
+    /// flow; a multipath subflow is given its data chunk by chunk by its connection.
+    pub avail: u64,
     pub snd_una: u64,
     pub snd_nxt: u64,
     pub snd_max: u64,
@@ -65,6 +68,7 @@ impl TcpSender {
             cc,
             state: SenderState::Idle,
             size,
+            avail: size,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -96,6 +100,41 @@ impl TcpSender {
         self.state == SenderState::Closed
     }
 
+    /// Hands the sender `bytes` more of its stream (multipath subflows).
+    pub fn offer(&mut self, bytes: u64) {
+        self.avail += bytes;
+    }
+
+    /// Ends the stream after the bytes offered so far: the FIN follows them.
+    pub fn close(&mut self) {
+        self.size = self.avail;
+    }
+
+    pub fn is_established(&self) -> bool {
+        self.state == SenderState::Established
+    }
+
+    /// Everything offered has been sent at least once.
+    pub fn all_sent(&self) -> bool {
+        self.snd_max >= self.avail.min(self.size)
+    }
+
+    /// The window would let one more full segment out now.
+    pub fn has_window_room(&self) -> bool {
+        let window = self.win.cwnd.min(self.peer_rwnd as f64);
+        let flight = self.flight();
+        flight == 0 || (flight + self.cfg.mss as u64) as f64 <= window
+    }
+
+    /// Bytes sent and not yet acknowledged.
+    pub fn in_flight(&self) -> u64 {
+        self.flight()
+    }
+
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
     /// When the retransmission timer expires, if armed.
     pub fn timer_deadline(&self) -> Option<SimTime> {
         (self.rto_deadline != NO_TIMER).then_some(self.rto_deadline)
@@ -124,7 +163,7 @@ impl TcpSender {
                 ..Segment::default()
             };
         }
-        let len = (self.size - seq).min(self.cfg.mss as u64) as u32;
+        let len = (self.size.min(self.avail) - seq).min(self.cfg.mss as u64) as u32;
         self.stats.bytes_sent += len as u64;
         if seq < self.snd_max {
             self.stats.bytes_retx += len as u64;
@@ -145,7 +184,7 @@ impl TcpSender {
         if seq >= self.size {
             1
         } else {
-            (self.size - seq).min(self.cfg.mss as u64)
+            (self.size.min(self.avail) - seq).min(self.cfg.mss as u64)
         }
     }
 
@@ -167,7 +206,8 @@ impl TcpSender {
             }
             SenderState::Established => {
                 if let Some(seq) = self.retx_seq.take() {
-                    if seq < self.snd_max {
+                    // An ACK may have covered it since it was scheduled.
+                    if seq >= self.snd_una && seq < self.snd_max {
                         let seg = self.data_segment(now, seq);
                         if self.rto_deadline == NO_TIMER {
                             self.arm_timer(now);
@@ -175,8 +215,9 @@ impl TcpSender {
                         return Some(seg);
                     }
                 }
-                let fin_seq_end = self.size.saturating_add(1);
-                if self.snd_nxt < fin_seq_end {
+                let data_end = self.size.min(self.avail);
+                let fin_due = self.size != u64::MAX && self.snd_nxt == self.size;
+                if self.snd_nxt < data_end || fin_due {
                     let span = self.seg_span(self.snd_nxt);
                     let window = self.win.cwnd.min(self.peer_rwnd as f64);
                     let flight = self.flight();

@@ -1,0 +1,166 @@
+//! A connection's two endpoints as the simulator drives them: a TCP client and server,
+//! or a multipath client and server with their subflows. Both sides are sans-IO state
+//! machines; this enum only routes calls to the right one and tags segments with their
+//! subflow.
+
+use crate::scenario::{CcKind, TransportPlan};
+use crate::time::SimTime;
+use crate::transport::cc::{Cc, Dctcp, Reno};
+use crate::transport::mpcc::{amp, dcm, xmp, Coupled, Coupling, EcnResponse};
+use crate::transport::mptcp::{MptcpReceiver, MptcpSender};
+use crate::transport::tcp::{Segment, SenderStats, TcpReceiver, TcpSender};
+
+// The TCP endpoints stay inline (no box): they are the common case on the per-packet path.
+#[allow(clippy::large_enum_variant)]
+pub enum Endpoints {
+    Tcp {
+        client: TcpSender,
+        server: TcpReceiver,
+    },
+    Mptcp {
+        client: MptcpSender,
+        server: MptcpReceiver,
+    },
+}
+
+impl Endpoints {
+    /// The endpoints of a flow of `size` bytes (`None`: long-lived) over transport `t`.
+    pub fn build(t: &TransportPlan, size: Option<u64>) -> Endpoints {
+        let size = size.unwrap_or(u64::MAX);
+        let tcp = t.tcp;
+        let mss = tcp.mss as f64;
+        let two_mss = 2.0 * mss;
+        let cwnd_min = tcp.cwnd_min as f64 * mss;
+        let single = |cc: &CcKind| match *cc {
+            CcKind::Dctcp { g, alpha_init } => Cc::Dctcp(Dctcp::new(g, alpha_init)),
+            _ => Cc::Reno(Reno::default()),
+        };
+        if t.subflows == 1 && matches!(t.cc, CcKind::Reno | CcKind::Dctcp { .. }) {
+            return Endpoints::Tcp {
+                client: TcpSender::new(tcp, single(&t.cc), size),
+                server: TcpReceiver::new(tcp),
+            };
+        }
+        let (coupling, sub_cc): (Coupling, Box<dyn Fn() -> Cc>) = match t.cc {
+            CcKind::Reno | CcKind::Dctcp { .. } => {
+                let cc = t.cc;
+                (Coupling::Uncoupled, Box::new(move || single(&cc)))
+            }
+            CcKind::Lia => (
+                Coupling::Lia,
+                Box::new(move || Cc::Coupled(Coupled::new(EcnResponse::Halve, two_mss))),
+            ),
+            CcKind::Olia => (
+                Coupling::Olia,
+                Box::new(move || Cc::Coupled(Coupled::new(EcnResponse::Halve, two_mss))),
+            ),
+            CcKind::Dcm { g } => (
+                Coupling::Dcm,
+                Box::new(move || Cc::Coupled(dcm::subflow_cc(g, two_mss))),
+            ),
+            CcKind::Xmp { beta } => (
+                Coupling::Xmp,
+                Box::new(move || Cc::Coupled(xmp::subflow_cc(beta, two_mss))),
+            ),
+            CcKind::Amp { beta, gamma, tau } => (
+                Coupling::Amp(amp::Ssr::new(gamma, tau)),
+                Box::new(move || Cc::Coupled(amp::subflow_cc(beta, cwnd_min))),
+            ),
+        };
+        let n = t.subflows as usize;
+        let subs = (0..n).map(|_| TcpSender::new(tcp, sub_cc(), 0)).collect();
+        Endpoints::Mptcp {
+            client: MptcpSender::new(subs, size, coupling, t.scheduler, t.subflow_gap),
+            server: MptcpReceiver::new(tcp, n),
+        }
+    }
+
+    pub fn subflows(&self) -> usize {
+        match self {
+            Endpoints::Tcp { .. } => 1,
+            Endpoints::Mptcp { client, .. } => client.subs.len(),
+        }
+    }
+
+    pub fn open(&mut self) {
+        match self {
+            Endpoints::Tcp { client, .. } => client.open(),
+            Endpoints::Mptcp { client, .. } => client.open(),
+        }
+    }
+
+    /// Handles a segment for endpoint `ep` (0: client, 1: server) on subflow `sub`.
+    pub fn on_segment(&mut self, now: SimTime, ep: usize, sub: usize, seg: &Segment) {
+        match (self, ep) {
+            (Endpoints::Tcp { client, .. }, 0) => client.on_segment(now, seg),
+            (Endpoints::Tcp { server, .. }, _) => server.on_segment(now, seg),
+            (Endpoints::Mptcp { client, .. }, 0) => client.on_segment(now, sub, seg),
+            (Endpoints::Mptcp { server, .. }, _) => server.on_segment(now, sub, seg),
+        }
+    }
+
+    /// The next segment endpoint `ep` sends, with its subflow.
+    #[inline]
+    pub fn poll_transmit(&mut self, now: SimTime, ep: usize) -> Option<(usize, Segment)> {
+        match (self, ep) {
+            (Endpoints::Tcp { client, .. }, 0) => client.poll_transmit(now).map(|s| (0, s)),
+            (Endpoints::Tcp { server, .. }, _) => server.poll_transmit(now).map(|s| (0, s)),
+            (Endpoints::Mptcp { client, .. }, 0) => client.poll_transmit(now),
+            (Endpoints::Mptcp { server, .. }, _) => server.poll_transmit(now),
+        }
+    }
+
+    pub fn on_timer(&mut self, now: SimTime, ep: usize) {
+        match (self, ep) {
+            (Endpoints::Tcp { client, .. }, 0) => client.on_timer(now),
+            (Endpoints::Tcp { server, .. }, _) => server.on_timer(now),
+            (Endpoints::Mptcp { client, .. }, 0) => client.on_timer(now),
+            (Endpoints::Mptcp { server, .. }, _) => server.on_timer(now),
+        }
+    }
+
+    pub fn timer_deadline(&self, ep: usize) -> Option<SimTime> {
+        match (self, ep) {
+            (Endpoints::Tcp { client, .. }, 0) => client.timer_deadline(),
+            (Endpoints::Tcp { server, .. }, _) => server.timer_deadline(),
+            (Endpoints::Mptcp { client, .. }, 0) => client.timer_deadline(),
+            (Endpoints::Mptcp { server, .. }, _) => server.timer_deadline(),
+        }
+    }
+
+    /// When every data byte was acknowledged (at the data level for multipath).
+    #[inline]
+    pub fn finish(&self) -> Option<SimTime> {
+        match self {
+            Endpoints::Tcp { client, .. } => client.stats.finish,
+            Endpoints::Mptcp { client, .. } => client.finish,
+        }
+    }
+
+    /// The flow's counters (summed over subflows; bytes acknowledged at the data level).
+    pub fn stats(&self) -> SenderStats {
+        match self {
+            Endpoints::Tcp { client, .. } => client.stats,
+            Endpoints::Mptcp { client, .. } => client.stats(),
+        }
+    }
+
+    /// Each subflow's own counters.
+    pub fn subflow_stats(&self) -> Vec<SenderStats> {
+        match self {
+            Endpoints::Tcp { client, .. } => vec![client.stats],
+            Endpoints::Mptcp { client, .. } => client.subs.iter().map(|s| s.stats).collect(),
+        }
+    }
+
+    /// AMP's suppression and release episodes.
+    pub fn ssr_episodes(&self) -> (u32, u32) {
+        match self {
+            Endpoints::Mptcp { client, .. } => match &client.coupling {
+                Coupling::Amp(ssr) => (ssr.suppressions, ssr.releases),
+                _ => (0, 0),
+            },
+            _ => (0, 0),
+        }
+    }
+}

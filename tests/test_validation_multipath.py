@@ -1,0 +1,169 @@
+"""Multipath transports at reduced scale: the AMP document's incast and minimum window
+syndrome results, MPTCP's throughput on a fat-tree permutation, coupling fairness, and
+the per-subflow accounting."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+import manypath
+from manypath.analysis import jain_index
+
+RunFn = Callable[..., manypath.Results]
+
+# The AMP document's ns-3 setting (reference defaults): 1400-byte segments, initial window
+# 1 segment, minimum RTO 200 ms, 100-packet queues marking at K.
+AMP_TCP = {"rto_min_us": 200_000, "init_cwnd_packets": 1, "mss": 1400}
+
+
+def amp_star(senders: int, k: int, traffic: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {
+        "topology": {"star": {"senders": senders}},
+        "network": {
+            "link": {"rate_gbps": 10, "delay_us": 5},
+            "queue": {"limit_packets": 100, "ecn_k_packets": k},
+        },
+        "tcp": AMP_TCP,
+        "traffic": traffic,
+        **extra,
+    }
+
+
+def incast(transport: str) -> dict[str, Any]:
+    """AMP §3.1: 30 flows of 128 KB join one bottleneck 50 µs apart; 4 subflows each."""
+    flows = [
+        {
+            "pattern": "incast",
+            "transport": transport,
+            "receiver": 0,
+            "senders": 30,
+            "stagger_us": 50,
+            "size": {"fixed": 131072},
+        }
+    ]
+    return amp_star(30, 10, flows, duration_ms=3000)
+
+
+def test_incast_dcm_and_xmp_time_out_amp_does_not(run_checked: RunFn) -> None:
+    fct = {}
+    for t in ("dctcp", "dcm", "xmp", "amp"):
+        res = run_checked(incast(t))
+        flows = res.flows
+        assert flows["completed"].all(), t
+        fct[t] = float(flows["fct_s"].mean())
+        if t in ("dcm", "xmp"):
+            assert flows["timeouts"].sum() > 0, f"{t} had no timeout"
+            assert fct[t] >= 10 * fct["dctcp"], f"{t} mean FCT {fct[t] * 1e3:.2f} ms"
+        if t == "amp":
+            assert flows["timeouts"].sum() == 0
+            assert flows["ssr_suppressions"].sum() > 0, "AMP's SSR never engaged"
+            assert fct[t] <= 2 * fct["dctcp"], f"AMP {fct[t] * 1e3:.2f} ms vs DCTCP {fct['dctcp'] * 1e3:.2f} ms"
+
+
+def syndrome(transport: str) -> dict[str, Any]:
+    """AMP §3.2: 8 DCTCP flows and one 4-subflow multipath flow share a 10 Gbps
+    bottleneck marking at K = 10."""
+    flows = [{"pattern": "pair", "src": 1, "dst": 0, "transport": transport, "class": "multipath", "size": "long_lived"}]
+    flows += [
+        {"pattern": "pair", "src": 2 + i, "dst": 0, "transport": "dctcp", "class": "dctcp", "size": "long_lived"}
+        for i in range(8)
+    ]
+    return amp_star(9, 10, flows, duration_ms=100, warmup_ms=20)
+
+
+@pytest.mark.parametrize("transport", ["dcm", "xmp", "amp"])
+def test_minimum_window_syndrome(run_checked: RunFn, transport: str) -> None:
+    flows = run_checked(syndrome(transport)).flows
+    multipath = float(flows.loc[flows["class"] == "multipath", "goodput_bps"].iloc[0])
+    dctcp = float(flows.loc[flows["class"] == "dctcp", "goodput_bps"].mean())
+    ratio = multipath / dctcp
+    jain = jain_index(flows["goodput_bps"].to_numpy())
+    if transport == "amp":
+        assert ratio <= 1.3, f"AMP takes {ratio:.2f}x a DCTCP flow"
+        assert jain >= 0.9, jain
+    else:
+        assert ratio >= 1.8, f"{transport} takes only {ratio:.2f}x a DCTCP flow"
+
+
+def permutation(cc: str, subflows: int, seed: int) -> dict[str, Any]:
+    return {
+        "duration_ms": 25,
+        "warmup_ms": 5,
+        "seed": seed,
+        "topology": {"fat_tree": {"k": 4}},
+        "network": {"link": {"rate_gbps": 10, "delay_us": 1}, "queue": {"limit_packets": 100}},
+        "tcp": {"rto_min_us": 1000},
+        "transports": {"mp": {"cc": cc, "subflows": subflows}},
+        "traffic": [{"pattern": "permutation", "transport": "mp", "size": "long_lived"}],
+    }
+
+
+def test_permutation_throughput_grows_with_subflows(run_checked: RunFn) -> None:
+    """003 §3.1: on a fat tree, MPTCP approaches full throughput as subflows are added,
+    where single-path ECMP leaves capacity idle on colliding paths."""
+    seeds = (1, 2)
+
+    def mean_goodput(cc: str, n: int) -> float:
+        return sum(run_checked(permutation(cc, n, s)).counters["goodput_fraction"] for s in seeds) / len(seeds)
+
+    single = mean_goodput("reno", 1)
+    g = {n: mean_goodput("lia", n) for n in (2, 4, 8)}
+    assert single < g[2] < g[4] < g[8] + 0.02, (single, g)
+    assert g[8] >= 1.3 * single, (single, g)
+    assert g[8] >= 0.75, g
+
+
+def test_subflow_counters_add_up(run_checked: RunFn) -> None:
+    res = run_checked(permutation("lia", 4, 1))
+    sub = res.subflows
+    assert len(sub) == 4 * len(res.flows)
+    per_flow = sub.groupby("flow_id")[["bytes_sent", "bytes_retx", "timeouts", "fast_retx"]].sum()
+    flows = res.flows.set_index("flow_id")
+    for col in per_flow.columns:
+        assert (per_flow[col] == flows.loc[per_flow.index, col]).all(), col
+    assert (sub["bytes_sent"] > 0).all(), "every subflow carried data"
+    assert (res.flows["subflows"] == 4).all()
+
+
+def shared_bottleneck(cc: str, subflows: int) -> dict[str, Any]:
+    """A multipath flow and a TCP flow through one 10 Gbps drop-tail bottleneck."""
+    return {
+        "duration_ms": 200,
+        "warmup_ms": 50,
+        "topology": {"dumbbell": {"pairs": 2}},
+        "network": {"link": {"rate_gbps": 10, "delay_us": 5}, "queue": {"limit_packets": 100}},
+        "tcp": {"rto_min_us": 1000},
+        "transports": {"mp": {"cc": cc, "subflows": subflows}},
+        "traffic": [
+            {"pattern": "pair", "src": 0, "dst": 2, "transport": "mp", "size": "long_lived"},
+            {"pattern": "pair", "src": 1, "dst": 3, "transport": "tcp", "size": "long_lived"},
+        ],
+    }
+
+
+def share(run_checked: RunFn, cc: str, subflows: int) -> float:
+    g = run_checked(shared_bottleneck(cc, subflows)).flows["goodput_bps"].to_numpy()
+    return float(g[0] / g[1])
+
+
+def test_coupling_restrains_subflows_at_a_shared_bottleneck(run_checked: RunFn) -> None:
+    uncoupled = share(run_checked, "reno", 2)
+    assert uncoupled >= 1.7, f"two uncoupled subflows should take about twice TCP's share, got {uncoupled:.2f}"
+    for cc in ("lia", "olia"):
+        coupled = share(run_checked, cc, 2)
+        assert coupled <= 0.8 * uncoupled, f"{cc}: {coupled:.2f} vs uncoupled {uncoupled:.2f}"
+    olia = share(run_checked, "olia", 2)
+    assert 1 / 1.3 <= olia <= 1.3, olia
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="LIA with 2 subflows takes 1.5x TCP's throughput at a 100-packet drop-tail "
+    "bottleneck (1.36x at 30 packets, 1.21x at 300): its subflows see fewer drops per packet "
+    "than the burstier single-path flow; with ECN marking it takes 0.62x instead",
+)
+def test_lia_is_fair_to_tcp_at_a_shared_bottleneck(run_checked: RunFn) -> None:
+    ratio = share(run_checked, "lia", 2)
+    assert 1 / 1.3 <= ratio <= 1.3, ratio
