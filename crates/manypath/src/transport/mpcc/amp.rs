@@ -2,7 +2,8 @@
 //! ACK (one segment per RTT for the whole connection), the constant-factor cut
 //! w_s ← max(w_s(1 − 1/β), cwnd_min) on the first marked ACK of a window (β = 4), losses
 //! w_s ← max(w_s/2, cwnd_min), and subflow suppression/release (SSR): after γ
-//! consecutive rounds in which every subflow sits at cwnd_min (and none is recovering),
+//! consecutive rounds in which every subflow's window equals cwnd_min (and none is
+//! recovering),
 //! only the first subflow carries new data and the coupled window counts it alone;
 //! after τ consecutive rounds in which the first subflow saw no mark, is above cwnd_min
 //! and is not recovering, all subflows carry data again. A round is one window of data
@@ -70,7 +71,9 @@ impl Ssr {
         }
         // A round (one window of the first subflow) ended.
         self.round_end = snd_nxt.max(snd_una + 1);
-        let at_min = |s: &SsrView| s.cwnd <= cwnd_min * (1.0 + 1e-9) && !s.in_recovery;
+        // Algorithm 1, line 5: w_s = cwnd_min (where ECN cuts leave it), not merely below
+        // it (as a subflow still in slow start from a smaller initial window is).
+        let at_min = |s: &SsrView| (s.cwnd - cwnd_min).abs() <= cwnd_min * 1e-9 && !s.in_recovery;
         let changed = if !self.suppressed {
             if subs.iter().all(at_min) {
                 self.rounds += 1;
