@@ -92,3 +92,9 @@ def test_incast_reduced_run_shows_the_collapse() -> None:
     forty = df[df["fan_in"] == 40].iloc[0]
     assert forty["bottleneck_drops"] > 0
     assert forty["timeouts"] >= 1 and forty["jct_ms"] > 200.0
+
+
+@pytest.mark.parametrize("name", [e.name for e in experiments.all_experiments()])
+def test_every_experiment_runs_at_reduced_scale(name: str) -> None:
+    table = experiments.get(name).run(full=False, seed=1)
+    assert len(table) > 0 and not table.isna().all().any(), table
