@@ -7,20 +7,21 @@
 use super::SubflowView;
 
 pub fn alpha(i: usize, subs: &[SubflowView]) -> f64 {
-    let active: Vec<usize> = (0..subs.len()).filter(|&p| subs[p].active).collect();
-    let n = active.len() as f64;
-    let w_max = active.iter().map(|&p| subs[p].cwnd).fold(0.0, f64::max);
-    let quality = |p: usize| subs[p].ell / (subs[p].rtt * subs[p].rtt);
-    let q_max = active.iter().map(|&p| quality(p)).fold(0.0, f64::max);
-    let in_m = |p: usize| subs[p].cwnd >= w_max;
-    let in_b = |p: usize| quality(p) >= q_max;
-    let b_not_m = active.iter().filter(|&&p| in_b(p) && !in_m(p)).count() as f64;
-    let m = active.iter().filter(|&&p| in_m(p)).count() as f64;
+    let active = || subs.iter().filter(|p| p.active);
+    let n = active().count() as f64;
+    let quality = |p: &SubflowView| p.ell / (p.rtt * p.rtt);
+    let w_max = active().map(|p| p.cwnd).fold(0.0, f64::max);
+    let q_max = active().map(quality).fold(0.0, f64::max);
+    let in_m = |p: &SubflowView| p.cwnd >= w_max;
+    let in_b = |p: &SubflowView| quality(p) >= q_max;
+    let b_not_m = active().filter(|p| in_b(p) && !in_m(p)).count() as f64;
+    let m = active().filter(|p| in_m(p)).count() as f64;
+    let me = &subs[i];
     if b_not_m == 0.0 {
         0.0
-    } else if in_b(i) && !in_m(i) {
+    } else if in_b(me) && !in_m(me) {
         1.0 / (n * b_not_m)
-    } else if in_m(i) {
+    } else if in_m(me) {
         -1.0 / (n * m)
     } else {
         0.0
