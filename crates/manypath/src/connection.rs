@@ -25,7 +25,8 @@ pub enum Endpoints {
 
 impl Endpoints {
     /// The endpoints of a flow of `size` bytes (`None`: long-lived) over transport `t`.
-    pub fn build(t: &TransportPlan, size: Option<u64>) -> Endpoints {
+    /// `scatter_dupacks` is MMPTCP's duplicate-ACK threshold during its scatter phase.
+    pub fn build(t: &TransportPlan, size: Option<u64>, scatter_dupacks: u32) -> Endpoints {
         let size = size.unwrap_or(u64::MAX);
         let tcp = t.tcp;
         let mss = tcp.mss as f64;
@@ -46,7 +47,7 @@ impl Endpoints {
                 let cc = t.cc;
                 (Coupling::Uncoupled, Box::new(move || single(&cc)))
             }
-            CcKind::Lia => (
+            CcKind::Lia | CcKind::Mmptcp { .. } => (
                 Coupling::Lia,
                 Box::new(move || Cc::Coupled(Coupled::new(EcnResponse::Halve, two_mss))),
             ),
@@ -67,10 +68,19 @@ impl Endpoints {
                 Box::new(move || Cc::Coupled(amp::subflow_cc(beta, cwnd_min))),
             ),
         };
-        let n = t.subflows as usize;
+        // MMPTCP's scatter subflow comes before its `subflows` MPTCP subflows.
+        let scatter = match t.cc {
+            CcKind::Mmptcp { switch_bytes } => Some(switch_bytes),
+            _ => None,
+        };
+        let n = t.subflows as usize + scatter.is_some() as usize;
         let subs = (0..n).map(|_| TcpSender::new(tcp, sub_cc(), 0)).collect();
+        let mut client = MptcpSender::new(subs, size, coupling, t.scheduler, t.subflow_gap);
+        if let Some(bytes) = scatter {
+            client.scatter_first(bytes, scatter_dupacks);
+        }
         Endpoints::Mptcp {
-            client: MptcpSender::new(subs, size, coupling, t.scheduler, t.subflow_gap),
+            client,
             server: MptcpReceiver::new(tcp, n),
         }
     }

@@ -6,7 +6,8 @@
 
 use crate::connection::Endpoints;
 use crate::engine::queue::EventKind;
-use crate::engine::{rng::mix64, EventQueue};
+use crate::engine::rng::{mix64, stream};
+use crate::engine::{EventQueue, Rng};
 use crate::metrics::{
     histogram_quantile, FlowRecord, QueueRecord, Results, RunCounters, SubflowRecord,
 };
@@ -56,6 +57,8 @@ pub struct Sim {
     /// Per host, the connection endpoints (conn << 1 | endpoint) waiting for room in its
     /// NIC queue, served in order as the NIC drains.
     blocked: Vec<VecDeque<u32>>,
+    /// Draws the random paths of MMPTCP's scattered packets.
+    scatter_rng: Rng,
 }
 
 fn tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
@@ -77,13 +80,18 @@ impl Sim {
             net.set_loss(a, b, p);
         }
         let flows = plan.flows();
+        let seed = plan.seed;
         let mut events = EventQueue::new();
         let mut conns = Vec::with_capacity(flows.len());
         let mut unfinished = 0;
         let mut long_lived = 0;
         for (i, f) in flows.iter().enumerate() {
             let t = &plan.transports[f.transport as usize];
-            let ep = Endpoints::build(t, f.size);
+            // MMPTCP's duplicate-ACK threshold while scattering: 3 plus the number of
+            // equal-cost paths between the hosts (when there is more than one).
+            let paths = net.ecmp_paths(f.src, f.dst);
+            let scatter_dupacks = 3 + if paths > 1 { paths } else { 0 };
+            let ep = Endpoints::build(t, f.size, scatter_dupacks);
             // Distinct source ports per connection and subflow, so ECMP sees distinct
             // 5-tuples (and may still place two subflows on one path, as it would).
             let sport = 1024 + ((i * 64) % 64_000) as u16;
@@ -133,6 +141,7 @@ impl Sim {
             unfinished,
             long_lived,
             blocked: vec![VecDeque::new(); n_hosts],
+            scatter_rng: Rng::new(seed, stream::HOST, u64::MAX),
         }
     }
 
@@ -307,6 +316,7 @@ impl Sim {
             ts_echo: p.ts_echo,
             dsn: p.dsn,
             data_ack: p.data_ack,
+            scatter: false,
         };
         let ep = if p.dir == TO_SERVER { 1 } else { 0 };
         conn.ep.on_segment(self.now, ep, p.sub as usize, &seg);
@@ -388,7 +398,12 @@ impl Sim {
             dsn: seg.dsn,
             data_ack: seg.data_ack,
             conn: conn_id,
-            hash: c.hash[sub][dir as usize],
+            // A scattered packet takes a random source port, hence a random ECMP path.
+            hash: if seg.scatter {
+                self.scatter_rng.next_u64() as u32
+            } else {
+                c.hash[sub][dir as usize]
+            },
             src,
             dst,
             rwnd: seg.rwnd,

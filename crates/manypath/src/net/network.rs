@@ -299,6 +299,34 @@ impl Network {
         }
     }
 
+    /// Number of equal-cost paths from host `src` to host `dst`: the product of the
+    /// next-hop choices along one shortest path (exact for the symmetric topologies here).
+    pub fn ecmp_paths(&self, src: u32, dst: u32) -> u32 {
+        let mut node = self.ports[self.host_nic[src as usize] as usize].peer;
+        let mut paths = 1u32;
+        for _ in 0..64 {
+            if self.kinds[node as usize] != NodeKind::Switch {
+                break;
+            }
+            let choices = self.path_choices(node, dst);
+            if choices == 0 {
+                return 0;
+            }
+            paths = paths.saturating_mul(choices);
+            let edge = self.host_edge[dst as usize];
+            node = if edge == node {
+                break;
+            } else {
+                let set = self.route[(self.switch_index[node as usize] * self.n_edges
+                    + self.edge_index[edge as usize])
+                    as usize];
+                let (start, _) = self.sets[set as usize];
+                self.ports[self.set_ports[start as usize] as usize].peer
+            };
+        }
+        paths
+    }
+
     pub fn ports_of(&self, node: u32) -> std::ops::Range<u32> {
         self.port_start[node as usize]..self.port_start[node as usize + 1]
     }
@@ -353,6 +381,21 @@ mod tests {
         assert_eq!(path(&mut n, 0, 2, 7).len(), 4); // same pod: edge, agg, edge, host
         assert_eq!(path(&mut n, 0, 15, 7).len(), 6); // other pod: via a core
         assert_eq!(*path(&mut n, 0, 15, 7).last().unwrap(), 15);
+    }
+
+    #[test]
+    fn counts_equal_cost_paths() {
+        let n = net(TopologyKind::FatTree {
+            k: 8,
+            oversubscription: 1,
+        });
+        assert_eq!(n.ecmp_paths(0, 1), 1, "same rack");
+        assert_eq!(
+            n.ecmp_paths(0, 4),
+            4,
+            "same pod: one per aggregation switch"
+        );
+        assert_eq!(n.ecmp_paths(0, 127), 16, "other pod: one per core");
     }
 
     #[test]

@@ -42,12 +42,27 @@ impl std::error::Error for ScenarioError {}
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CcKind {
     Reno,
-    Dctcp { g: f64, alpha_init: f64 },
+    Dctcp {
+        g: f64,
+        alpha_init: f64,
+    },
     Lia,
     Olia,
-    Dcm { g: f64 },
-    Xmp { beta: f64 },
-    Amp { beta: f64, gamma: u32, tau: u32 },
+    Dcm {
+        g: f64,
+    },
+    Xmp {
+        beta: f64,
+    },
+    Amp {
+        beta: f64,
+        gamma: u32,
+        tau: u32,
+    },
+    /// MMPTCP: packet scatter on one subflow for `switch_bytes`, then LIA subflows.
+    Mmptcp {
+        switch_bytes: u64,
+    },
 }
 
 impl CcKind {
@@ -96,6 +111,8 @@ pub const DEFAULT_SUBFLOWS: u32 = 4;
 pub const DEFAULT_BETA: f64 = 4.0;
 pub const DEFAULT_GAMMA: u32 = 2;
 pub const DEFAULT_TAU: u32 = 8;
+/// MMPTCP switches from packet scatter to MPTCP subflows after this much data.
+pub const DEFAULT_SWITCH_BYTES: u64 = 100_000;
 
 /// A validated, fully resolved scenario.
 #[derive(Clone, Debug)]
@@ -244,6 +261,13 @@ impl Plan {
             TransportPlan::multipath("olia", base_tcp, CcKind::Olia),
             TransportPlan::multipath("dcm", ecn_tcp, CcKind::Dcm { g: 1.0 / 16.0 }),
             TransportPlan::multipath("xmp", ecn_tcp, CcKind::Xmp { beta: DEFAULT_BETA }),
+            TransportPlan::multipath(
+                "mmptcp",
+                base_tcp,
+                CcKind::Mmptcp {
+                    switch_bytes: DEFAULT_SWITCH_BYTES,
+                },
+            ),
             TransportPlan::multipath(
                 "amp",
                 ecn_tcp,
@@ -518,6 +542,14 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
     uses("beta", t.beta.is_some(), &[CcSpec::Xmp, CcSpec::Amp], c);
     uses("amp_gamma", t.amp_gamma.is_some(), &[CcSpec::Amp], c);
     uses("amp_tau", t.amp_tau.is_some(), &[CcSpec::Amp], c);
+    uses(
+        "mmptcp_switch_bytes",
+        t.mmptcp_switch_bytes.is_some(),
+        &[CcSpec::Mmptcp],
+        c,
+    );
+    let switch_bytes = t.mmptcp_switch_bytes.unwrap_or(DEFAULT_SWITCH_BYTES);
+    c.at_least(&format!("{path}.mmptcp_switch_bytes"), switch_bytes, 1);
     let gamma = t.amp_gamma.unwrap_or(DEFAULT_GAMMA);
     let tau = t.amp_tau.unwrap_or(DEFAULT_TAU);
     c.at_least(&format!("{path}.amp_gamma"), gamma as u64, 1);
@@ -530,6 +562,7 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
         CcSpec::Dcm => CcKind::Dcm { g },
         CcSpec::Xmp => CcKind::Xmp { beta },
         CcSpec::Amp => CcKind::Amp { beta, gamma, tau },
+        CcSpec::Mmptcp => CcKind::Mmptcp { switch_bytes },
     }
 }
 

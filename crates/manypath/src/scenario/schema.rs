@@ -50,7 +50,8 @@ pub struct Scenario {
     pub tcp: TcpSpec,
     /// Named transports. Built in: `tcp` (NewReno, no ECN), `dctcp` (DCTCP with ECN),
     /// and 4-subflow multipath `mptcp` (LIA), `olia`, `dcm`, `xmp`, `amp` (the last three
-    /// with ECN). An entry with a built-in name replaces it.
+    /// with ECN), `mmptcp` (scatter, then 4 LIA subflows). An entry with a built-in name
+    /// replaces it.
     #[serde(default)]
     pub transports: BTreeMap<String, TransportSpec>,
     /// Traffic entries; each generates flows.
@@ -246,6 +247,9 @@ pub enum CcSpec {
     Xmp,
     /// AMP: RTT-agnostic increase, cut by 1/β, subflow suppression/release.
     Amp,
+    /// MMPTCP: one subflow scattering each packet on a random path, then LIA subflows
+    /// after `mmptcp_switch_bytes`.
+    Mmptcp,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -277,6 +281,9 @@ pub struct TransportSpec {
     pub amp_gamma: Option<u32>,
     /// AMP: rounds without marks before release (default 8).
     pub amp_tau: Option<u32>,
+    /// MMPTCP: data volume after which it switches from packet scatter to its MPTCP
+    /// subflows, in bytes (default 100000).
+    pub mmptcp_switch_bytes: Option<u64>,
     /// Delay of the extra subflows after the first handshake, in µs (default 0).
     pub subflow_gap_us: Option<f64>,
     #[serde(default)]

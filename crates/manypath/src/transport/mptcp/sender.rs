@@ -48,6 +48,10 @@ pub struct MptcpSender {
     mss: u64,
     cwnd_min: f64,
     pub finish: Option<SimTime>,
+    /// MMPTCP: subflow 0 scatters its packets over random paths until this many data
+    /// bytes have been handed out, then the other subflows open and take the new data
+    /// (0: no scatter phase).
+    scatter_until: u64,
     /// Reused per ACK so the coupling allocates nothing.
     views: Vec<SubflowView>,
     ssr_views: Vec<SsrView>,
@@ -85,6 +89,7 @@ impl MptcpSender {
             mss,
             cwnd_min,
             finish: None,
+            scatter_until: 0,
             views: Vec::with_capacity(n),
             ssr_views: Vec::with_capacity(n),
         }
@@ -93,6 +98,19 @@ impl MptcpSender {
     pub fn open(&mut self) {
         self.subs[0].open();
         self.opened[0] = true;
+    }
+
+    /// MMPTCP: scatter subflow 0's packets over random paths, with `dupack_threshold`
+    /// for the reordering that causes, until `bytes` of data have been handed out; then
+    /// switch to the other subflows.
+    pub fn scatter_first(&mut self, bytes: u64, dupack_threshold: u32) {
+        self.scatter_until = bytes.max(1);
+        self.subs[0].cfg.dupack_threshold = dupack_threshold;
+    }
+
+    /// In the scatter phase (subflow 0 alone, on random paths).
+    fn scattering(&self) -> bool {
+        self.scatter_until > 0 && self.data_nxt < self.scatter_until
     }
 
     /// AMP's subflow suppression: only the first subflow takes new data.
@@ -110,12 +128,17 @@ impl MptcpSender {
             .min()
             .unwrap_or(100_000_000);
         let opened = &self.opened;
+        // After MMPTCP's switch the scatter subflow only finishes its retransmissions.
+        let switched = self.scatter_until > 0 && !self.scattering();
         self.views.clear();
         self.views
             .extend(self.subs.iter().enumerate().map(|(i, s)| SubflowView {
                 cwnd: s.win.cwnd,
                 rtt: s.rtt.srtt().unwrap_or(fallback).max(1) as f64 / 1e12,
-                active: opened[i] && s.is_established() && (i == 0 || !suppressed),
+                active: opened[i]
+                    && s.is_established()
+                    && (i == 0 || !suppressed)
+                    && !(i == 0 && switched),
                 ell: match &s.cc {
                     Cc::Coupled(c) => c.ell(),
                     _ => 0.0,
@@ -136,6 +159,10 @@ impl MptcpSender {
         if self.data_nxt >= self.size || !s.is_established() || (i > 0 && self.suppressed()) {
             return;
         }
+        if self.scatter_until > 0 && (i == 0) != self.scattering() {
+            // MMPTCP: subflow 0 takes data only while scattering, the others only after.
+            return;
+        }
         if !s.all_sent() || !s.has_window_room() {
             return;
         }
@@ -146,6 +173,10 @@ impl MptcpSender {
         });
         self.subs[i].offer(chunk);
         self.data_nxt += chunk;
+        if self.scatter_until > 0 && !self.scattering() && self.subs.len() > 1 && !self.opened[1] {
+            // The scatter volume is out: open the MPTCP subflows.
+            self.open_others();
+        }
     }
 
     /// The `k`-th subflow to offer new data to: round robin from `rr`, or by RTT.
@@ -185,6 +216,7 @@ impl MptcpSender {
             if let Some(mut seg) = self.subs[i].poll_transmit(now) {
                 if seg.len > 0 {
                     seg.dsn = self.dsn_of(i, seg.seq);
+                    seg.scatter = i == 0 && self.scatter_until > 0;
                 }
                 self.rr = (i + 1) % self.subs.len();
                 return Some((i, seg));
@@ -214,7 +246,12 @@ impl MptcpSender {
             }
         }
         self.subs[sub].on_segment(now, seg);
-        if sub == 0 && !was_established && self.subs[0].is_established() && self.subs.len() > 1 {
+        if sub == 0
+            && !was_established
+            && self.subs[0].is_established()
+            && self.subs.len() > 1
+            && self.scatter_until == 0
+        {
             // The first handshake is done: the other subflows follow.
             self.open_at = now + self.gap;
             if self.gap == 0 {
@@ -383,6 +420,51 @@ mod tests {
         let (tx, rx, _) = run(3, 50_000, Coupling::Amp(amp::Ssr::new(2, 8)));
         assert_eq!(rx.bytes_received(), 50_000);
         assert!(tx.finish.is_some());
+    }
+
+    #[test]
+    fn mmptcp_scatters_then_switches_to_the_other_subflows() {
+        let subs = (0..3)
+            .map(|_| TcpSender::new(cfg(), Cc::Coupled(lia_like()), 0))
+            .collect();
+        let mut tx = MptcpSender::new(subs, 30_000, Coupling::Lia, Scheduler::RoundRobin, 0);
+        tx.scatter_first(10_000, 7);
+        assert_eq!(tx.subs[0].cfg.dupack_threshold, 7);
+        let mut rx = MptcpReceiver::new(cfg(), 3);
+        tx.open();
+        let mut now = 1;
+        let mut scattered = 0;
+        let mut on_others = 0;
+        for _ in 0..1000 {
+            let mut progressed = false;
+            while let Some((i, seg)) = tx.poll_transmit(now) {
+                if seg.len > 0 {
+                    if i == 0 {
+                        assert!(seg.scatter);
+                        scattered += seg.len as u64;
+                    } else {
+                        assert!(!seg.scatter);
+                        on_others += seg.len as u64;
+                    }
+                }
+                rx.on_segment(now, i, &seg);
+                progressed = true;
+            }
+            now += 10;
+            while let Some((i, seg)) = rx.poll_transmit(now) {
+                tx.on_segment(now, i, &seg);
+                progressed = true;
+            }
+            if !progressed {
+                break;
+            }
+        }
+        assert_eq!(rx.bytes_received(), 30_000);
+        assert_eq!(
+            scattered, 10_000,
+            "subflow 0 carried exactly the scatter volume"
+        );
+        assert_eq!(on_others, 20_000);
     }
 
     #[test]

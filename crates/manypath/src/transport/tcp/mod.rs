@@ -30,6 +30,9 @@ pub struct Segment {
     pub dsn: u64,
     /// Multipath: the cumulative data-level acknowledgment.
     pub data_ack: u64,
+    /// MMPTCP's packet scatter: send on an independent random path (a random source
+    /// port, so ECMP hashes it anew).
+    pub scatter: bool,
 }
 
 impl Segment {
