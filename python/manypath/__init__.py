@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from importlib import metadata
-from typing import Any
+from typing import Callable, Any
 
 from .results import Results, load
 from .scenario import Scenario, default_scenario_path, resolve
@@ -51,16 +51,23 @@ def run(
     *,
     seed: int | None = None,
     base_dir: str | os.PathLike[str] | None = None,
+    progress: Callable[[float, int], bool | None] | None = None,
+    progress_every: int = 1_000_000,
 ) -> Results:
     """Run a scenario given as a TOML file path, TOML text or a dict.
 
-    ``seed`` overrides the scenario's own seed. Raises ``ValueError`` for an invalid
-    scenario and ``FileNotFoundError`` for a missing file.
+    ``seed`` overrides the scenario's own seed. ``progress(sim_time_s, events)`` is called
+    about every ``progress_every`` events; returning ``False`` stops the run. A stopped
+    run (or one interrupted with Ctrl-C) returns what it measured, with
+    ``counters["partial"]`` true. Raises ``ValueError`` for an invalid scenario and
+    ``FileNotFoundError`` for a missing file.
     """
     src = resolve(scenario, base_dir)
     from . import _core
 
-    return Results.from_native(_core.run(src.text, src.base_dir, seed))
+    return Results.from_native(
+        _core.run(src.text, src.base_dir, seed, progress=progress, progress_every=progress_every)
+    )
 
 
 def validate(scenario: Scenario, *, base_dir: str | os.PathLike[str] | None = None) -> None:

@@ -93,7 +93,14 @@ def run(
     import manypath
 
     path = file if file is not None else default_scenario_path()
-    res = _guarded(str(path), lambda: manypath.run(path, seed=seed))
+    bar = _sim_progress(path, quiet or as_json)
+    try:
+        res = _guarded(str(path), lambda: manypath.run(path, seed=seed, progress=bar.update if bar else None))
+    finally:
+        if bar:
+            bar.close()
+    if res.counters.get("partial"):
+        _note("interrupted: the results cover the simulated time reached", quiet and not as_json)
     if out is not None:
         _guarded("writing results", lambda: res.to_parquet(out))
         _note(f"wrote {out}", quiet or as_json)
@@ -102,6 +109,40 @@ def run(
         _print_json({"summary": summary, "counters": res.counters})
     elif not quiet:
         typer.echo(report.run_summary(summary, res.counters))
+
+
+class _SimProgress:
+    """A progress bar over simulated time with the event rate, on an interactive stderr."""
+
+    def __init__(self, duration_s: float) -> None:
+        from tqdm import tqdm
+
+        self._bar = tqdm(total=duration_s * 1e3, unit="ms", unit_scale=False, file=sys.stderr,
+                         bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} sim ms [{elapsed}<{remaining}{postfix}]")
+        self._last_events = 0
+
+    def update(self, sim_time_s: float, events: int) -> bool:
+        self._bar.n = min(sim_time_s * 1e3, self._bar.total)
+        rate = self._bar.format_dict.get("elapsed") or 0.0
+        self._bar.set_postfix_str(f"{events / rate / 1e6:.1f} M events/s" if rate > 0 else "")
+        self._bar.refresh()
+        return True
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+def _sim_progress(path: Path, silent: bool) -> Optional[_SimProgress]:
+    """A progress bar for a run, unless output is quiet or stderr is not a terminal."""
+    if silent or not sys.stderr.isatty():
+        return None
+    try:
+        import tomllib
+
+        duration_ms = float(tomllib.loads(Path(path).read_text()).get("duration_ms", 0))
+    except Exception:  # the run itself reports a bad file
+        return None
+    return _SimProgress(duration_ms / 1e3) if duration_ms > 0 else None
 
 
 @app.command()

@@ -206,21 +206,47 @@ fn counters<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("n_hosts", r.n_hosts)?;
     d.set_item("host_rate_bps", r.host_rate_bps)?;
     d.set_item("goodput_fraction", r.goodput_fraction())?;
+    d.set_item("partial", c.partial)?;
     Ok(d)
 }
 
 /// Runs a scenario given as TOML text; CDF paths resolve against `base_dir`.
+/// `progress(sim_time_s, events)` is called about every `progress_every` events; if it
+/// returns False, or Ctrl-C is pressed, the run stops and its results are marked partial.
 #[pyfunction]
-#[pyo3(signature = (toml_text, base_dir, seed=None))]
+#[pyo3(signature = (toml_text, base_dir, seed=None, progress=None, progress_every=1_000_000))]
 fn run<'py>(
     py: Python<'py>,
     toml_text: &str,
     base_dir: &str,
     seed: Option<u64>,
+    progress: Option<PyObject>,
+    progress_every: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let base = Path::new(base_dir).to_path_buf();
     let text = toml_text.to_string();
-    let result = py.allow_threads(move || manypath::run_toml(&text, &base, seed));
+    // Ctrl-C reaches Python only when it runs; check for it at each report.
+    let every = if progress.is_some() {
+        progress_every.max(1)
+    } else {
+        1 << 22
+    };
+    let result = py.allow_threads(move || {
+        manypath::run_toml_with_progress(&text, &base, seed, every, |now, events| {
+            Python::with_gil(|py| {
+                if py.check_signals().is_err() {
+                    return false;
+                }
+                match &progress {
+                    Some(cb) => cb
+                        .call1(py, (now as f64 / 1e12, events))
+                        .map(|r| r.is_truthy(py).unwrap_or(true) || r.is_none(py))
+                        .unwrap_or(false),
+                    None => true,
+                }
+            })
+        })
+    });
     let r = result.map_err(|e| PyValueError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
     d.set_item("name", r.name.as_str())?;

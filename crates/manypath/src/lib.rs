@@ -29,3 +29,19 @@ pub fn run_toml(
     }
     Ok(sim::run_plan(plan))
 }
+
+/// Like `run_toml`, calling `progress(simulated ps, events)` every `every` events; a
+/// `false` from it stops the run, whose results are then marked partial.
+pub fn run_toml_with_progress(
+    text: &str,
+    base_dir: &std::path::Path,
+    seed: Option<u64>,
+    every: u64,
+    progress: impl FnMut(time::SimTime, u64) -> bool,
+) -> Result<Results, ScenarioError> {
+    let mut plan = Plan::from_toml(text, base_dir)?;
+    if let Some(s) = seed {
+        plan.seed = s;
+    }
+    Ok(sim::run_plan_with_progress(plan, every, progress))
+}

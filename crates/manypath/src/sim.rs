@@ -59,6 +59,8 @@ pub struct Sim {
     blocked: Vec<VecDeque<u32>>,
     /// Draws the random paths of MMPTCP's scattered packets.
     scatter_rng: Rng,
+    /// The run was stopped before its end (by the progress callback).
+    partial: bool,
 }
 
 fn tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
@@ -142,6 +144,7 @@ impl Sim {
             long_lived,
             blocked: vec![VecDeque::new(); n_hosts],
             scatter_rng: Rng::new(seed, stream::HOST, u64::MAX),
+            partial: false,
         }
     }
 
@@ -151,13 +154,31 @@ impl Sim {
 
     /// Runs until the scenario's duration, or until every flow is done.
     pub fn run(&mut self) {
+        self.run_with_progress(u64::MAX, |_, _| true);
+    }
+
+    /// Runs like `run`, calling `progress(now, events)` every `every` events; when it
+    /// returns false the run stops there, marked partial in its counters.
+    pub fn run_with_progress(
+        &mut self,
+        every: u64,
+        mut progress: impl FnMut(SimTime, u64) -> bool,
+    ) {
         let end = self.plan.duration;
         if self.all_done() {
             return;
         }
+        let mut next_report = every;
         while let Some(t) = self.events.peek_time() {
             if t > end {
                 break;
+            }
+            if self.events.processed() >= next_report {
+                next_report = next_report.saturating_add(every);
+                if !progress(self.now, self.events.processed()) {
+                    self.partial = true;
+                    return;
+                }
             }
             let ev = self.events.pop().expect("peeked");
             self.now = ev.time;
@@ -559,6 +580,7 @@ impl Sim {
             flows_completed: flows.iter().filter(|f| f.finish.is_some()).count() as u64,
             seed: self.plan.seed,
             peak_packets: self.peak_packets,
+            partial: self.partial,
         };
         Results {
             name: self.plan.name.clone(),
@@ -582,9 +604,18 @@ impl Sim {
 
 /// Parses, runs and reports a scenario.
 pub fn run_plan(plan: Plan) -> Results {
+    run_plan_with_progress(plan, u64::MAX, |_, _| true)
+}
+
+/// Runs a plan, reporting progress every `every` events (see `Sim::run_with_progress`).
+pub fn run_plan_with_progress(
+    plan: Plan,
+    every: u64,
+    progress: impl FnMut(SimTime, u64) -> bool,
+) -> Results {
     let t0 = std::time::Instant::now();
     let mut sim = Sim::new(plan);
-    sim.run();
+    sim.run_with_progress(every, progress);
     let wall = t0.elapsed().as_secs_f64();
     sim.results(wall)
 }

@@ -93,6 +93,8 @@ pub struct RunCounters {
     pub seed: u64,
     /// Peak number of packets alive at once.
     pub peak_packets: u64,
+    /// The run was interrupted before its end; its tables hold what was measured.
+    pub partial: bool,
 }
 
 impl RunCounters {
