@@ -10,25 +10,13 @@ import pytest
 
 import manypath
 from manypath.analysis import jain_index
+from manypath.experiments import amp
 
 RunFn = Callable[..., manypath.Results]
 
-# The AMP document's ns-3 setting (reference defaults): 1400-byte segments, initial window
-# 1 segment, minimum RTO 200 ms, 100-packet queues marking at K.
-AMP_TCP = {"rto_min_us": 200_000, "init_cwnd_packets": 1, "mss": 1400}
-
-
-def amp_star(senders: int, k: int, traffic: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    return {
-        "topology": {"star": {"senders": senders}},
-        "network": {
-            "link": {"rate_gbps": 10, "delay_us": 5},
-            "queue": {"limit_packets": 100, "ecn_k_packets": k},
-        },
-        "tcp": AMP_TCP,
-        "traffic": traffic,
-        **extra,
-    }
+# The AMP document's setting (star of 10 Gbps links, 100-packet queues marking at K, its
+# ns-3 TCP settings), shared with the registered experiments.
+amp_star = amp.star
 
 
 def incast(transport: str) -> dict[str, Any]:

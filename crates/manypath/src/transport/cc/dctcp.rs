@@ -5,33 +5,32 @@
 
 use super::{reno_increase, AckEvent, CongestionControl, OncePerWindow, Window};
 
+/// DCTCP's estimate α of the fraction of marked bytes, updated once per window of data
+/// (also used by DCM's subflows).
 #[derive(Clone, Debug)]
-pub struct Dctcp {
+pub struct MarkedFraction {
     /// EWMA weight g (1/16 in the documents).
     pub g: f64,
-    /// Estimated fraction of marked bytes.
     pub alpha: f64,
     acked: u64,
     acked_marked: u64,
     window_end: u64,
-    ecn: OncePerWindow,
 }
 
-impl Dctcp {
-    pub fn new(g: f64, alpha_init: f64) -> Dctcp {
-        Dctcp {
+impl MarkedFraction {
+    pub fn new(g: f64, alpha_init: f64) -> MarkedFraction {
+        MarkedFraction {
             g,
             alpha: alpha_init,
             acked: 0,
             acked_marked: 0,
             window_end: 0,
-            ecn: OncePerWindow::default(),
         }
     }
-}
 
-impl CongestionControl for Dctcp {
-    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
+    /// Counts an ACK's bytes; at the end of a window, folds them into α.
+    #[inline]
+    pub fn on_ack(&mut self, ev: &AckEvent) {
         self.acked += ev.acked;
         if ev.ece {
             self.acked_marked += ev.acked;
@@ -43,11 +42,37 @@ impl CongestionControl for Dctcp {
             self.acked_marked = 0;
             self.window_end = ev.snd_nxt;
         }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Dctcp {
+    pub marked: MarkedFraction,
+    ecn: OncePerWindow,
+}
+
+impl Dctcp {
+    pub fn new(g: f64, alpha_init: f64) -> Dctcp {
+        Dctcp {
+            marked: MarkedFraction::new(g, alpha_init),
+            ecn: OncePerWindow::default(),
+        }
+    }
+
+    /// The current estimate of the marked fraction.
+    pub fn alpha(&self) -> f64 {
+        self.marked.alpha
+    }
+}
+
+impl CongestionControl for Dctcp {
+    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
+        self.marked.on_ack(ev);
         if ev.in_recovery {
             return;
         }
         if self.ecn.fire(ev.ece, ev.snd_una, ev.snd_nxt) {
-            w.cwnd = (w.cwnd * (1.0 - self.alpha / 2.0)).max(ev.cwnd_min);
+            w.cwnd = (w.cwnd * (1.0 - self.marked.alpha / 2.0)).max(ev.cwnd_min);
             w.ssthresh = w.cwnd;
             return;
         }
@@ -76,7 +101,7 @@ mod tests {
                 d.on_ack(&mut w, &ev(1000, i == 0, una, una + 3000));
             }
         }
-        assert!((d.alpha - 0.25).abs() < 0.02, "alpha {}", d.alpha);
+        assert!((d.alpha() - 0.25).abs() < 0.02, "alpha {}", d.alpha());
     }
 
     #[test]
@@ -87,7 +112,7 @@ mod tests {
             ssthresh: 1e9,
         };
         d.on_ack(&mut w, &ev(0, true, 0, 10000));
-        assert!((w.cwnd - 10000.0 * (1.0 - d.alpha / 2.0)).abs() < 1e-6);
+        assert!((w.cwnd - 10000.0 * (1.0 - d.alpha() / 2.0)).abs() < 1e-6);
         let mut d = Dctcp::new(1.0 / 16.0, 1.0);
         let mut w = Window {
             cwnd: 2500.0,

@@ -7,7 +7,7 @@
 pub mod dctcp;
 pub mod reno;
 
-pub use dctcp::Dctcp;
+pub use dctcp::{Dctcp, MarkedFraction};
 pub use reno::Reno;
 
 /// The window a controller steers, in bytes (floating point: coupled and fractional
@@ -145,7 +145,7 @@ impl Cc {
     /// DCTCP's current estimate of the marked fraction, if this is DCTCP.
     pub fn dctcp_alpha(&self) -> Option<f64> {
         match self {
-            Cc::Dctcp(d) => Some(d.alpha),
+            Cc::Dctcp(d) => Some(d.alpha()),
             _ => None,
         }
     }

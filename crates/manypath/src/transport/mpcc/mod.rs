@@ -13,7 +13,8 @@ pub mod olia;
 pub mod xmp;
 
 use super::cc::{
-    halve_ssthresh, reno_increase, AckEvent, CongestionControl, OncePerWindow, Window,
+    halve_ssthresh, reno_increase, AckEvent, CongestionControl, MarkedFraction, OncePerWindow,
+    Window,
 };
 
 /// What the coupling sees of one subflow.
@@ -50,11 +51,8 @@ pub struct Coupled {
     pub increase: f64,
     /// Loss (and ECN) floor in bytes: AMP keeps cwnd_min, the others two segments.
     pub loss_floor: f64,
-    /// DCTCP state for `EcnResponse::Dctcp`.
-    pub alpha: f64,
-    acked: u64,
-    acked_marked: u64,
-    window_end: u64,
+    /// DCTCP's marked fraction, for `EcnResponse::Dctcp`.
+    pub marked: MarkedFraction,
     ecn: OncePerWindow,
     /// Set when the last ACK carried an ECN echo (read by AMP's release rule).
     pub last_ece: bool,
@@ -69,10 +67,13 @@ impl Coupled {
             response,
             increase: 0.0,
             loss_floor,
-            alpha: 1.0,
-            acked: 0,
-            acked_marked: 0,
-            window_end: 0,
+            marked: MarkedFraction::new(
+                match response {
+                    EcnResponse::Dctcp { g } => g,
+                    _ => 1.0 / 16.0,
+                },
+                1.0,
+            ),
             ecn: OncePerWindow::default(),
             last_ece: false,
             since_loss: 0,
@@ -97,18 +98,8 @@ impl CongestionControl for Coupled {
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
         self.last_ece = ev.ece;
         self.since_loss += ev.acked;
-        if let EcnResponse::Dctcp { g } = self.response {
-            self.acked += ev.acked;
-            if ev.ece {
-                self.acked_marked += ev.acked;
-            }
-            if ev.snd_una >= self.window_end && self.acked > 0 {
-                let f = self.acked_marked as f64 / self.acked as f64;
-                self.alpha = (1.0 - g) * self.alpha + g * f;
-                self.acked = 0;
-                self.acked_marked = 0;
-                self.window_end = ev.snd_nxt;
-            }
+        if let EcnResponse::Dctcp { .. } = self.response {
+            self.marked.on_ack(ev);
         }
         if ev.in_recovery {
             return;
@@ -116,7 +107,7 @@ impl CongestionControl for Coupled {
         if self.ecn.fire(ev.ece, ev.snd_una, ev.snd_nxt) {
             let cut = match self.response {
                 EcnResponse::Halve => w.cwnd / 2.0,
-                EcnResponse::Dctcp { .. } => w.cwnd * (1.0 - self.alpha / 2.0),
+                EcnResponse::Dctcp { .. } => w.cwnd * (1.0 - self.marked.alpha / 2.0),
                 EcnResponse::Beta { beta } => w.cwnd * (1.0 - 1.0 / beta),
             };
             w.cwnd = cut.max(ev.cwnd_min).max(ev.mss);
