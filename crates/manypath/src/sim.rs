@@ -234,9 +234,6 @@ impl Sim {
             self.transmit(port_id, d);
             return;
         }
-        if ect && port.queue.marks_on_enqueue() {
-            d.ecn = Ecn::Ce;
-        }
         match port.queue.enqueue(now, d, ect) {
             Admit::Dropped => {
                 self.dropped += 1;

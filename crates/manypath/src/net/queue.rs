@@ -145,10 +145,9 @@ impl OutQueue {
         self.cfg.mark_at == MarkAt::Dequeue && self.above_k()
     }
 
-    /// Admits or drops a packet of `wire` bytes. The caller marks the packet if asked
-    /// and it is ECT.
+    /// Admits (marking it CE if the queue is at K and it is ECT) or drops a packet.
     #[inline]
-    pub fn enqueue(&mut self, now: SimTime, d: Desc, ect: bool) -> Admit {
+    pub fn enqueue(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admit {
         let (wire, class) = (d.wire as u32, d.class);
         if self.packets + 1 > self.cfg.limit_packets
             || self.bytes + wire as u64 > self.cfg.limit_bytes
@@ -159,6 +158,7 @@ impl OutQueue {
         let mark = ect && self.marks_on_enqueue();
         if mark {
             self.stats.marks += 1;
+            d.ecn = super::packet::Ecn::Ce;
         }
         self.account(now);
         let c = if self.cfg.priority {

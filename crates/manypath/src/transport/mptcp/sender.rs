@@ -344,7 +344,7 @@ mod tests {
     use super::super::MptcpReceiver;
     use super::*;
     use crate::transport::cc::Reno;
-    use crate::transport::mpcc::{amp, lia};
+    use crate::transport::mpcc::amp;
     use crate::transport::tcp::TcpConfig;
 
     fn cfg() -> TcpConfig {
@@ -356,9 +356,7 @@ mod tests {
         }
     }
 
-    /// Runs a connection over a lossless, zero-delay "network" by hand: every segment is
-    /// delivered at once, in order. Returns (sender, receiver, segments per subflow).
-    fn run(n: usize, size: u64, coupling: Coupling) -> (MptcpSender, MptcpReceiver, Vec<u64>) {
+    fn sender(n: usize, size: u64, coupling: Coupling) -> MptcpSender {
         let subs = (0..n)
             .map(|_| {
                 let cc = match coupling {
@@ -368,17 +366,22 @@ mod tests {
                 TcpSender::new(cfg(), cc, 0)
             })
             .collect();
-        let mut tx = MptcpSender::new(subs, size, coupling, Scheduler::RoundRobin, 0);
-        let mut rx = MptcpReceiver::new(cfg(), n);
-        let mut per_sub = vec![0u64; n];
+        MptcpSender::new(subs, size, coupling, Scheduler::RoundRobin, 0)
+    }
+
+    /// Runs a connection over a lossless, zero-delay "network" by hand: every segment is
+    /// delivered at once, in order; `on_send(subflow, segment)` sees each one sent.
+    fn exchange(
+        tx: &mut MptcpSender,
+        rx: &mut MptcpReceiver,
+        mut on_send: impl FnMut(usize, &Segment),
+    ) {
         tx.open();
         let mut now = 1;
         for _ in 0..10_000 {
             let mut progressed = false;
             while let Some((i, seg)) = tx.poll_transmit(now) {
-                if seg.len > 0 {
-                    per_sub[i] += 1;
-                }
+                on_send(i, &seg);
                 rx.on_segment(now, i, &seg);
                 progressed = true;
             }
@@ -391,6 +394,18 @@ mod tests {
                 break;
             }
         }
+    }
+
+    /// Returns (sender, receiver, data segments per subflow).
+    fn run(n: usize, size: u64, coupling: Coupling) -> (MptcpSender, MptcpReceiver, Vec<u64>) {
+        let mut tx = sender(n, size, coupling);
+        let mut rx = MptcpReceiver::new(cfg(), n);
+        let mut per_sub = vec![0u64; n];
+        exchange(&mut tx, &mut rx, |i, seg| {
+            if seg.len > 0 {
+                per_sub[i] += 1;
+            }
+        });
         (tx, rx, per_sub)
     }
 
@@ -409,7 +424,6 @@ mod tests {
             "every subflow carried data: {per_sub:?}"
         );
         assert_eq!(per_sub.iter().sum::<u64>(), 200);
-        let _ = lia::alpha;
     }
 
     #[test]
@@ -424,41 +438,22 @@ mod tests {
 
     #[test]
     fn mmptcp_scatters_then_switches_to_the_other_subflows() {
-        let subs = (0..3)
-            .map(|_| TcpSender::new(cfg(), Cc::Coupled(lia_like()), 0))
-            .collect();
-        let mut tx = MptcpSender::new(subs, 30_000, Coupling::Lia, Scheduler::RoundRobin, 0);
+        let mut tx = sender(3, 30_000, Coupling::Lia);
         tx.scatter_first(10_000, 7);
         assert_eq!(tx.subs[0].cfg.dupack_threshold, 7);
         let mut rx = MptcpReceiver::new(cfg(), 3);
-        tx.open();
-        let mut now = 1;
         let mut scattered = 0;
         let mut on_others = 0;
-        for _ in 0..1000 {
-            let mut progressed = false;
-            while let Some((i, seg)) = tx.poll_transmit(now) {
-                if seg.len > 0 {
-                    if i == 0 {
-                        assert!(seg.scatter);
-                        scattered += seg.len as u64;
-                    } else {
-                        assert!(!seg.scatter);
-                        on_others += seg.len as u64;
-                    }
+        exchange(&mut tx, &mut rx, |i, seg| {
+            if seg.len > 0 {
+                assert_eq!(seg.scatter, i == 0, "only subflow 0 scatters");
+                if i == 0 {
+                    scattered += seg.len as u64;
+                } else {
+                    on_others += seg.len as u64;
                 }
-                rx.on_segment(now, i, &seg);
-                progressed = true;
             }
-            now += 10;
-            while let Some((i, seg)) = rx.poll_transmit(now) {
-                tx.on_segment(now, i, &seg);
-                progressed = true;
-            }
-            if !progressed {
-                break;
-            }
-        }
+        });
         assert_eq!(rx.bytes_received(), 30_000);
         assert_eq!(
             scattered, 10_000,
