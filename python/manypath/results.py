@@ -25,7 +25,23 @@ FLOWS_FILE = "flows.parquet"
 QUEUES_FILE = "queues.parquet"
 SUBFLOWS_FILE = "subflows.parquet"
 SUBFLOW_COLUMNS = ["flow_id", "subflow", "bytes_sent", "bytes_retx", "bytes_acked", "timeouts", "fast_retx"]
+FLOW_SAMPLES_FILE = "flow_samples.parquet"
+FLOW_SAMPLE_COLUMNS = ["time_s", "flow_id", "subflow", "bytes_acked", "cwnd_bytes", "srtt_us"]
+QUEUE_SAMPLES_FILE = "queue_samples.parquet"
+QUEUE_SAMPLE_COLUMNS = ["time_s", "port", "packets", "bytes", "rwndq_window"]
 COUNTERS_FILE = "counters.json"
+
+#: The tables beside flows and queues (attribute, file, columns); older result
+#: directories may lack them.
+_OPTIONAL_TABLES = (
+    ("subflows", SUBFLOWS_FILE, SUBFLOW_COLUMNS),
+    ("flow_samples", FLOW_SAMPLES_FILE, FLOW_SAMPLE_COLUMNS),
+    ("queue_samples", QUEUE_SAMPLES_FILE, QUEUE_SAMPLE_COLUMNS),
+)
+
+
+def _table(raw: Any, columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame(raw or {c: [] for c in columns})
 
 
 @dataclass
@@ -38,6 +54,14 @@ class Results:
     name: str = ""
     #: Per-subflow counters of the multipath flows (empty when there are none).
     subflows: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SUBFLOW_COLUMNS))
+    #: Time series of each running flow's subflows (``output.flow_sample_us``).
+    flow_samples: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=FLOW_SAMPLE_COLUMNS)
+    )
+    #: Time series of the switch queues (``output.queue_sample_us``).
+    queue_samples: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=QUEUE_SAMPLE_COLUMNS)
+    )
 
     @classmethod
     def from_native(cls, raw: Mapping[str, Any]) -> Results:
@@ -47,7 +71,7 @@ class Results:
             queues=pd.DataFrame(raw["queues"]),
             counters=dict(raw.get("counters", {})),
             name=str(raw.get("name", "")),
-            subflows=pd.DataFrame(raw.get("subflows") or {c: [] for c in SUBFLOW_COLUMNS}),
+            **{attr: _table(raw.get(attr), cols) for attr, _, cols in _OPTIONAL_TABLES},
         )
 
     @property
@@ -99,7 +123,7 @@ class Results:
         for frame, name in (
             (self.flows, FLOWS_FILE),
             (self.queues, QUEUES_FILE),
-            (self.subflows, SUBFLOWS_FILE),
+            *((getattr(self, attr), file) for attr, file, _ in _OPTIONAL_TABLES),
         ):
             with _atomic_path(out / name) as tmp:
                 frame.to_parquet(tmp, index=False, engine="pyarrow")
@@ -134,9 +158,12 @@ def load_run(directory: PathLike) -> Results:
         queues=pd.read_parquet(src / QUEUES_FILE, engine="pyarrow"),
         counters=counters,
         name=str(meta.get("name", "")),
-        subflows=pd.read_parquet(src / SUBFLOWS_FILE, engine="pyarrow")
-        if (src / SUBFLOWS_FILE).is_file()
-        else pd.DataFrame(columns=SUBFLOW_COLUMNS),
+        **{
+            attr: pd.read_parquet(src / file, engine="pyarrow")
+            if (src / file).is_file()
+            else pd.DataFrame(columns=cols)
+            for attr, file, cols in _OPTIONAL_TABLES
+        },
     )
 
 

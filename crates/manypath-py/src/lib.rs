@@ -36,7 +36,15 @@ fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDic
     )?;
     d.set_item(
         "start_s",
-        f.iter().map(|x| x.start as f64 / 1e12).collect::<Vec<_>>(),
+        f.iter()
+            .map(|x| {
+                if x.start == manypath::sim::NOT_STARTED {
+                    nan
+                } else {
+                    x.start as f64 / 1e12
+                }
+            })
+            .collect::<Vec<_>>(),
     )?;
     d.set_item(
         "finish_s",
@@ -180,6 +188,61 @@ fn queues_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDi
         "p99_packets",
         q.iter().map(|x| x.p99_packets).collect::<Vec<_>>(),
     )?;
+    d.set_item("rwndq", q.iter().map(|x| x.rwndq).collect::<Vec<_>>())?;
+    d.set_item(
+        "rwndq_flows",
+        q.iter().map(|x| x.rwndq_flows).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "rwndq_peak_flows",
+        q.iter().map(|x| x.rwndq_peak_flows).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "rwndq_window",
+        q.iter().map(|x| x.rwndq_window).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "rwndq_rewrites",
+        q.iter().map(|x| x.rwndq_rewrites).collect::<Vec<_>>(),
+    )?;
+    Ok(d)
+}
+
+fn flow_samples_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let s = &r.flow_samples;
+    d.set_item(
+        "time_s",
+        s.iter().map(|x| x.time as f64 / 1e12).collect::<Vec<_>>(),
+    )?;
+    d.set_item("flow_id", s.iter().map(|x| x.flow).collect::<Vec<_>>())?;
+    d.set_item("subflow", s.iter().map(|x| x.subflow).collect::<Vec<_>>())?;
+    d.set_item(
+        "bytes_acked",
+        s.iter().map(|x| x.bytes_acked).collect::<Vec<_>>(),
+    )?;
+    d.set_item("cwnd_bytes", s.iter().map(|x| x.cwnd).collect::<Vec<_>>())?;
+    d.set_item(
+        "srtt_us",
+        s.iter().map(|x| x.srtt as f64 / 1e6).collect::<Vec<_>>(),
+    )?;
+    Ok(d)
+}
+
+fn queue_samples_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let s = &r.queue_samples;
+    d.set_item(
+        "time_s",
+        s.iter().map(|x| x.time as f64 / 1e12).collect::<Vec<_>>(),
+    )?;
+    d.set_item("port", s.iter().map(|x| x.port).collect::<Vec<_>>())?;
+    d.set_item("packets", s.iter().map(|x| x.packets).collect::<Vec<_>>())?;
+    d.set_item("bytes", s.iter().map(|x| x.bytes).collect::<Vec<_>>())?;
+    d.set_item(
+        "rwndq_window",
+        s.iter().map(|x| x.rwndq_window).collect::<Vec<_>>(),
+    )?;
     Ok(d)
 }
 
@@ -253,6 +316,8 @@ fn run<'py>(
     d.set_item("flows", flows_columns(py, &r)?)?;
     d.set_item("queues", queues_columns(py, &r)?)?;
     d.set_item("subflows", subflows_columns(py, &r)?)?;
+    d.set_item("flow_samples", flow_samples_columns(py, &r)?)?;
+    d.set_item("queue_samples", queue_samples_columns(py, &r)?)?;
     d.set_item("counters", counters(py, &r)?)?;
     Ok(d)
 }

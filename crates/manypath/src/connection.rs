@@ -5,7 +5,7 @@
 
 use crate::scenario::{CcKind, TransportPlan};
 use crate::time::SimTime;
-use crate::transport::cc::{Cc, Dctcp, Reno};
+use crate::transport::cc::{Cc, Cubic, Dctcp, Reno};
 use crate::transport::mpcc::{amp, dcm, xmp, Coupled, Coupling, EcnResponse};
 use crate::transport::mptcp::{MptcpReceiver, MptcpSender};
 use crate::transport::tcp::{Segment, SenderStats, TcpReceiver, TcpSender};
@@ -34,16 +34,17 @@ impl Endpoints {
         let cwnd_min = tcp.cwnd_min as f64 * mss;
         let single = |cc: &CcKind| match *cc {
             CcKind::Dctcp { g, alpha_init } => Cc::Dctcp(Dctcp::new(g, alpha_init)),
+            CcKind::Cubic => Cc::Cubic(Cubic::default()),
             _ => Cc::Reno(Reno::default()),
         };
-        if t.subflows == 1 && matches!(t.cc, CcKind::Reno | CcKind::Dctcp { .. }) {
+        if t.subflows == 1 && !t.cc.is_coupled() {
             return Endpoints::Tcp {
                 client: TcpSender::new(tcp, single(&t.cc), size),
                 server: TcpReceiver::new(tcp),
             };
         }
         let (coupling, sub_cc): (Coupling, Box<dyn Fn() -> Cc>) = match t.cc {
-            CcKind::Reno | CcKind::Dctcp { .. } => {
+            CcKind::Reno | CcKind::Cubic | CcKind::Dctcp { .. } => {
                 let cc = t.cc;
                 (Coupling::Uncoupled, Box::new(move || single(&cc)))
             }
@@ -152,6 +153,14 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { client, .. } => client.stats,
             Endpoints::Mptcp { client, .. } => client.stats(),
+        }
+    }
+
+    /// Each subflow's sender, in order (the one sender of a TCP flow).
+    pub fn senders(&self) -> &[TcpSender] {
+        match self {
+            Endpoints::Tcp { client, .. } => std::slice::from_ref(client),
+            Endpoints::Mptcp { client, .. } => &client.subs,
         }
     }
 

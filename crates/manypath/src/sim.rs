@@ -9,9 +9,10 @@ use crate::engine::queue::EventKind;
 use crate::engine::rng::{mix64, stream};
 use crate::engine::{EventQueue, Rng};
 use crate::metrics::{
-    histogram_quantile, FlowRecord, QueueRecord, Results, RunCounters, SubflowRecord,
+    histogram_quantile, FlowRecord, FlowSample, QueueRecord, QueueSample, Results, RunCounters,
+    SubflowRecord,
 };
-use crate::net::network::{Network, NodeKind};
+use crate::net::network::{Network, NodeKind, NO_RWNDQ};
 use crate::net::packet::flags;
 use crate::net::packet::{Desc, Ecn, Packet, PacketArena, TO_CLIENT, TO_SERVER};
 use crate::net::queue::Admit;
@@ -61,7 +62,26 @@ pub struct Sim {
     scatter_rng: Rng,
     /// The run was stopped before its end (by the progress callback).
     partial: bool,
+    /// Some switch port runs RWNDQ.
+    rwndq_on: bool,
+    flow_samples: Vec<FlowSample>,
+    queue_samples: Vec<QueueSample>,
+    /// The switch ports the queue series covers.
+    sampled_ports: Vec<u32>,
+    /// Closed loops: the flow each flow's finish starts (`NO_FLOW`: none), and each
+    /// flow's think time after its predecessor's finish.
+    successor: Vec<u32>,
+    think: Vec<SimTime>,
 }
+
+const NO_FLOW: u32 = u32::MAX;
+
+/// Start time of a closed-loop flow whose predecessor has not finished.
+pub const NOT_STARTED: SimTime = SimTime::MAX;
+
+/// `Sample` events: operand 0 samples the flows, 1 the queues.
+const SAMPLE_FLOWS: u32 = 0;
+const SAMPLE_QUEUES: u32 = 1;
 
 fn tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
     let a = ((src as u64) << 32) | dst as u64;
@@ -85,6 +105,8 @@ impl Sim {
         let seed = plan.seed;
         let mut events = EventQueue::new();
         let mut conns = Vec::with_capacity(flows.len());
+        let mut successor = vec![NO_FLOW; flows.len()];
+        let mut think = vec![0; flows.len()];
         let mut unfinished = 0;
         let mut long_lived = 0;
         for (i, f) in flows.iter().enumerate() {
@@ -123,9 +145,32 @@ impl Sim {
                 acked_at_warmup: 0,
                 done_counted: false,
             });
-            events.schedule(f.start, EventKind::FlowStart, i as u32, 0);
+            match f.after {
+                // Started by its predecessor's finish; until then it has no start time.
+                Some(p) => {
+                    successor[p as usize] = i as u32;
+                    conns.last_mut().expect("pushed").spec.start = NOT_STARTED;
+                    think[i] = f.start;
+                }
+                None => events.schedule(f.start, EventKind::FlowStart, i as u32, 0),
+            }
         }
         let n_hosts = plan.topology.n_hosts as usize;
+        let rwndq_on = !net.rwndq.is_empty();
+        if let Some(p) = plan.flow_sample {
+            events.schedule(p, EventKind::Sample, SAMPLE_FLOWS, 0);
+        }
+        if let Some(p) = plan.queue_sample {
+            events.schedule(p, EventKind::Sample, SAMPLE_QUEUES, 0);
+        }
+        let sampled_ports = (0..net.ports.len() as u32)
+            .filter(|&p| {
+                let port = &net.ports[p as usize];
+                net.kinds[port.owner as usize] == NodeKind::Switch
+                    && (plan.queue_sample_tiers.is_empty()
+                        || plan.queue_sample_tiers.contains(&port.tier))
+            })
+            .collect();
         if plan.warmup > 0 {
             events.schedule(plan.warmup, EventKind::Warmup, 0, 0);
         }
@@ -145,6 +190,12 @@ impl Sim {
             blocked: vec![VecDeque::new(); n_hosts],
             scatter_rng: Rng::new(seed, stream::HOST, u64::MAX),
             partial: false,
+            rwndq_on,
+            flow_samples: Vec::new(),
+            queue_samples: Vec::new(),
+            sampled_ports,
+            successor,
+            think,
         }
     }
 
@@ -183,7 +234,7 @@ impl Sim {
             let ev = self.events.pop().expect("peeked");
             self.now = ev.time;
             match ev.kind() {
-                EventKind::Arrive => self.arrive(ev.a, ev.d),
+                EventKind::Arrive => self.arrive(ev.a, ev.via, ev.d),
                 EventKind::TxDone => self.tx_done(ev.a),
                 EventKind::FlowStart => {
                     self.conns[ev.a as usize].ep.open();
@@ -195,7 +246,8 @@ impl Sim {
                         c.acked_at_warmup = c.ep.stats().bytes_acked;
                     }
                 }
-                EventKind::Sample => {}
+                EventKind::Sample => self.sample(ev.a),
+                EventKind::RwndqTick => self.rwndq_tick(ev.a),
             }
             if self.unfinished == 0 && self.all_done() {
                 return;
@@ -205,10 +257,15 @@ impl Sim {
     }
 
     #[inline]
-    fn arrive(&mut self, node: u32, d: Desc) {
+    fn arrive(&mut self, node: u32, via: u32, d: Desc) {
         if self.net.kinds[node as usize] == NodeKind::Switch {
             match self.net.next_port(node, d.dst, d.hash) {
-                Some(port) => self.enqueue(port, d),
+                Some(port) => {
+                    if self.rwndq_on && self.net.rwndq_node[node as usize] {
+                        self.rwndq_inspect(via, port, d);
+                    }
+                    self.enqueue(port, d)
+                }
                 None => {
                     self.dropped += 1;
                     self.pkts.free(d.pkt);
@@ -259,7 +316,12 @@ impl Sim {
         port.tx_packets += 1;
         port.tx_bytes += d.wire as u64;
         self.hops += 1;
-        let (arrive_at, peer, lossy) = (now + ser + port.delay, port.peer, port.loss > 0.0);
+        let (arrive_at, peer, via, lossy) = (
+            now + ser + port.delay,
+            port.peer,
+            port.reverse,
+            port.loss > 0.0,
+        );
         if !port.queue.is_empty() {
             port.txdone_pending = true;
             self.events
@@ -269,8 +331,95 @@ impl Sim {
             self.lose_on_link(port_id, d);
             return;
         }
-        self.events
-            .schedule_with(arrive_at, EventKind::Arrive, peer, d);
+        self.events.schedule_arrival(arrive_at, peer, via, d);
+    }
+
+    /// RWNDQ at a switch: the packet came in on port `via` and leaves by port `out`
+    /// (Listing 2 of the RWNDQ document). Only switches with an RWNDQ port read the
+    /// packet's TCP header.
+    fn rwndq_inspect(&mut self, via: u32, out: u32, d: Desc) {
+        let (rin, rout) = (
+            self.net.ports[via as usize].rwndq,
+            self.net.ports[out as usize].rwndq,
+        );
+        let p = self.pkts.get_mut(d.pkt);
+        if p.has(flags::SYN) && p.has(flags::ACK) {
+            for r in [rin, rout] {
+                if r != NO_RWNDQ && self.net.rwndq[r as usize].on_syn_ack() {
+                    let port = if r == rin { via } else { out };
+                    self.net.rwndq[r as usize].timer_armed = true;
+                    let at = self.now + self.net.rwndq[r as usize].cfg.interval;
+                    self.events.schedule(at, EventKind::RwndqTick, port, 0);
+                }
+            }
+        }
+        if rin == NO_RWNDQ {
+            return;
+        }
+        let state = &mut self.net.rwndq[rin as usize];
+        if p.has(flags::FIN) || p.has(flags::RST) {
+            state.on_fin();
+        }
+        if p.has(flags::ACK) {
+            p.rwnd = state.rewrite(p.rwnd);
+        }
+    }
+
+    /// Records one row of the flow or queue time series and schedules the next.
+    fn sample(&mut self, what: u32) {
+        let now = self.now;
+        let period = if what == SAMPLE_FLOWS {
+            let period = self.plan.flow_sample.expect("flow sampling is on");
+            let since = now.saturating_sub(period);
+            for (i, c) in self.conns.iter().enumerate() {
+                // Running flows, and those that finished since the previous sample.
+                if c.spec.start > now || c.ep.finish().is_some_and(|f| f <= since) {
+                    continue;
+                }
+                for (k, s) in c.ep.senders().iter().enumerate() {
+                    self.flow_samples.push(FlowSample {
+                        time: now,
+                        flow: i as u32,
+                        subflow: k as u32,
+                        bytes_acked: s.stats.bytes_acked,
+                        cwnd: s.win.cwnd,
+                        srtt: s.rtt.srtt().unwrap_or(0),
+                    });
+                }
+            }
+            period
+        } else {
+            for &p in &self.sampled_ports {
+                let port = &self.net.ports[p as usize];
+                self.queue_samples.push(QueueSample {
+                    time: now,
+                    port: p,
+                    packets: port.queue.packets(),
+                    bytes: port.queue.bytes(),
+                    rwndq_window: if port.rwndq == NO_RWNDQ {
+                        0
+                    } else {
+                        self.net.rwndq[port.rwndq as usize].wnd
+                    },
+                });
+            }
+            self.plan.queue_sample.expect("queue sampling is on")
+        };
+        if now + period <= self.plan.duration {
+            self.events
+                .schedule(now + period, EventKind::Sample, what, 0);
+        }
+    }
+
+    /// RWNDQ's window-update timer of one port (Listing 1).
+    fn rwndq_tick(&mut self, port_id: u32) {
+        let port = &self.net.ports[port_id as usize];
+        let backlog = port.queue.bytes();
+        let state = &mut self.net.rwndq[port.rwndq as usize];
+        if state.on_tick(backlog) {
+            let at = self.now + state.cfg.interval;
+            self.events.schedule(at, EventKind::RwndqTick, port_id, 0);
+        }
     }
 
     #[cold]
@@ -372,6 +521,12 @@ impl Sim {
         if !conn.done_counted && conn.ep.finish().is_some() {
             conn.done_counted = true;
             self.unfinished -= 1;
+            let next = self.successor[conn_id as usize];
+            if next != NO_FLOW {
+                let at = self.now + self.think[next as usize];
+                self.conns[next as usize].spec.start = at;
+                self.events.schedule(at, EventKind::FlowStart, next, 0);
+            }
         }
     }
 
@@ -540,6 +695,7 @@ impl Sim {
             .map(|(i, p)| {
                 let st = &p.queue.stats;
                 let secs = end.max(1) as f64;
+                let rw = (p.rwndq != NO_RWNDQ).then(|| &net.rwndq[p.rwndq as usize]);
                 QueueRecord {
                     port: i as u32,
                     node: net.names[p.owner as usize].clone(),
@@ -561,6 +717,11 @@ impl Sim {
                     p50_packets: histogram_quantile(&st.histogram, 0.5),
                     p95_packets: histogram_quantile(&st.histogram, 0.95),
                     p99_packets: histogram_quantile(&st.histogram, 0.99),
+                    rwndq: rw.is_some(),
+                    rwndq_flows: rw.map_or(0, |r| r.conns),
+                    rwndq_peak_flows: rw.map_or(0, |r| r.peak_conns),
+                    rwndq_window: rw.map_or(0, |r| r.wnd),
+                    rwndq_rewrites: rw.map_or(0, |r| r.rewrites),
                 }
             })
             .collect();
@@ -584,6 +745,8 @@ impl Sim {
             flows,
             subflows,
             queues,
+            flow_samples: std::mem::take(&mut self.flow_samples),
+            queue_samples: std::mem::take(&mut self.queue_samples),
             counters,
             transports: self
                 .plan

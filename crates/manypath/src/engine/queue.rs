@@ -24,6 +24,8 @@ pub enum EventKind {
     Warmup = 4,
     /// Periodic sampling of queues.
     Sample = 5,
+    /// RWNDQ window-update timer of port `a`.
+    RwndqTick = 6,
 }
 
 impl EventKind {
@@ -34,7 +36,8 @@ impl EventKind {
             2 => EventKind::FlowStart,
             3 => EventKind::Timer,
             4 => EventKind::Warmup,
-            _ => EventKind::Sample,
+            5 => EventKind::Sample,
+            _ => EventKind::RwndqTick,
         }
     }
 }
@@ -46,6 +49,9 @@ pub struct Event {
     /// every tie between equal times.
     order: u64,
     pub a: u32,
+    /// `Arrive`: the port of node `a` on the link the packet came in by (the switch's
+    /// "in" device). It fills what would otherwise be padding.
+    pub via: u32,
     /// For packet events, the packet's descriptor; otherwise `d.pkt` holds operand `b`.
     pub d: Desc,
 }
@@ -167,9 +173,26 @@ impl EventQueue {
     /// Schedules a packet event carrying the packet's descriptor.
     #[inline]
     pub fn schedule_with(&mut self, time: SimTime, kind: EventKind, a: u32, d: Desc) {
+        self.push_event(time, kind, a, 0, d);
+    }
+
+    /// Schedules packet `d`'s arrival at `node` through its port `via`.
+    #[inline]
+    pub fn schedule_arrival(&mut self, time: SimTime, node: u32, via: u32, d: Desc) {
+        self.push_event(time, EventKind::Arrive, node, via, d);
+    }
+
+    #[inline]
+    fn push_event(&mut self, time: SimTime, kind: EventKind, a: u32, via: u32, d: Desc) {
         let order = (self.next_seq << 8) | kind as u64;
         self.next_seq += 1;
-        let e = Event { time, order, a, d };
+        let e = Event {
+            time,
+            order,
+            a,
+            via,
+            d,
+        };
         debug_assert!(
             key(&e) > self.last || self.len == 0,
             "event scheduled in the past"
@@ -294,6 +317,11 @@ mod tests {
         check_order(1, 100_000, 50);
         check_order(2, 100_000, 1 << 40);
         check_order(3, 100_000, u32::MAX as u64);
+    }
+
+    #[test]
+    fn events_stay_40_bytes() {
+        assert_eq!(std::mem::size_of::<Event>(), 40);
     }
 
     #[test]

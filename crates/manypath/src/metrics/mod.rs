@@ -48,6 +48,29 @@ impl FlowRecord {
     }
 }
 
+/// One subflow of one running flow at one sampling time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowSample {
+    pub time: SimTime,
+    pub flow: u32,
+    pub subflow: u32,
+    pub bytes_acked: u64,
+    pub cwnd: f64,
+    /// Smoothed RTT (0 before the first sample).
+    pub srtt: SimTime,
+}
+
+/// One switch port's queue at one sampling time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueSample {
+    pub time: SimTime,
+    pub port: u32,
+    pub packets: u64,
+    pub bytes: u64,
+    /// RWNDQ's per-connection window on the port (0 where RWNDQ is off).
+    pub rwndq_window: u32,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueueRecord {
     pub port: u32,
@@ -74,6 +97,15 @@ pub struct QueueRecord {
     pub p50_packets: f64,
     pub p95_packets: f64,
     pub p99_packets: f64,
+    /// RWNDQ runs on this port.
+    pub rwndq: bool,
+    /// RWNDQ: connections counted at the end of the run, and at most at once.
+    pub rwndq_flows: u32,
+    pub rwndq_peak_flows: u32,
+    /// RWNDQ: the per-connection window at the end of the run, in bytes.
+    pub rwndq_window: u32,
+    /// RWNDQ: ACKs whose receive window the port lowered.
+    pub rwndq_rewrites: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -112,6 +144,8 @@ pub struct Results {
     /// Per-subflow counters of the multipath flows.
     pub subflows: Vec<SubflowRecord>,
     pub queues: Vec<QueueRecord>,
+    pub flow_samples: Vec<FlowSample>,
+    pub queue_samples: Vec<QueueSample>,
     pub counters: RunCounters,
     pub transports: Vec<String>,
     pub classes: Vec<String>,

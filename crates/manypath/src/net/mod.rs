@@ -3,6 +3,7 @@
 pub mod network;
 pub mod packet;
 pub mod queue;
+pub mod rwndq;
 pub mod topology;
 
 pub use network::{Network, NodeKind, Port};

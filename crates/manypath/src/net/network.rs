@@ -7,6 +7,7 @@
 //! precomputed flow hash with the switch's salt (ECMP) or one random draw (spraying).
 
 use super::queue::{OutQueue, QueueConfig};
+use super::rwndq::{RwndqConfig, RwndqPort};
 use super::topology::{NodeRole, Topology};
 use crate::engine::rng::{mix64, stream, Rng};
 use crate::time::{Rate, SimTime};
@@ -32,12 +33,18 @@ pub struct LinkParams {
     pub rate: Rate,
     pub delay: SimTime,
     pub queue: QueueConfig,
+    /// RWNDQ on the switch ports of this tier.
+    pub rwndq: Option<RwndqConfig>,
 }
 
 /// An output port: a queue feeding one direction of a link.
 pub struct Port {
     pub owner: u32,
     pub peer: u32,
+    /// The peer's port on the same link (the other direction).
+    pub reverse: u32,
+    /// Index of this port's RWNDQ state in `Network::rwndq` (`NO_RWNDQ`: off).
+    pub rwndq: u32,
     pub tier: u8,
     pub rate: Rate,
     pub delay: SimTime,
@@ -79,9 +86,14 @@ pub struct Network {
     spray_rng: Vec<Rng>,
     /// One stream per port, drawn only by lossy links.
     loss_rng: Vec<Rng>,
+    /// RWNDQ state of the ports that run it.
+    pub rwndq: Vec<RwndqPort>,
+    /// Per node: some port of this switch runs RWNDQ, so it inspects TCP headers.
+    pub rwndq_node: Vec<bool>,
 }
 
 const NO_ROUTE: u32 = u32::MAX;
+pub const NO_RWNDQ: u32 = u32::MAX;
 
 impl Network {
     /// Builds ports and routes. `tier_params[t]` gives the links of tier `t`; the host
@@ -122,6 +134,8 @@ impl Network {
                 ports.push(Port {
                     owner: node as u32,
                     peer,
+                    reverse: u32::MAX,
+                    rwndq: NO_RWNDQ,
                     tier,
                     rate: p.rate,
                     delay: p.delay,
@@ -137,6 +151,32 @@ impl Network {
             }
         }
         port_start.push(ports.len() as u32);
+        // Each port's reverse: the peer's port back to its owner. Parallel links between
+        // two nodes pair up in order.
+        for p in 0..ports.len() {
+            if ports[p].reverse != u32::MAX {
+                continue;
+            }
+            let (a, b) = (ports[p].owner, ports[p].peer);
+            let q = (port_start[b as usize]..port_start[b as usize + 1])
+                .find(|&q| ports[q as usize].peer == a && ports[q as usize].reverse == u32::MAX)
+                .expect("every link has two directions");
+            ports[p].reverse = q;
+            ports[q as usize].reverse = p as u32;
+        }
+        let mut rwndq = Vec::new();
+        let mut rwndq_node = vec![false; n];
+        for port in ports.iter_mut() {
+            let owner = port.owner as usize;
+            if kinds[owner] != NodeKind::Switch {
+                continue;
+            }
+            if let Some(cfg) = tier_params[port.tier as usize].rwndq {
+                port.rwndq = rwndq.len() as u32;
+                rwndq.push(RwndqPort::new(cfg));
+                rwndq_node[owner] = true;
+            }
+        }
 
         let n_hosts = topo.n_hosts;
         let mut host_nic = vec![0; n_hosts as usize];
@@ -237,6 +277,8 @@ impl Network {
             loss_rng: (0..n_ports as u64)
                 .map(|i| Rng::new(seed, stream::LINK, i))
                 .collect(),
+            rwndq,
+            rwndq_node,
         }
     }
 
@@ -348,6 +390,7 @@ mod tests {
             rate: Rate::from_gbps(10.0),
             delay: 1_000_000,
             queue: QueueConfig::default(),
+            rwndq: None,
         };
         Network::build(
             &topo,

@@ -6,6 +6,7 @@ use super::schema::*;
 use crate::engine::{rng::stream, Rng};
 use crate::net::network::{LinkParams, LoadBalancing};
 use crate::net::queue::{MarkAt, QueueConfig};
+use crate::net::rwndq::RwndqConfig;
 use crate::net::topology::{Topology, TopologyKind};
 use crate::time::{from_ms, from_us, Rate, SimTime};
 use crate::transport::mptcp::Scheduler;
@@ -42,6 +43,7 @@ impl std::error::Error for ScenarioError {}
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CcKind {
     Reno,
+    Cubic,
     Dctcp {
         g: f64,
         alpha_init: f64,
@@ -69,7 +71,7 @@ impl CcKind {
     /// Coupled multipath controllers (the others are single-path, or uncoupled when
     /// given several subflows).
     pub fn is_coupled(&self) -> bool {
-        !matches!(self, CcKind::Reno | CcKind::Dctcp { .. })
+        !matches!(self, CcKind::Reno | CcKind::Cubic | CcKind::Dctcp { .. })
     }
 }
 
@@ -130,6 +132,11 @@ pub struct Plan {
     pub classes: Vec<String>,
     pub traffic: Vec<TrafficGen>,
     pub queue_histogram: bool,
+    /// Period of the flow and queue time series (`None`: not recorded).
+    pub flow_sample: Option<SimTime>,
+    pub queue_sample: Option<SimTime>,
+    /// Tiers whose switch ports the queue series covers (empty: all).
+    pub queue_sample_tiers: Vec<u8>,
     /// Bernoulli loss per directed link: (from node, to node, probability).
     pub losses: Vec<(u32, u32, f64)>,
 }
@@ -239,16 +246,39 @@ impl Plan {
             } else {
                 0
             };
-            tier_params.push(LinkParams { rate, delay, queue });
+            tier_params.push(LinkParams {
+                rate,
+                delay,
+                queue,
+                rwndq: None,
+            });
         }
 
         let base_tcp = tcp_config(TcpConfig::default(), &s.tcp, "tcp", &mut c);
+        if s.network.host_queue.rwndq.is_some() {
+            c.err(
+                "network.host_queue.rwndq",
+                "RWNDQ runs on switch ports, not on host NICs; set it on `network.queue` or \
+                 a tier's queue"
+                    .into(),
+            );
+        }
+        for (t, params) in tiers.iter().zip(tier_params.iter_mut()) {
+            let (spec, path) = match s.network.tiers.get(*t).and_then(|o| o.queue.as_ref()) {
+                Some(q) => (q, format!("network.tiers.{t}.queue.rwndq")),
+                None => (&s.network.queue, "network.queue.rwndq".to_string()),
+            };
+            if let Some(r) = &spec.rwndq {
+                params.rwndq = Some(rwndq_config(r, &path, &params.queue, &base_tcp, &mut c));
+            }
+        }
         let ecn_tcp = TcpConfig {
             ecn: true,
             ..base_tcp
         };
         let mut transports = vec![
             TransportPlan::single("tcp", base_tcp, CcKind::Reno),
+            TransportPlan::single("cubic", base_tcp, CcKind::Cubic),
             TransportPlan::single(
                 "dctcp",
                 ecn_tcp,
@@ -282,9 +312,10 @@ impl Plan {
             let path = format!("transports.{name}");
             let mut tcp = tcp_config(base_tcp, &t.tcp, &format!("{path}.tcp"), &mut c);
             let cc = transport_cc(t, &path, &mut c);
-            tcp.ecn = t
-                .ecn
-                .unwrap_or(!matches!(cc, CcKind::Reno | CcKind::Lia | CcKind::Olia));
+            tcp.ecn = t.ecn.unwrap_or(!matches!(
+                cc,
+                CcKind::Reno | CcKind::Cubic | CcKind::Lia | CcKind::Olia
+            ));
             let default_subflows = if cc.is_coupled() { DEFAULT_SUBFLOWS } else { 1 };
             let subflows = t.subflows.unwrap_or(default_subflows);
             if !(1..=64).contains(&subflows) {
@@ -385,6 +416,25 @@ impl Plan {
                 fault_links(f, &format!("faults[{i}]"), topo, &mut losses, &mut c);
             }
         }
+        let sample_period = |c: &mut Checker, field: &str, v: Option<f64>| {
+            v.map(|us| us_field(c, &format!("output.{field}"), Some(us), 1, true).max(1))
+        };
+        let flow_sample = sample_period(&mut c, "flow_sample_us", s.output.flow_sample_us);
+        let queue_sample = sample_period(&mut c, "queue_sample_us", s.output.queue_sample_us);
+        let mut queue_sample_tiers = Vec::new();
+        for (i, name) in s.output.queue_sample_tiers.iter().flatten().enumerate() {
+            match tiers.iter().position(|t| t == name) {
+                Some(t) => queue_sample_tiers.push(t as u8),
+                None if kind.is_some() => c.err(
+                    &format!("output.queue_sample_tiers[{i}]"),
+                    format!(
+                        "not a tier of this topology (its tiers: {}), got {name:?}",
+                        tiers.join(", ")
+                    ),
+                ),
+                None => {}
+            }
+        }
         if !c.problems.is_empty() {
             return Err(ScenarioError {
                 problems: c.problems,
@@ -408,6 +458,9 @@ impl Plan {
             classes,
             traffic,
             queue_histogram: s.output.queue_histogram,
+            flow_sample,
+            queue_sample,
+            queue_sample_tiers,
             losses,
         })
     }
@@ -556,6 +609,7 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
     c.at_least(&format!("{path}.amp_tau"), tau as u64, 1);
     match t.cc {
         CcSpec::Reno => CcKind::Reno,
+        CcSpec::Cubic => CcKind::Cubic,
         CcSpec::Dctcp => CcKind::Dctcp { g, alpha_init },
         CcSpec::Lia => CcKind::Lia,
         CcSpec::Olia => CcKind::Olia,
@@ -706,6 +760,57 @@ fn queue_config(
         },
         priority: q.priority,
         histogram,
+    }
+}
+
+/// RWNDQ's parameters for ports with queue `q`: the preset's, with the user's overrides.
+fn rwndq_config(
+    r: &RwndqSpec,
+    path: &str,
+    q: &QueueConfig,
+    tcp: &TcpConfig,
+    c: &mut Checker,
+) -> RwndqConfig {
+    let (interval_us, updates, fraction) = match r.preset {
+        RwndqPreset::Kernel => (1000.0, 8, 0.25),
+        RwndqPreset::Ns2 => (50.0, 10, 0.20),
+    };
+    let interval = us_field(
+        c,
+        &format!("{path}.interval_us"),
+        r.interval_us,
+        from_us(interval_us),
+        true,
+    );
+    let updates = r.updates.unwrap_or(updates);
+    c.at_least(&format!("{path}.updates"), updates as u64, 1);
+    let fraction = r.target_fraction.unwrap_or(fraction);
+    if !(fraction.is_finite() && fraction > 0.0 && fraction <= 1.0) {
+        c.err(
+            &format!("{path}.target_fraction"),
+            format!("must be in (0, 1], got {fraction}"),
+        );
+    }
+    if r.target_fraction.is_some() && r.target_bytes.is_some() {
+        c.err(
+            &format!("{path}.target_bytes"),
+            "give either target_bytes or target_fraction, not both".into(),
+        );
+    }
+    let segment = (tcp.mss + tcp.header) as u64;
+    let limit = q.limit_bytes.min(q.limit_packets.saturating_mul(segment));
+    let target_bytes = match r.target_bytes {
+        Some(b) => {
+            c.at_least(&format!("{path}.target_bytes"), b, 1);
+            b
+        }
+        None => ((limit as f64 * fraction.clamp(0.0, 1.0)) as u64).max(1),
+    };
+    RwndqConfig {
+        interval,
+        updates: updates.max(1),
+        target_bytes,
+        mss: tcp.mss,
     }
 }
 
@@ -995,15 +1100,27 @@ fn traffic_gen(
             from_us(x.clamp(0.0, MAX_TIME_US))
         }
         None => {
-            if t.repeat > 1 {
+            if t.repeat > 1 && !t.closed_loop {
                 c.err(
                     &format!("{path}.interval_us"),
-                    "is needed when repeat > 1".into(),
+                    "is needed when repeat > 1 (or set closed_loop = true)".into(),
                 );
             }
             0
         }
     };
+    if t.closed_loop && !matches!(pattern, Pattern::Incast | Pattern::Pair) {
+        c.err(
+            &format!("{path}.closed_loop"),
+            "applies only to patterns \"incast\" and \"pair\"".into(),
+        );
+    }
+    if t.closed_loop && t.arrival.is_some() {
+        c.err(
+            &format!("{path}.closed_loop"),
+            "cannot be combined with Poisson arrivals".into(),
+        );
+    }
     c.at_least(&format!("{path}.repeat"), t.repeat as u64, 1);
     let until = match t.until_us {
         Some(x) => {
@@ -1117,6 +1234,7 @@ fn traffic_gen(
         stagger: from_us(t.stagger_us),
         repeat: t.repeat,
         interval,
+        closed_loop: t.closed_loop,
         src,
         dst,
     })

@@ -48,7 +48,8 @@ pub struct Scenario {
     /// TCP settings shared by every transport (each transport may override them).
     #[serde(default)]
     pub tcp: TcpSpec,
-    /// Named transports. Built in: `tcp` (NewReno, no ECN), `dctcp` (DCTCP with ECN),
+    /// Named transports. Built in: `tcp` (NewReno, no ECN), `cubic` (CUBIC, no ECN),
+    /// `dctcp` (DCTCP with ECN),
     /// and 4-subflow multipath `mptcp` (LIA), `olia`, `dcm`, `xmp`, `amp` (the last three
     /// with ECN), `mmptcp` (scatter, then 4 LIA subflows). An entry with a built-in name
     /// replaces it.
@@ -197,6 +198,36 @@ pub struct QueueSpec {
     /// Two strict-priority classes (a flow's `priority`: 0 high, 1 low).
     #[serde(default)]
     pub priority: bool,
+    /// RWNDQ on these switch ports: flow counting and receive-window rewriting of the
+    /// ACKs that come in through them (not on host NICs).
+    pub rwndq: Option<RwndqSpec>,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RwndqPreset {
+    /// The Linux kernel module: T = 1 ms, M = 8, target 25% of the queue limit.
+    #[default]
+    Kernel,
+    /// The ns-2 study: T = 50 µs, M = 10, target 20% of the queue limit.
+    Ns2,
+}
+
+/// RWNDQ's parameters; unset ones come from the preset.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RwndqSpec {
+    #[serde(default)]
+    pub preset: RwndqPreset,
+    /// Period T of the window-update timer, in microseconds.
+    pub interval_us: Option<f64>,
+    /// Timer ticks M per update of the port's window.
+    pub updates: Option<u32>,
+    /// Target queue as a fraction of the queue limit (bytes; a limit in packets counts
+    /// full-sized segments).
+    pub target_fraction: Option<f64>,
+    /// Target queue in bytes (instead of `target_fraction`).
+    pub target_bytes: Option<u64>,
 }
 
 /// TCP settings; unset fields keep their defaults.
@@ -235,6 +266,9 @@ pub enum CcSpec {
     /// NewReno; with `ecn = true`, halves once per window on ECN echoes. With several
     /// subflows: uncoupled MPTCP.
     Reno,
+    /// CUBIC (RFC 9438; β = 0.7, C = 0.4, no HyStart); with `ecn = true`, an ECN echo is
+    /// a congestion event. With several subflows: uncoupled.
+    Cubic,
     /// DCTCP: cwnd·(1−α/2) once per window. With several subflows: uncoupled.
     Dctcp,
     /// MPTCP's linked increase (RFC 6356).
@@ -368,7 +402,13 @@ pub struct TrafficSpec {
     /// `incast`/`pair`: number of repetitions (jobs), `interval_us` apart.
     #[serde(default = "one")]
     pub repeat: u32,
+    /// Time between repetitions in microseconds: start to start, or with `closed_loop`
+    /// the think time from a flow's finish to the same sender's next flow (default 0).
     pub interval_us: Option<f64>,
+    /// `incast`/`pair`: each sender sends its next repetition when its previous flow has
+    /// finished (like a client issuing requests one after another).
+    #[serde(default)]
+    pub closed_loop: bool,
     /// `pair`: source host.
     pub src: Option<u32>,
     /// `pair`: destination host.
@@ -381,6 +421,14 @@ pub struct OutputSpec {
     /// Keep a time-weighted histogram of every switch queue (for percentiles).
     #[serde(default)]
     pub queue_histogram: bool,
+    /// Record every running flow's subflows (bytes acknowledged, cwnd, smoothed RTT)
+    /// at this period, in microseconds: the `flow_samples` table.
+    pub flow_sample_us: Option<f64>,
+    /// Record the switch queues' occupancy at this period, in microseconds: the
+    /// `queue_samples` table.
+    pub queue_sample_us: Option<f64>,
+    /// Sample only the switch ports of these tiers (default: all switch ports).
+    pub queue_sample_tiers: Option<Vec<String>>,
 }
 
 /// The scenario JSON Schema, pretty-printed.

@@ -45,7 +45,11 @@ pub struct TrafficGen {
     pub senders: Vec<u32>,
     pub stagger: SimTime,
     pub repeat: u32,
+    /// Between repetitions: the time from one start to the next, or, closed loop, the
+    /// think time from a flow's finish to its successor's start.
     pub interval: SimTime,
+    /// Each sender's next repetition waits for its previous flow to finish.
+    pub closed_loop: bool,
     pub src: u32,
     pub dst: u32,
 }
@@ -63,6 +67,9 @@ pub struct FlowSpec {
     pub priority: u8,
     /// Job number for incast repetitions, -1 otherwise.
     pub job: i64,
+    /// Closed loop: the flow (index in the run's flow list) whose finish starts this
+    /// one; `start` then holds the think time after that finish.
+    pub after: Option<u32>,
 }
 
 /// A random permutation of `hosts` without fixed points (every host sends elsewhere).
@@ -94,7 +101,18 @@ impl TrafficGen {
             class: self.class,
             priority: self.priority,
             job,
+            after: None,
         }
+    }
+
+    /// A repetition `r` > 0 of a closed loop follows the same sender's flow of the
+    /// repetition before, `per_rep` entries back in the flow list.
+    fn chain(&self, mut f: FlowSpec, r: u32, index: usize, per_rep: usize) -> FlowSpec {
+        if self.closed_loop && r > 0 {
+            f.after = Some((index - per_rep) as u32);
+            f.start = self.interval;
+        }
+        f
     }
 
     /// Start of the `i`-th flow of a batch beginning at `t0`.
@@ -149,32 +167,29 @@ impl TrafficGen {
                 for r in 0..self.repeat {
                     let job = *next_job;
                     *next_job += 1;
-                    let t0 = self
-                        .start
-                        .saturating_add((r as u64).saturating_mul(self.interval));
+                    let t0 = if self.closed_loop {
+                        self.start
+                    } else {
+                        self.start
+                            .saturating_add((r as u64).saturating_mul(self.interval))
+                    };
                     for (i, &src) in self.senders.iter().enumerate() {
-                        out.push(self.flow(
-                            src,
-                            self.receiver,
-                            self.staggered(t0, i as u64),
-                            job,
-                            rng,
-                        ));
+                        let f =
+                            self.flow(src, self.receiver, self.staggered(t0, i as u64), job, rng);
+                        out.push(self.chain(f, r, out.len(), self.senders.len()));
                     }
                 }
             }
             (Pattern::Pair, Arrival::AtStart) => {
                 for r in 0..self.repeat {
-                    out.push(
-                        self.flow(
-                            self.src,
-                            self.dst,
-                            self.start
-                                .saturating_add((r as u64).saturating_mul(self.interval)),
-                            -1,
-                            rng,
-                        ),
-                    );
+                    let start = if self.closed_loop {
+                        self.start
+                    } else {
+                        self.start
+                            .saturating_add((r as u64).saturating_mul(self.interval))
+                    };
+                    let f = self.flow(self.src, self.dst, start, -1, rng);
+                    out.push(self.chain(f, r, out.len(), 1));
                 }
             }
             (pattern, Arrival::Poisson { rate_per_s }) => {
@@ -237,9 +252,30 @@ mod tests {
             stagger: 0,
             repeat: 1,
             interval: 0,
+            closed_loop: false,
             src: 0,
             dst: 1,
         }
+    }
+
+    #[test]
+    fn closed_loop_chains_each_senders_repetitions() {
+        let g = TrafficGen {
+            repeat: 3,
+            closed_loop: true,
+            senders: vec![1, 2],
+            ..gen(Pattern::Incast)
+        };
+        let mut out = vec![gen(Pattern::Pair).flow(0, 1, 0, -1, &mut Rng::new(1, 0, 0))];
+        g.generate(&mut Rng::new(1, 0, 0), &mut 0, &mut out);
+        let after: Vec<_> = out.iter().map(|f| f.after).collect();
+        // Indices are global: the entry's flows start at 1.
+        assert_eq!(
+            after,
+            [None, None, None, Some(1), Some(2), Some(3), Some(4)]
+        );
+        assert!(out[1..].iter().all(|f| f.src == 1 || f.src == 2));
+        assert_eq!(out[3].src, out[1].src);
     }
 
     #[test]

@@ -4,11 +4,15 @@
 //! how the window grows on ACKs, how it reacts to ECN echoes, and where ssthresh goes on
 //! a loss. Controllers are held in the `Cc` enum so calls are static (no boxes).
 
+pub mod cubic;
 pub mod dctcp;
 pub mod reno;
 
+pub use cubic::Cubic;
 pub use dctcp::{Dctcp, MarkedFraction};
 pub use reno::Reno;
+
+use crate::time::SimTime;
 
 /// The window a controller steers, in bytes (floating point: coupled and fractional
 /// increases need it; IEEE arithmetic keeps runs reproducible).
@@ -36,6 +40,10 @@ pub struct AckEvent {
     /// a sender held back by something else — its NIC, the receive window — must not
     /// keep growing a window it does not use.
     pub cwnd_limited: bool,
+    /// When the ACK arrived (CUBIC's window is a function of time).
+    pub now: SimTime,
+    /// The smallest RTT the sender has measured (0 before the first).
+    pub min_rtt: SimTime,
 }
 
 pub trait CongestionControl {
@@ -64,6 +72,8 @@ pub fn test_ack(acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) -> AckEvent {
         mss: 1000.0,
         cwnd_min: 2000.0,
         cwnd_limited: true,
+        now: 0,
+        min_rtt: 0,
     }
 }
 
@@ -111,6 +121,7 @@ impl OncePerWindow {
 #[derive(Clone, Debug)]
 pub enum Cc {
     Reno(Reno),
+    Cubic(Cubic),
     Dctcp(Dctcp),
     /// A subflow of a coupled multipath connection.
     Coupled(crate::transport::mpcc::Coupled),
@@ -121,6 +132,7 @@ impl CongestionControl for Cc {
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
         match self {
             Cc::Reno(c) => c.on_ack(w, ev),
+            Cc::Cubic(c) => c.on_ack(w, ev),
             Cc::Dctcp(c) => c.on_ack(w, ev),
             Cc::Coupled(c) => c.on_ack(w, ev),
         }
@@ -128,6 +140,7 @@ impl CongestionControl for Cc {
     fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
         match self {
             Cc::Reno(c) => c.on_fast_retransmit(w, flight, mss),
+            Cc::Cubic(c) => c.on_fast_retransmit(w, flight, mss),
             Cc::Dctcp(c) => c.on_fast_retransmit(w, flight, mss),
             Cc::Coupled(c) => c.on_fast_retransmit(w, flight, mss),
         }
@@ -135,6 +148,7 @@ impl CongestionControl for Cc {
     fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
         match self {
             Cc::Reno(c) => c.on_timeout(w, flight, mss),
+            Cc::Cubic(c) => c.on_timeout(w, flight, mss),
             Cc::Dctcp(c) => c.on_timeout(w, flight, mss),
             Cc::Coupled(c) => c.on_timeout(w, flight, mss),
         }

@@ -9,6 +9,8 @@ pub struct RttEstimator {
     srtt: f64,
     rttvar: f64,
     has_sample: bool,
+    /// The smallest RTT measured (CUBIC's delay floor).
+    min_rtt: SimTime,
     initial: SimTime,
     min: SimTime,
     max: SimTime,
@@ -20,6 +22,7 @@ impl RttEstimator {
             srtt: 0.0,
             rttvar: 0.0,
             has_sample: false,
+            min_rtt: SimTime::MAX,
             initial,
             min,
             max,
@@ -28,6 +31,7 @@ impl RttEstimator {
 
     pub fn sample(&mut self, rtt: SimTime) {
         let r = rtt as f64;
+        self.min_rtt = self.min_rtt.min(rtt);
         if !self.has_sample {
             self.srtt = r;
             self.rttvar = r / 2.0;
@@ -35,6 +39,15 @@ impl RttEstimator {
         } else {
             self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
             self.srtt = 0.875 * self.srtt + 0.125 * r;
+        }
+    }
+
+    /// The smallest RTT measured, in ps (0 before the first sample).
+    pub fn min_rtt(&self) -> SimTime {
+        if self.has_sample {
+            self.min_rtt
+        } else {
+            0
         }
     }
 

@@ -318,6 +318,8 @@ impl TcpSender {
                 mss,
                 cwnd_min,
                 cwnd_limited,
+                now,
+                min_rtt: self.rtt.min_rtt(),
             };
             self.cc.on_ack(&mut self.win, &ev);
             self.dupacks = 0;
@@ -348,6 +350,8 @@ impl TcpSender {
                 mss,
                 cwnd_min,
                 cwnd_limited,
+                now,
+                min_rtt: self.rtt.min_rtt(),
             };
             self.cc.on_ack(&mut self.win, &ev);
             if !self.in_recovery
