@@ -129,3 +129,22 @@ def port_totals(queues: pd.DataFrame, column: str) -> dict[str, int]:
     """Sum of a queue counter split by node kind: ``{"switch": …, "host": …}``."""
     kinds = queues.groupby("node_kind")[column].sum() if len(queues) else pd.Series(dtype=float)
     return {kind: int(kinds.get(kind, 0)) for kind in ("switch", "host")}
+
+
+def interval_rates(samples: pd.DataFrame, after_s: float = 0.0) -> pd.DataFrame:
+    """Each flow's goodput in every sampling interval of a ``flow_samples`` table: the
+    bytes acknowledged (summed over subflows) between consecutive samples, as bit/s.
+
+    Columns ``flow_id``, ``time_s`` (the interval's end) and ``rate_bps``; only intervals
+    ending after ``after_s`` (e.g. a warm-up) are kept.
+    """
+    if samples.empty:
+        return pd.DataFrame(columns=["flow_id", "time_s", "rate_bps"])
+    acked = samples.groupby(["flow_id", "time_s"], as_index=False)["bytes_acked"].sum()
+    acked = acked.sort_values(["flow_id", "time_s"])
+    grouped = acked.groupby("flow_id")
+    dt = grouped["time_s"].diff()
+    rate = grouped["bytes_acked"].diff() * 8.0 / dt
+    out = pd.DataFrame({"flow_id": acked["flow_id"], "time_s": acked["time_s"], "rate_bps": rate})
+    out = out[out["rate_bps"].notna() & (out["time_s"] > after_s)]
+    return out.reset_index(drop=True)
