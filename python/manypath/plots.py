@@ -154,6 +154,44 @@ def queue_cdf(
     return fig
 
 
+def queue_timeseries(samples: pd.DataFrame, queues: pd.DataFrame, *, ports: Optional[Sequence[int]] = None,
+                     top: int = 4) -> Figure:
+    """Queue length (KB) over time of the given switch ports, or of the ``top`` ports with
+    the largest mean in a ``queue_samples`` table; labelled from the queue table."""
+    fig, ax = _figure()
+    if ports is None:
+        means = samples.groupby("port")["bytes"].mean().sort_values(ascending=False)
+        ports = [int(p) for p in means.index[:top]]
+    names = queues.set_index("port")
+    for p in ports:
+        s = samples[samples["port"] == p].sort_values("time_s")
+        label = f"{names.at[p, 'node']} → {names.at[p, 'peer']}" if p in names.index else str(p)
+        ax.plot(s["time_s"].to_numpy(dtype=float), s["bytes"].to_numpy(dtype=float) / 1e3, label=label,
+                drawstyle="steps-post")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("queue length (KB)")
+    ax.grid(True, alpha=0.3)
+    _legend(ax, "port", len(ports))
+    return fig
+
+
+def cwnd_traces(samples: pd.DataFrame, flow_id: int) -> Figure:
+    """Congestion window over time of each subflow of one flow (``flow_samples``)."""
+    fig, ax = _figure()
+    flow = samples[samples["flow_id"] == flow_id]
+    subflows = sorted(flow["subflow"].unique())
+    for k in subflows:
+        s = flow[flow["subflow"] == k].sort_values("time_s")
+        ax.plot(s["time_s"].to_numpy(dtype=float), s["cwnd_bytes"].to_numpy(dtype=float) / 1e3,
+                label=f"subflow {k}", drawstyle="steps-post")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("congestion window (KB)")
+    ax.set_title(f"flow {flow_id}")
+    ax.grid(True, alpha=0.3)
+    _legend(ax, None, len(subflows))
+    return fig
+
+
 def line(
     df: pd.DataFrame,
     x: str,

@@ -144,6 +144,15 @@ def _run_report(src: Path, res: Results) -> str:
     if len(res.queues) and (res.queues["node_kind"] == "switch").any():
         figures.append(_figure(plots.queue_cdf(res.queues, "mean_packets"), "mean queue length over switch ports"))
         figures.append(_figure(plots.queue_cdf(res.queues, "max_packets"), "maximum queue length over switch ports"))
+    if len(res.queue_samples):
+        figures.append(_figure(plots.queue_timeseries(res.queue_samples, res.queues),
+                               "queue length over time of the four fullest sampled ports"))
+    if len(res.flow_samples):
+        # The flow with the most subflows, the first such: its cwnd traces.
+        sub = res.flow_samples.groupby("flow_id")["subflow"].max()
+        flow_id = int(sub.idxmax())
+        figures.append(_figure(plots.cwnd_traces(res.flow_samples, flow_id),
+                               f"congestion window of each subflow of flow {flow_id}"))
     body += ["<h2>Figures</h2>", *figures]
     queues = res.queues
     if len(queues):
