@@ -8,7 +8,16 @@ import pandas as pd
 import pytest
 
 import manypath
-from manypath.results import COUNTERS_FILE, FLOWS_FILE, QUEUES_FILE, SUBFLOWS_FILE, Results, load
+from manypath.results import (
+    COUNTERS_FILE,
+    FLOW_SAMPLES_FILE,
+    FLOWS_FILE,
+    QUEUE_SAMPLES_FILE,
+    QUEUES_FILE,
+    SUBFLOWS_FILE,
+    Results,
+    load,
+)
 
 
 def test_summary(results: Results) -> None:
@@ -66,7 +75,7 @@ def test_parquet_round_trip(results: Results, tmp_path: Path) -> None:
     results.counters["wall_s"] = math.nan  # non-finite counters must survive too
     results.to_parquet(out)
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [FLOWS_FILE, QUEUES_FILE, SUBFLOWS_FILE, COUNTERS_FILE]
+        [FLOWS_FILE, QUEUES_FILE, SUBFLOWS_FILE, FLOW_SAMPLES_FILE, QUEUE_SAMPLES_FILE, COUNTERS_FILE]
     )
     back = load(out)
     pd.testing.assert_frame_equal(back.flows, results.flows)
