@@ -11,6 +11,7 @@ use crate::engine::{EventQueue, Rng};
 use crate::metrics::{
     histogram_quantile, FlowRecord, QueueRecord, Results, RunCounters, SubflowRecord,
 };
+use crate::net::faults::{LinkEvent, NO_FAULT};
 use crate::net::network::{Network, NodeKind};
 use crate::net::packet::flags;
 use crate::net::packet::{Desc, Ecn, Packet, PacketArena, TO_CLIENT, TO_SERVER};
@@ -61,6 +62,10 @@ pub struct Sim {
     scatter_rng: Rng,
     /// The run was stopped before its end (by the progress callback).
     partial: bool,
+    /// Scheduled link changes, referred to by their `LinkChange` events.
+    link_events: Vec<LinkEvent>,
+    /// Packets a switch had no route for (a failed link cut the destination off).
+    route_drops: u64,
 }
 
 fn tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
@@ -78,9 +83,7 @@ impl Sim {
             plan.load_balancing,
             plan.seed,
         );
-        for &(a, b, p) in &plan.losses {
-            net.set_loss(a, b, p);
-        }
+        let link_events = plan.faults.install(plan.seed, &plan.topology, &mut net);
         let flows = plan.flows();
         let seed = plan.seed;
         let mut events = EventQueue::new();
@@ -129,6 +132,9 @@ impl Sim {
         if plan.warmup > 0 {
             events.schedule(plan.warmup, EventKind::Warmup, 0, 0);
         }
+        for (i, e) in link_events.iter().enumerate() {
+            events.schedule(e.at, EventKind::LinkChange, i as u32, 0);
+        }
         Sim {
             now: 0,
             events,
@@ -145,6 +151,8 @@ impl Sim {
             blocked: vec![VecDeque::new(); n_hosts],
             scatter_rng: Rng::new(seed, stream::HOST, u64::MAX),
             partial: false,
+            link_events,
+            route_drops: 0,
         }
     }
 
@@ -196,6 +204,10 @@ impl Sim {
                     }
                 }
                 EventKind::Sample => {}
+                EventKind::LinkChange => {
+                    let e = self.link_events[ev.a as usize];
+                    self.net.apply_link_event(&e);
+                }
             }
             if self.unfinished == 0 && self.all_done() {
                 return;
@@ -210,6 +222,7 @@ impl Sim {
             match self.net.next_port(node, d.dst, d.hash) {
                 Some(port) => self.enqueue(port, d),
                 None => {
+                    self.route_drops += 1;
                     self.dropped += 1;
                     self.pkts.free(d.pkt);
                 }
@@ -259,13 +272,13 @@ impl Sim {
         port.tx_packets += 1;
         port.tx_bytes += d.wire as u64;
         self.hops += 1;
-        let (arrive_at, peer, lossy) = (now + ser + port.delay, port.peer, port.loss > 0.0);
+        let (arrive_at, peer, faulty) = (now + ser + port.delay, port.peer, port.fault != NO_FAULT);
         if !port.queue.is_empty() {
             port.txdone_pending = true;
             self.events
                 .schedule(port.busy_until, EventKind::TxDone, port_id, 0);
         }
-        if lossy && self.net.link_loses(port_id) {
+        if faulty && self.net.link_loses(port_id, d.hash) {
             self.lose_on_link(port_id, d);
             return;
         }
@@ -553,6 +566,11 @@ impl Sim {
                     enqueued: st.enqueued,
                     drops: st.drops,
                     fault_drops: p.fault_drops,
+                    fault_bursts: net.fault_of(i as u32).map_or(0, |f| f.bursts),
+                    loss_rate: net.fault_of(i as u32).map_or(0.0, |f| f.random_loss_rate()),
+                    blackhole_fraction: net
+                        .fault_of(i as u32)
+                        .map_or(0.0, |f| f.blackhole_fraction()),
                     ecn_marks: st.marks,
                     max_packets: st.max_packets,
                     max_bytes: st.max_bytes,
@@ -578,6 +596,8 @@ impl Sim {
             seed: self.plan.seed,
             peak_packets: self.peak_packets,
             partial: self.partial,
+            fault_drops: self.net.ports.iter().map(|p| p.fault_drops).sum(),
+            route_drops: self.route_drops,
         };
         Results {
             name: self.plan.name.clone(),

@@ -24,6 +24,8 @@ pub enum EventKind {
     Warmup = 4,
     /// Periodic sampling of queues.
     Sample = 5,
+    /// Scheduled link change `a` (down, up, or routing catching up with either).
+    LinkChange = 6,
 }
 
 impl EventKind {
@@ -34,6 +36,7 @@ impl EventKind {
             2 => EventKind::FlowStart,
             3 => EventKind::Timer,
             4 => EventKind::Warmup,
+            6 => EventKind::LinkChange,
             _ => EventKind::Sample,
         }
     }
