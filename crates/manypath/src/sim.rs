@@ -204,10 +204,7 @@ impl Sim {
                     }
                 }
                 EventKind::Sample => {}
-                EventKind::LinkChange => {
-                    let e = self.link_events[ev.a as usize];
-                    self.net.apply_link_event(&e);
-                }
+                EventKind::LinkChange => self.link_change(ev.a),
             }
             if self.unfinished == 0 && self.all_done() {
                 return;
@@ -284,6 +281,15 @@ impl Sim {
         }
         self.events
             .schedule_with(arrive_at, EventKind::Arrive, peer, d);
+    }
+
+    /// Kept out of line so the rare routing recomputation does not weigh on the
+    /// inlining of the event loop's packet handlers.
+    #[cold]
+    #[inline(never)]
+    fn link_change(&mut self, i: u32) {
+        let e = self.link_events[i as usize];
+        self.net.apply_link_event(&e);
     }
 
     #[cold]

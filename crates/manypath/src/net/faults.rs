@@ -212,23 +212,22 @@ impl PortFault {
 
     /// The configured long-run loss probability of the random models together.
     pub fn random_loss_rate(&self) -> f64 {
-        1.0 - self
-            .models
+        // P(any) = a + b − ab, folded so one model reports its own rate exactly.
+        self.models
             .iter()
-            .map(|m| 1.0 - m.model.random_loss_rate())
-            .product::<f64>()
+            .map(|m| m.model.random_loss_rate())
+            .fold(0.0, |acc, r| acc + r - acc * r)
     }
 
     /// The share of the hash space the black holes take together.
     pub fn blackhole_fraction(&self) -> f64 {
-        1.0 - self
-            .models
+        self.models
             .iter()
             .map(|m| match m.model {
-                LossModel::Blackhole { fraction } => 1.0 - fraction,
-                _ => 1.0,
+                LossModel::Blackhole { fraction } => fraction,
+                _ => 0.0,
             })
-            .product::<f64>()
+            .fold(0.0, |acc, f| acc + f - acc * f)
     }
 }
 
