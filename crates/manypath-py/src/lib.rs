@@ -157,6 +157,18 @@ fn queues_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDi
         q.iter().map(|x| x.fault_drops).collect::<Vec<_>>(),
     )?;
     d.set_item(
+        "fault_bursts",
+        q.iter().map(|x| x.fault_bursts).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "loss_rate",
+        q.iter().map(|x| x.loss_rate).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "blackhole_fraction",
+        q.iter().map(|x| x.blackhole_fraction).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
         "ecn_marks",
         q.iter().map(|x| x.ecn_marks).collect::<Vec<_>>(),
     )?;
@@ -260,6 +272,12 @@ fn counters<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("packets_delivered", c.packets_delivered)?;
     d.set_item("packets_dropped", c.packets_dropped)?;
     d.set_item("packets_in_flight", c.packets_in_flight)?;
+    d.set_item("fault_drops", c.fault_drops)?;
+    d.set_item("route_drops", c.route_drops)?;
+    d.set_item(
+        "congestion_drops",
+        c.packets_dropped - c.fault_drops - c.route_drops,
+    )?;
     d.set_item("peak_packets", c.peak_packets)?;
     d.set_item("flows", c.flows)?;
     d.set_item("flows_completed", c.flows_completed)?;

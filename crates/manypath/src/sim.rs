@@ -12,6 +12,7 @@ use crate::metrics::{
     histogram_quantile, FlowRecord, FlowSample, QueueRecord, QueueSample, Results, RunCounters,
     SubflowRecord,
 };
+use crate::net::faults::{LinkEvent, NO_FAULT};
 use crate::net::network::{Network, NodeKind, NO_RWNDQ};
 use crate::net::packet::flags;
 use crate::net::packet::{Desc, Ecn, Packet, PacketArena, TO_CLIENT, TO_SERVER};
@@ -72,6 +73,10 @@ pub struct Sim {
     /// flow's think time after its predecessor's finish.
     successor: Vec<u32>,
     think: Vec<SimTime>,
+    /// Scheduled link changes, referred to by their `LinkChange` events.
+    link_events: Vec<LinkEvent>,
+    /// Packets a switch had no route for (a failed link cut the destination off).
+    route_drops: u64,
 }
 
 const NO_FLOW: u32 = u32::MAX;
@@ -98,9 +103,7 @@ impl Sim {
             plan.load_balancing,
             plan.seed,
         );
-        for &(a, b, p) in &plan.losses {
-            net.set_loss(a, b, p);
-        }
+        let link_events = plan.faults.install(plan.seed, &plan.topology, &mut net);
         let flows = plan.flows();
         let seed = plan.seed;
         let mut events = EventQueue::new();
@@ -174,6 +177,9 @@ impl Sim {
         if plan.warmup > 0 {
             events.schedule(plan.warmup, EventKind::Warmup, 0, 0);
         }
+        for (i, e) in link_events.iter().enumerate() {
+            events.schedule(e.at, EventKind::LinkChange, i as u32, 0);
+        }
         Sim {
             now: 0,
             events,
@@ -196,6 +202,8 @@ impl Sim {
             sampled_ports,
             successor,
             think,
+            link_events,
+            route_drops: 0,
         }
     }
 
@@ -248,6 +256,7 @@ impl Sim {
                 }
                 EventKind::Sample => self.sample(ev.a),
                 EventKind::RwndqTick => self.rwndq_tick(ev.a),
+                EventKind::LinkChange => self.link_change(ev.a),
             }
             if self.unfinished == 0 && self.all_done() {
                 return;
@@ -267,6 +276,7 @@ impl Sim {
                     self.enqueue(port, d)
                 }
                 None => {
+                    self.route_drops += 1;
                     self.dropped += 1;
                     self.pkts.free(d.pkt);
                 }
@@ -316,18 +326,18 @@ impl Sim {
         port.tx_packets += 1;
         port.tx_bytes += d.wire as u64;
         self.hops += 1;
-        let (arrive_at, peer, via, lossy) = (
+        let (arrive_at, peer, via, faulty) = (
             now + ser + port.delay,
             port.peer,
             port.reverse,
-            port.loss > 0.0,
+            port.fault != NO_FAULT,
         );
         if !port.queue.is_empty() {
             port.txdone_pending = true;
             self.events
                 .schedule(port.busy_until, EventKind::TxDone, port_id, 0);
         }
-        if lossy && self.net.link_loses(port_id) {
+        if faulty && self.net.link_loses(port_id, d.hash) {
             self.lose_on_link(port_id, d);
             return;
         }
@@ -420,6 +430,15 @@ impl Sim {
             let at = self.now + state.cfg.interval;
             self.events.schedule(at, EventKind::RwndqTick, port_id, 0);
         }
+    }
+
+    /// Kept out of line so the rare routing recomputation does not weigh on the
+    /// inlining of the event loop's packet handlers.
+    #[cold]
+    #[inline(never)]
+    fn link_change(&mut self, i: u32) {
+        let e = self.link_events[i as usize];
+        self.net.apply_link_event(&e);
     }
 
     #[cold]
@@ -709,6 +728,11 @@ impl Sim {
                     enqueued: st.enqueued,
                     drops: st.drops,
                     fault_drops: p.fault_drops,
+                    fault_bursts: net.fault_of(i as u32).map_or(0, |f| f.bursts),
+                    loss_rate: net.fault_of(i as u32).map_or(0.0, |f| f.random_loss_rate()),
+                    blackhole_fraction: net
+                        .fault_of(i as u32)
+                        .map_or(0.0, |f| f.blackhole_fraction()),
                     ecn_marks: st.marks,
                     max_packets: st.max_packets,
                     max_bytes: st.max_bytes,
@@ -739,6 +763,8 @@ impl Sim {
             seed: self.plan.seed,
             peak_packets: self.peak_packets,
             partial: self.partial,
+            fault_drops: self.net.ports.iter().map(|p| p.fault_drops).sum(),
+            route_drops: self.route_drops,
         };
         Results {
             name: self.plan.name.clone(),

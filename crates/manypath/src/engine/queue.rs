@@ -26,6 +26,8 @@ pub enum EventKind {
     Sample = 5,
     /// RWNDQ window-update timer of port `a`.
     RwndqTick = 6,
+    /// Scheduled link change `a` (down, up, or routing catching up with either).
+    LinkChange = 7,
 }
 
 impl EventKind {
@@ -37,7 +39,8 @@ impl EventKind {
             3 => EventKind::Timer,
             4 => EventKind::Warmup,
             5 => EventKind::Sample,
-            _ => EventKind::RwndqTick,
+            6 => EventKind::RwndqTick,
+            _ => EventKind::LinkChange,
         }
     }
 }

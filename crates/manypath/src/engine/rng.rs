@@ -33,6 +33,7 @@ pub mod stream {
     pub const TOPOLOGY: u64 = 3;
     pub const LINK: u64 = 4;
     pub const HOST: u64 = 5;
+    pub const FAULT: u64 = 6;
 }
 
 impl Rng {

@@ -86,8 +86,14 @@ pub struct QueueRecord {
     pub enqueued: u64,
     /// Queue (congestion) drops.
     pub drops: u64,
-    /// Packets the link lost to faults.
+    /// Packets the link lost to faults (loss models, black holes, the link being down).
     pub fault_drops: u64,
+    /// Runs of consecutive packets the link lost to faults.
+    pub fault_bursts: u64,
+    /// Configured long-run loss rate of the link's random loss models (0: none).
+    pub loss_rate: f64,
+    /// Share of the flow-hash space the link black-holes (0: none).
+    pub blackhole_fraction: f64,
     pub ecn_marks: u64,
     pub max_packets: u64,
     pub max_bytes: u64,
@@ -127,6 +133,11 @@ pub struct RunCounters {
     pub peak_packets: u64,
     /// The run was interrupted before its end; its tables hold what was measured.
     pub partial: bool,
+    /// Packets lost to link faults (included in `packets_dropped`).
+    pub fault_drops: u64,
+    /// Packets a switch dropped for want of a route, after link failures (included in
+    /// `packets_dropped`).
+    pub route_drops: u64,
 }
 
 impl RunCounters {

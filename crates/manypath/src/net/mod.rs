@@ -1,5 +1,6 @@
 //! The network: packets and their arena, output queues, ports (queue + link), nodes,
 //! routing, and topology builders.
+pub mod faults;
 pub mod network;
 pub mod packet;
 pub mod queue;

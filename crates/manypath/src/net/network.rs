@@ -6,6 +6,7 @@
 //! then two array reads and, where there is a choice, one hash of the packet's
 //! precomputed flow hash with the switch's salt (ECMP) or one random draw (spraying).
 
+use super::faults::{PortFault, NO_FAULT};
 use super::queue::{OutQueue, QueueConfig};
 use super::rwndq::{RwndqConfig, RwndqPort};
 use super::topology::{NodeRole, Topology};
@@ -56,8 +57,8 @@ pub struct Port {
     pub tx_packets: u64,
     pub tx_bytes: u64,
     pub busy_time: SimTime,
-    /// Bernoulli loss probability on this link direction (0: none).
-    pub loss: f64,
+    /// Index of this link direction's faults in `Network::faults`, or `NO_FAULT`.
+    pub fault: u32,
     /// Packets the link lost to faults (apart from queue drops).
     pub fault_drops: u64,
 }
@@ -84,8 +85,12 @@ pub struct Network {
     salt: Vec<u64>,
     lb: LoadBalancing,
     spray_rng: Vec<Rng>,
-    /// One stream per port, drawn only by lossy links.
-    loss_rng: Vec<Rng>,
+    /// The faults of the ports that have any (see `net::faults`).
+    pub faults: Vec<PortFault>,
+    /// Ports routing must avoid (links whose failure routing has detected).
+    pub(crate) unrouted: Vec<bool>,
+    pub(crate) seed: u64,
+    edges: Vec<u32>,
     /// RWNDQ state of the ports that run it.
     pub rwndq: Vec<RwndqPort>,
     /// Per node: some port of this switch runs RWNDQ, so it inspects TCP headers.
@@ -145,7 +150,7 @@ impl Network {
                     tx_packets: 0,
                     tx_bytes: 0,
                     busy_time: 0,
-                    loss: 0.0,
+                    fault: NO_FAULT,
                     fault_drops: 0,
                 });
             }
@@ -210,44 +215,6 @@ impl Network {
             }
         }
         let n_edges = edges.len() as u32;
-        let mut route = vec![NO_ROUTE; (n_switches * n_edges) as usize];
-        let mut sets: Vec<(u32, u32)> = Vec::new();
-        let mut set_ports: Vec<u32> = Vec::new();
-        let mut set_ids: HashMap<Vec<u32>, u32> = HashMap::new();
-        let mut dist = vec![u32::MAX; n];
-        let mut frontier = VecDeque::new();
-        for (ei, &edge) in edges.iter().enumerate() {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[edge as usize] = 0;
-            frontier.clear();
-            frontier.push_back(edge);
-            while let Some(u) = frontier.pop_front() {
-                for p in port_start[u as usize]..port_start[u as usize + 1] {
-                    let v = ports[p as usize].peer;
-                    if kinds[v as usize] == NodeKind::Switch && dist[v as usize] == u32::MAX {
-                        dist[v as usize] = dist[u as usize] + 1;
-                        frontier.push_back(v);
-                    }
-                }
-            }
-            for s in 0..n {
-                if kinds[s] != NodeKind::Switch || s as u32 == edge || dist[s] == u32::MAX {
-                    continue;
-                }
-                let hops: Vec<u32> = (port_start[s]..port_start[s + 1])
-                    .filter(|&p| {
-                        let v = ports[p as usize].peer as usize;
-                        kinds[v] == NodeKind::Switch && dist[v] + 1 == dist[s]
-                    })
-                    .collect();
-                let id = *set_ids.entry(hops.clone()).or_insert_with(|| {
-                    sets.push((set_ports.len() as u32, hops.len() as u32));
-                    set_ports.extend_from_slice(&hops);
-                    sets.len() as u32 - 1
-                });
-                route[(switch_index[s] * n_edges + ei as u32) as usize] = id;
-            }
-        }
         let n_ports = ports.len();
         let salt = (0..n as u64)
             .map(|i| Rng::new(seed, stream::SWITCH, i).next_u64())
@@ -255,7 +222,7 @@ impl Network {
         let spray_rng = (0..n as u64)
             .map(|i| Rng::new(seed, stream::SWITCH, i + (1 << 32)))
             .collect();
-        Network {
+        let mut net = Network {
             kinds,
             names: topo.names.clone(),
             tiers: topo.tiers.clone(),
@@ -268,34 +235,85 @@ impl Network {
             edge_index,
             switch_index,
             n_edges,
-            route,
-            sets,
-            set_ports,
+            route: Vec::new(),
+            sets: Vec::new(),
+            set_ports: Vec::new(),
             salt,
             lb,
             spray_rng,
-            loss_rng: (0..n_ports as u64)
-                .map(|i| Rng::new(seed, stream::LINK, i))
-                .collect(),
+            faults: Vec::new(),
+            unrouted: vec![false; n_ports],
+            seed,
+            edges,
             rwndq,
             rwndq_node,
-        }
+        };
+        net.compute_routes();
+        net
     }
 
-    /// Sets Bernoulli loss on the link direction from node `a` to node `b`.
-    pub fn set_loss(&mut self, a: u32, b: u32, probability: f64) {
-        for p in self.port_start[a as usize]..self.port_start[a as usize + 1] {
-            if self.ports[p as usize].peer == b {
-                self.ports[p as usize].loss = probability;
+    /// Fills the routing tables, avoiding the `unrouted` ports: at every switch, the
+    /// next hops on shortest paths towards each edge switch.
+    pub(crate) fn compute_routes(&mut self) {
+        let n = self.kinds.len();
+        let (kinds, ports, port_start) = (&self.kinds, &self.ports, &self.port_start);
+        let unrouted = &self.unrouted;
+        let n_edges = self.n_edges;
+        let switch_index = &self.switch_index;
+        let n_switches = switch_index.iter().filter(|&&i| i != NO_ROUTE).count() as u32;
+        let mut route = vec![NO_ROUTE; (n_switches * n_edges) as usize];
+        let mut sets: Vec<(u32, u32)> = Vec::new();
+        let mut set_ports: Vec<u32> = Vec::new();
+        let mut set_ids: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut dist = vec![u32::MAX; n];
+        let mut frontier = VecDeque::new();
+        for (ei, &edge) in self.edges.iter().enumerate() {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            dist[edge as usize] = 0;
+            frontier.clear();
+            frontier.push_back(edge);
+            while let Some(u) = frontier.pop_front() {
+                for p in port_start[u as usize]..port_start[u as usize + 1] {
+                    let v = ports[p as usize].peer;
+                    if kinds[v as usize] == NodeKind::Switch
+                        && dist[v as usize] == u32::MAX
+                        && !unrouted[p as usize]
+                    {
+                        dist[v as usize] = dist[u as usize] + 1;
+                        frontier.push_back(v);
+                    }
+                }
+            }
+            for s in 0..n {
+                if kinds[s] != NodeKind::Switch || s as u32 == edge || dist[s] == u32::MAX {
+                    continue;
+                }
+                let hops: Vec<u32> = (port_start[s]..port_start[s + 1])
+                    .filter(|&p| {
+                        let v = ports[p as usize].peer as usize;
+                        kinds[v] == NodeKind::Switch
+                            && dist[v] + 1 == dist[s]
+                            && !unrouted[p as usize]
+                    })
+                    .collect();
+                let id = *set_ids.entry(hops.clone()).or_insert_with(|| {
+                    sets.push((set_ports.len() as u32, hops.len() as u32));
+                    set_ports.extend_from_slice(&hops);
+                    sets.len() as u32 - 1
+                });
+                route[(switch_index[s] * n_edges + ei as u32) as usize] = id;
             }
         }
+        self.route = route;
+        self.sets = sets;
+        self.set_ports = set_ports;
     }
 
-    /// Whether the link of `port` loses the packet now crossing it.
+    /// Whether the link of `port`, which has faults, loses the packet now crossing it.
     #[inline]
-    pub fn link_loses(&mut self, port: u32) -> bool {
-        let p = self.ports[port as usize].loss;
-        p > 0.0 && self.loss_rng[port as usize].uniform() < p
+    pub fn link_loses(&mut self, port: u32, hash: u32) -> bool {
+        let f = self.ports[port as usize].fault;
+        self.faults[f as usize].loses(hash)
     }
 
     /// The output port a switch uses for `pkt`, or `None` if the destination is

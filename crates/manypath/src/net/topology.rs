@@ -23,6 +23,23 @@ pub enum TopologyKind {
     /// each edge switch has k/2 · oversubscription hosts. Tiers: `host`, `edge_agg`,
     /// `agg_core`.
     FatTree { k: u32, oversubscription: u32 },
+    /// Two racks of `hosts_per_rack` hosts whose ToR switches `tor0`, `tor1` are joined
+    /// by `paths` parallel links (the FUSO testbed: 3 and 3). Hosts 0..hosts_per_rack
+    /// are in rack 0. Tiers: `host`, `path`.
+    FusoTestbed { hosts_per_rack: u32, paths: u32 },
+    /// A three-tier Clos: `pods` pods of `tors_per_pod` ToR and `aggs_per_pod`
+    /// aggregation switches, every ToR joined to every aggregation switch of its pod;
+    /// the spines form one plane per aggregation index, aggregation switch a of every pod
+    /// joined to the `spines / aggs_per_pod` spines of plane a (the FUSO simulation
+    /// fabric: 4 pods of 2 + 2, 4 spines, 8 hosts per ToR; aggregation and spine
+    /// switches have 4 fabric ports, a ToR 2). Tiers: `host`, `tor_agg`, `agg_spine`.
+    FusoFabric {
+        pods: u32,
+        spines: u32,
+        aggs_per_pod: u32,
+        tors_per_pod: u32,
+        hosts_per_tor: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +81,24 @@ impl fmt::Display for TopologyKind {
             } => {
                 write!(f, "k={k} fat tree, {oversubscription}:1 oversubscription")
             }
+            TopologyKind::FusoTestbed {
+                hosts_per_rack,
+                paths,
+            } => write!(
+                f,
+                "two racks of {hosts_per_rack} hosts joined by {paths} parallel links"
+            ),
+            TopologyKind::FusoFabric {
+                pods,
+                spines,
+                aggs_per_pod,
+                tors_per_pod,
+                hosts_per_tor,
+            } => write!(
+                f,
+                "{pods} pods of {tors_per_pod} ToR + {aggs_per_pod} aggregation switches, \
+                 {spines} spines, {hosts_per_tor} hosts per ToR"
+            ),
         }
     }
 }
@@ -75,6 +110,8 @@ impl TopologyKind {
             TopologyKind::Dumbbell { .. } => vec!["host", "bottleneck"],
             TopologyKind::LeafSpine { .. } => vec!["host", "fabric"],
             TopologyKind::FatTree { .. } => vec!["host", "edge_agg", "agg_core"],
+            TopologyKind::FusoTestbed { .. } => vec!["host", "path"],
+            TopologyKind::FusoFabric { .. } => vec!["host", "tor_agg", "agg_spine"],
         }
     }
 
@@ -91,6 +128,13 @@ impl TopologyKind {
                 k,
                 oversubscription,
             } => k * (k / 2) * (k / 2) * oversubscription,
+            TopologyKind::FusoTestbed { hosts_per_rack, .. } => 2 * hosts_per_rack,
+            TopologyKind::FusoFabric {
+                pods,
+                tors_per_pod,
+                hosts_per_tor,
+                ..
+            } => pods * tors_per_pod * hosts_per_tor,
         }
     }
 
@@ -172,6 +216,59 @@ impl TopologyKind {
                     }
                 }
             }
+            TopologyKind::FusoTestbed {
+                hosts_per_rack,
+                paths,
+            } => {
+                let tor0 = t.switch("tor0".into());
+                let tor1 = t.switch("tor1".into());
+                for h in 0..2 * hosts_per_rack {
+                    t.link(h, if h < hosts_per_rack { tor0 } else { tor1 }, 0);
+                }
+                for _ in 0..paths {
+                    t.link(tor0, tor1, 1);
+                }
+            }
+            TopologyKind::FusoFabric {
+                pods,
+                spines,
+                aggs_per_pod,
+                tors_per_pod,
+                hosts_per_tor,
+            } => {
+                let tor0 = t.next_id();
+                for p in 0..pods {
+                    for i in 0..tors_per_pod {
+                        t.switch(format!("tor{p}.{i}"));
+                    }
+                }
+                let agg0 = t.next_id();
+                for p in 0..pods {
+                    for a in 0..aggs_per_pod {
+                        t.switch(format!("agg{p}.{a}"));
+                    }
+                }
+                let spine0 = t.next_id();
+                for s in 0..spines {
+                    t.switch(format!("spine{s}"));
+                }
+                for h in 0..t.n_hosts {
+                    t.link(h, tor0 + h / hosts_per_tor, 0);
+                }
+                let per_plane = spines / aggs_per_pod;
+                for p in 0..pods {
+                    for i in 0..tors_per_pod {
+                        for a in 0..aggs_per_pod {
+                            t.link(tor0 + p * tors_per_pod + i, agg0 + p * aggs_per_pod + a, 1);
+                        }
+                    }
+                    for a in 0..aggs_per_pod {
+                        for s in 0..per_plane {
+                            t.link(agg0 + p * aggs_per_pod + a, spine0 + a * per_plane + s, 2);
+                        }
+                    }
+                }
+            }
         }
         Topology {
             kind: self.clone(),
@@ -233,6 +330,38 @@ mod tests {
         }
         .build();
         assert_eq!(t.n_hosts, 512);
+    }
+
+    #[test]
+    fn fuso_topologies() {
+        let t = TopologyKind::FusoTestbed {
+            hosts_per_rack: 3,
+            paths: 3,
+        }
+        .build();
+        assert_eq!(t.n_hosts, 6);
+        assert_eq!(t.links.iter().filter(|l| l.2 == 1).count(), 3);
+        let t = TopologyKind::FusoFabric {
+            pods: 4,
+            spines: 4,
+            aggs_per_pod: 2,
+            tors_per_pod: 2,
+            hosts_per_tor: 8,
+        }
+        .build();
+        assert_eq!(t.n_hosts, 64);
+        assert_eq!(t.roles.len(), 64 + 20, "20 switches");
+        // Aggregation and spine switches have 4 fabric ports; a ToR has 2 (2 × 40 Gbps
+        // up for 8 × 10 Gbps down: no oversubscription).
+        let mut fabric_ports = vec![0; t.roles.len()];
+        for &(a, b, tier) in &t.links {
+            if tier > 0 {
+                fabric_ports[a as usize] += 1;
+                fabric_ports[b as usize] += 1;
+            }
+        }
+        assert!(fabric_ports[64..72].iter().all(|&n| n == 2));
+        assert!(fabric_ports[72..].iter().all(|&n| n == 4));
     }
 
     #[test]

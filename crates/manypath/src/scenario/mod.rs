@@ -1,4 +1,5 @@
 //! Scenarios: the TOML schema, its validation, and the resolved plan a run is built from.
+pub mod faults;
 pub mod plan;
 pub mod schema;
 

@@ -2,6 +2,7 @@
 //! filled in, every name resolved. Problems are collected, not just the first, and each
 //! names the dotted path of its field and what was expected.
 
+use super::faults::{fault_plan, FaultPlan};
 use super::schema::*;
 use crate::engine::{rng::stream, Rng};
 use crate::net::network::{LinkParams, LoadBalancing};
@@ -137,8 +138,8 @@ pub struct Plan {
     pub queue_sample: Option<SimTime>,
     /// Tiers whose switch ports the queue series covers (empty: all).
     pub queue_sample_tiers: Vec<u8>,
-    /// Bernoulli loss per directed link: (from node, to node, probability).
-    pub losses: Vec<(u32, u32, f64)>,
+    /// Link faults and link down/up schedules (`scenario::faults`).
+    pub faults: FaultPlan,
 }
 
 impl Plan {
@@ -410,12 +411,10 @@ impl Plan {
             }
         }
         let topology = kind.as_ref().map(|k| k.build());
-        let mut losses = Vec::new();
-        if let Some(topo) = &topology {
-            for (i, f) in s.faults.iter().enumerate() {
-                fault_links(f, &format!("faults[{i}]"), topo, &mut losses, &mut c);
-            }
-        }
+        let faults = match &topology {
+            Some(topo) => fault_plan(&s.faults, topo, &mut c),
+            None => FaultPlan::default(),
+        };
         let sample_period = |c: &mut Checker, field: &str, v: Option<f64>| {
             v.map(|us| us_field(c, &format!("output.{field}"), Some(us), 1, true).max(1))
         };
@@ -461,7 +460,7 @@ impl Plan {
             flow_sample,
             queue_sample,
             queue_sample_tiers,
-            losses,
+            faults,
         })
     }
 
@@ -479,71 +478,10 @@ impl Plan {
 
 /// The longest time a scenario may name, in µs: 10^6 s, so sums of times stay far
 /// below the 2^64 ps (≈ 213 days) the clock holds.
-const MAX_TIME_US: f64 = 1e12;
+pub(super) const MAX_TIME_US: f64 = 1e12;
 
 /// The most flows one traffic entry may generate (they are all drawn before the run).
 const MAX_FLOWS: f64 = 1e7;
-
-/// Resolves a fault entry into the directed links it applies to.
-fn fault_links(
-    f: &FaultSpec,
-    path: &str,
-    topo: &Topology,
-    out: &mut Vec<(u32, u32, f64)>,
-    c: &mut Checker,
-) {
-    let p = f.probability;
-    if !(0.0..=1.0).contains(&p) {
-        c.err(
-            &format!("{path}.probability"),
-            format!("must be in [0, 1], got {p}"),
-        );
-        return;
-    }
-    let node = |name: &str, field: &str, c: &mut Checker| -> Option<u32> {
-        let id = topo.names.iter().position(|n| n == name).map(|i| i as u32);
-        if id.is_none() {
-            c.err(
-                &format!("{path}.{field}"),
-                format!("no node named {name:?} (names look like host0, switch, edge0.1)"),
-            );
-        }
-        id
-    };
-    match (&f.tier, &f.from, &f.to) {
-        (Some(tier), None, None) => match topo.tiers.iter().position(|t| t == tier) {
-            Some(t) => {
-                for &(a, b, lt) in &topo.links {
-                    if lt as usize == t {
-                        out.push((a, b, p));
-                        out.push((b, a, p));
-                    }
-                }
-            }
-            None => c.err(
-                &format!("{path}.tier"),
-                format!(
-                    "not a tier of this topology (its tiers: {})",
-                    topo.tiers.join(", ")
-                ),
-            ),
-        },
-        (None, Some(from), Some(to)) => {
-            if let (Some(a), Some(b)) = (node(from, "from", c), node(to, "to", c)) {
-                if topo
-                    .links
-                    .iter()
-                    .any(|&(x, y, _)| (x, y) == (a, b) || (x, y) == (b, a))
-                {
-                    out.push((a, b, p));
-                } else {
-                    c.err(path, format!("there is no link from {from} to {to}"));
-                }
-            }
-        }
-        _ => c.err(path, "give either tier, or both from and to".into()),
-    }
-}
 
 /// The controller of a `[transports.NAME]` entry, with its parameters checked.
 fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
@@ -621,21 +559,21 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
 }
 
 #[derive(Default)]
-struct Checker {
-    problems: Vec<(String, String)>,
+pub(super) struct Checker {
+    pub(super) problems: Vec<(String, String)>,
 }
 
 impl Checker {
-    fn err(&mut self, path: &str, msg: String) {
+    pub(super) fn err(&mut self, path: &str, msg: String) {
         self.problems.push((path.to_string(), msg));
     }
-    fn positive(&mut self, path: &str, v: f64) {
+    pub(super) fn positive(&mut self, path: &str, v: f64) {
         if !(v.is_finite() && v > 0.0) {
             self.err(path, format!("must be a positive number, got {v}"));
         }
     }
     /// A rate in Gbit/s the simulator can represent: 1 kbit/s to 100 Tbit/s.
-    fn rate_gbps(&mut self, path: &str, v: f64) {
+    pub(super) fn rate_gbps(&mut self, path: &str, v: f64) {
         if !(v.is_finite() && (1e-6..=1e5).contains(&v)) {
             self.err(
                 path,
@@ -644,7 +582,7 @@ impl Checker {
         }
     }
     /// A time the picosecond clock can hold with room to add to it: at most 10^6 s.
-    fn time_us(&mut self, path: &str, v: f64) {
+    pub(super) fn time_us(&mut self, path: &str, v: f64) {
         if v.is_finite() && v > MAX_TIME_US {
             self.err(
                 path,
@@ -652,14 +590,19 @@ impl Checker {
             );
         }
     }
-    fn non_negative(&mut self, path: &str, v: f64) {
+    pub(super) fn non_negative(&mut self, path: &str, v: f64) {
         if !(v.is_finite() && v >= 0.0) {
             self.err(path, format!("must be zero or positive, got {v}"));
         }
     }
-    fn at_least(&mut self, path: &str, v: u64, min: u64) {
+    pub(super) fn at_least(&mut self, path: &str, v: u64, min: u64) {
         if v < min {
             self.err(path, format!("must be at least {min}, got {v}"));
+        }
+    }
+    pub(super) fn at_most(&mut self, path: &str, v: u64, max: u64) {
+        if v > max {
+            self.err(path, format!("must be at most {max}, got {v}"));
         }
     }
 }
@@ -717,6 +660,58 @@ fn topology_kind(t: &TopologySpec, c: &mut Checker) -> Option<TopologyKind> {
             TopologyKind::FatTree {
                 k,
                 oversubscription,
+            }
+        }
+        TopologySpec::FusoTestbed {
+            hosts_per_rack,
+            paths,
+        } => {
+            let f = "topology.fuso_testbed";
+            c.at_least(&format!("{f}.hosts_per_rack"), hosts_per_rack as u64, 1);
+            c.at_least(&format!("{f}.paths"), paths as u64, 1);
+            c.at_most(
+                &format!("{f}.hosts_per_rack"),
+                hosts_per_rack as u64,
+                1 << 20,
+            );
+            c.at_most(&format!("{f}.paths"), paths as u64, 1024);
+            TopologyKind::FusoTestbed {
+                hosts_per_rack,
+                paths,
+            }
+        }
+        TopologySpec::FusoFabric {
+            pods,
+            spines,
+            aggs_per_pod,
+            tors_per_pod,
+            hosts_per_tor,
+        } => {
+            let f = "topology.fuso_fabric";
+            for (field, v) in [
+                ("pods", pods),
+                ("spines", spines),
+                ("aggs_per_pod", aggs_per_pod),
+                ("tors_per_pod", tors_per_pod),
+                ("hosts_per_tor", hosts_per_tor),
+            ] {
+                c.at_least(&format!("{f}.{field}"), v as u64, 1);
+                c.at_most(&format!("{f}.{field}"), v as u64, 1024);
+            }
+            if aggs_per_pod > 0 && spines % aggs_per_pod != 0 {
+                c.err(
+                    &format!("{f}.spines"),
+                    format!(
+                        "must be a multiple of aggs_per_pod ({aggs_per_pod}): one plane of spines per aggregation switch, got {spines}"
+                    ),
+                );
+            }
+            TopologyKind::FusoFabric {
+                pods,
+                spines,
+                aggs_per_pod,
+                tors_per_pod,
+                hosts_per_tor,
             }
         }
     };

@@ -57,7 +57,8 @@ pub struct Scenario {
     pub transports: BTreeMap<String, TransportSpec>,
     /// Traffic entries; each generates flows.
     pub traffic: Vec<TrafficSpec>,
-    /// Link faults (random loss), applied per link direction.
+    /// Link faults: random, bursty and black-hole loss per link direction, links going
+    /// down and up, and randomly placed lossy links.
     #[serde(default)]
     pub faults: Vec<FaultSpec>,
     #[serde(default)]
@@ -69,10 +70,22 @@ pub struct Scenario {
 pub enum FaultKind {
     /// Bernoulli loss: each packet crossing the link is dropped with `probability`.
     Loss,
+    /// Gilbert–Elliott loss with long-run `loss_rate` and mean `burst_length` (packets).
+    BurstyLoss,
+    /// Drops every packet, or only the flows whose hash falls in `hash_fraction` of the
+    /// hash space.
+    Blackhole,
+    /// The link between `from` and `to` (both directions) goes down at `down_us` and back
+    /// up at `up_us`; routing follows after `detection_delay_us`.
+    LinkDown,
+    /// Makes `fraction` of all links lossy, placed by tier with `tier_weights`, each with
+    /// a loss rate drawn from `loss_rates`.
+    RandomLossyLinks,
 }
 
 /// A fault on links: every link of `tier` (both directions), or the one direction from
 /// node `from` to node `to` (node names as in the queue table, e.g. `host0`, `edge0.1`).
+/// Which other fields apply depends on `kind`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FaultSpec {
@@ -80,8 +93,51 @@ pub struct FaultSpec {
     pub tier: Option<String>,
     pub from: Option<String>,
     pub to: Option<String>,
-    /// Drop probability in [0, 1].
-    pub probability: f64,
+    /// Which of several parallel links between `from` and `to` (0-based; default: all).
+    pub parallel: Option<u32>,
+    /// `loss`: drop probability in [0, 1].
+    pub probability: Option<f64>,
+    /// `bursty_loss`: long-run fraction of packets lost, in (0, bad_loss).
+    pub loss_rate: Option<f64>,
+    /// `bursty_loss`, `random_lossy_links`: mean number of consecutive packets lost
+    /// (≥ 1). For `random_lossy_links` it makes every lossy link bursty.
+    pub burst_length: Option<f64>,
+    /// Loss probability in the Gilbert–Elliott bad state, in (0, 1] (default 1).
+    pub bad_loss: Option<f64>,
+    /// `blackhole`: share of the flow-hash space dropped, in (0, 1] (default 1: every
+    /// packet).
+    pub hash_fraction: Option<f64>,
+    /// `link_down`: when the link goes down, in µs.
+    pub down_us: Option<f64>,
+    /// `link_down`: when it comes back up, in µs (default: never).
+    pub up_us: Option<f64>,
+    /// `link_down`: delay before routing stops (and, after the repair, resumes) using
+    /// the link, in µs (default 0).
+    pub detection_delay_us: Option<f64>,
+    /// `random_lossy_links`: share of all links made lossy, in [0, 1].
+    pub fraction: Option<f64>,
+    /// `random_lossy_links`: relative weight of each tier in the placement (default:
+    /// 22% host links and 24%, 25%, 29% for the tiers above, the topmost tier taking the
+    /// weight of the levels the topology lacks).
+    pub tier_weights: Option<BTreeMap<String, f64>>,
+    /// `random_lossy_links`: distribution of each lossy link's loss rate (default: a
+    /// bounded Pareto on [0.01, 0.6] with mean 0.04).
+    pub loss_rates: Option<RateDistSpec>,
+}
+
+/// A distribution of loss rates, e.g. `{ bounded_pareto = { min = 0.01, max = 0.6,
+/// mean = 0.04 } }`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum RateDistSpec {
+    /// Every lossy link has this rate.
+    Fixed(f64),
+    /// Uniform in [min, max].
+    Uniform { min: f64, max: f64 },
+    /// A power law on [min, max] whose shape is solved from `mean`.
+    BoundedPareto { min: f64, max: f64, mean: f64 },
+    /// One of these values, each equally likely.
+    Values(Vec<f64>),
 }
 
 /// The topology, e.g. `[topology.fat_tree]` with `k = 8`.
@@ -105,6 +161,42 @@ pub enum TopologySpec {
         #[serde(default = "one")]
         oversubscription: u32,
     },
+    /// Two racks whose top-of-rack switches are joined by parallel links (the FUSO
+    /// testbed: 3 hosts per rack, 3 paths). Tiers: `host`, `path`.
+    FusoTestbed {
+        #[serde(default = "three")]
+        hosts_per_rack: u32,
+        #[serde(default = "three")]
+        paths: u32,
+    },
+    /// A three-tier Clos: pods of ToR and aggregation switches (each ToR joined to every
+    /// aggregation switch of its pod) under spines split into one plane per aggregation
+    /// switch (the FUSO simulation fabric: 4 pods of 2 + 2, 4 spines, 8 hosts per ToR).
+    /// Tiers: `host`, `tor_agg`, `agg_spine`.
+    FusoFabric {
+        #[serde(default = "four")]
+        pods: u32,
+        #[serde(default = "four")]
+        spines: u32,
+        #[serde(default = "two")]
+        aggs_per_pod: u32,
+        #[serde(default = "two")]
+        tors_per_pod: u32,
+        #[serde(default = "eight")]
+        hosts_per_tor: u32,
+    },
+}
+fn two() -> u32 {
+    2
+}
+fn three() -> u32 {
+    3
+}
+fn four() -> u32 {
+    4
+}
+fn eight() -> u32 {
+    8
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
