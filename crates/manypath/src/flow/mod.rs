@@ -13,7 +13,8 @@ pub mod paths;
 pub mod tcp;
 
 use crate::metrics::{FlowLevelInfo, FlowRecord, QueueRecord, Results, RunCounters, SubflowRecord};
-use crate::net::network::{Network, NodeKind};
+use crate::net::network::{LinkParams, Network, NodeKind};
+use crate::net::queue::QueueConfig;
 use crate::net::topology::TopologyKind;
 use crate::scenario::plan::{CcKind, TransportPlan};
 use crate::scenario::schema::{
@@ -187,10 +188,24 @@ pub struct Solution {
 /// Runs a plan at flow level. The plan has been validated for it by `level_problems`.
 pub fn run_plan(plan: Plan) -> Results {
     let t0 = std::time::Instant::now();
+    // No packet is ever queued here: zero-length queues keep the ports from reserving
+    // packet slots (hundreds of MB at 27k hosts).
+    let unqueued = |q: QueueConfig| QueueConfig {
+        limit_packets: 0,
+        ..q
+    };
+    let tiers: Vec<LinkParams> = plan
+        .tier_params
+        .iter()
+        .map(|t| LinkParams {
+            queue: unqueued(t.queue),
+            ..*t
+        })
+        .collect();
     let mut net = Network::build(
         &plan.topology,
-        &plan.tier_params,
-        plan.host_queue,
+        &tiers,
+        unqueued(plan.host_queue),
         plan.load_balancing,
         plan.seed,
     );

@@ -13,8 +13,11 @@
 //! capacity C, or at zero when its offered load y stays below C. Each iteration computes
 //! the rates from the current losses and moves every loss multiplicatively,
 //! p ← p · (y(1 − p)/C)^η: a single bottleneck shared by TCP flows (y ∝ p^-1/2) closes
-//! its error by 1 − η/2 per step; η = 1/2 keeps series bottlenecks and LIA's steeper
-//! response (y ∝ p^-3/2 at worst) from overshooting.
+//! its error by 1 − η/2 per step. Raising a loss uses η = 1/2, which keeps series
+//! bottlenecks and LIA's steeper response (y ∝ p^-3/2 at worst) from overshooting;
+//! lowering it uses η = 4, so that links left with spare capacity shed their loss in a
+//! few steps instead of drifting for thousands (the allocation is the same either way;
+//! only the number of iterations changes).
 
 use super::paths::Paths;
 use super::Solution;
@@ -25,7 +28,9 @@ const P_MIN: f64 = 1e-12;
 const P_MAX: f64 = 0.5;
 const P_NEGLIGIBLE: f64 = 1e-8;
 const P_START: f64 = 1e-4;
-const ETA: f64 = 0.5;
+/// Exponents of the loss update when a link is overloaded and when it is not.
+const ETA_UP: f64 = 0.5;
+const ETA_DOWN: f64 = 4.0;
 /// 3/2 under the square root of the response function.
 const RESPONSE: f64 = 1.5;
 
@@ -63,7 +68,8 @@ pub fn solve(pb: &Problem, max_iterations: u32, tolerance: f64) -> Solution {
         for l in 0..nl {
             if load[l] > 0.0 {
                 let ratio = load[l] * (1.0 - p[l]) / pb.capacity[l];
-                p[l] = (p[l] * ratio.powf(ETA)).clamp(P_MIN, P_MAX);
+                let eta = if ratio < 1.0 { ETA_DOWN } else { ETA_UP };
+                p[l] = (p[l] * ratio.powf(eta)).clamp(P_MIN, P_MAX);
             }
         }
     }
