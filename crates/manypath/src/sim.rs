@@ -83,6 +83,11 @@ pub(crate) fn data_hash(i: usize, sub: u16, src: u32, dst: u32) -> u32 {
     tuple_hash(src, dst, source_port(i) + sub, DATA_PORT)
 }
 
+/// The ECMP hash of the ACK direction (from `dst` back to `src`) of that subflow.
+pub(crate) fn ack_hash(i: usize, sub: u16, src: u32, dst: u32) -> u32 {
+    tuple_hash(dst, src, DATA_PORT, source_port(i) + sub)
+}
+
 impl Sim {
     pub fn new(plan: Plan) -> Sim {
         let mut net = Network::build(

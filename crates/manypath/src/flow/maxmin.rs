@@ -2,7 +2,7 @@
 //!
 //! Every connection that can still grow raises its total rate at the same pace, split
 //! equally over its subflows whose paths have no saturated link; when a link fills, the
-//! subflows crossing it stop. For single-path flows this is the max–min fair allocation;
+//! subflows crossing it (with their data or their ACKs) stop. For single-path flows this is the max–min fair allocation;
 //! a multipath connection keeps growing on its remaining paths after one saturates (a
 //! greedy multipath max–min, not the optimum over all splits).
 
@@ -27,9 +27,13 @@ pub fn solve(capacity: &[f64], paths: &Paths) -> Solution {
     loop {
         slope.iter_mut().for_each(|x| *x = 0.0);
         for s in (0..ns).filter(|&s| active[s]) {
-            let w = 1.0 / growing[paths.conn_of[s] as usize] as f64;
+            let c = paths.conn_of[s] as usize;
+            let w = 1.0 / growing[c] as f64;
             for &l in paths.path(s) {
                 slope[l as usize] += w;
+            }
+            for &l in paths.acks(s) {
+                slope[l as usize] += w * paths.ack_share[c];
             }
         }
         let step = (0..nl)
@@ -50,7 +54,8 @@ pub fn solve(capacity: &[f64], paths: &Paths) -> Solution {
             }
         }
         for s in 0..ns {
-            if active[s] && paths.path(s).iter().any(|&l| full[l as usize]) {
+            let blocked = |links: &[u32]| links.iter().any(|&l| full[l as usize]);
+            if active[s] && (blocked(paths.path(s)) || blocked(paths.acks(s))) {
                 active[s] = false;
                 growing[paths.conn_of[s] as usize] -= 1;
             }
@@ -60,6 +65,9 @@ pub fn solve(capacity: &[f64], paths: &Paths) -> Solution {
     for (s, &x) in rate.iter().enumerate() {
         for &l in paths.path(s) {
             load[l as usize] += x;
+        }
+        for &l in paths.acks(s) {
+            load[l as usize] += x * paths.ack_share[paths.conn_of[s] as usize];
         }
     }
     Solution {

@@ -25,6 +25,12 @@ pub struct Paths {
     pub links: Vec<u32>,
     /// The connection of each subflow.
     pub conn_of: Vec<u32>,
+    /// Subflow s's ACKs cross links `ack_links[ack_start[s]..ack_start[s + 1]]`.
+    pub ack_start: Vec<u32>,
+    pub ack_links: Vec<u32>,
+    /// Per connection, the ACK load on the reverse path per unit of data rate (one ACK of
+    /// header bytes per full segment).
+    pub ack_share: Vec<f64>,
 }
 
 impl Paths {
@@ -35,18 +41,35 @@ impl Paths {
             path_start: vec![0],
             links: Vec::new(),
             conn_of: Vec::new(),
+            ack_start: vec![0],
+            ack_links: Vec::new(),
+            ack_share: Vec::new(),
         }
     }
 
-    /// Adds a connection whose subflows take the given paths.
+    /// Adds a connection whose subflows take the given paths, without ACK load.
     pub fn push_connection(&mut self, paths: &[Vec<u32>]) {
+        self.push_with_acks(paths, &vec![Vec::new(); paths.len()], 0.0);
+    }
+
+    /// Adds a connection whose subflows take `paths` and send their ACKs, `ack_share`
+    /// of the data rate, along `acks`.
+    pub fn push_with_acks(&mut self, paths: &[Vec<u32>], acks: &[Vec<u32>], ack_share: f64) {
         let c = self.conn_start.len() as u32 - 1;
-        for p in paths {
+        for (p, a) in paths.iter().zip(acks) {
             self.links.extend_from_slice(p);
             self.path_start.push(self.links.len() as u32);
+            self.ack_links.extend_from_slice(a);
+            self.ack_start.push(self.ack_links.len() as u32);
             self.conn_of.push(c);
         }
         self.conn_start.push(self.conn_of.len() as u32);
+        self.ack_share.push(ack_share);
+    }
+
+    #[inline]
+    pub fn acks(&self, s: usize) -> &[u32] {
+        &self.ack_links[self.ack_start[s] as usize..self.ack_start[s + 1] as usize]
     }
 
     pub fn n_connections(&self) -> usize {
@@ -71,9 +94,11 @@ impl Paths {
     pub fn build(plan: &Plan, net: &mut Network, flows: &[FlowSpec], subflows: &[u32]) -> Paths {
         let mut out = Paths::new();
         let mut scratch: Vec<Vec<u32>> = Vec::new();
+        let mut acks: Vec<Vec<u32>> = Vec::new();
         for (i, f) in flows.iter().enumerate() {
             let n = subflows[i] as usize;
             scratch.resize(n, Vec::new());
+            acks.resize(n, Vec::new());
             match plan.topology.kind {
                 TopologyKind::BCube { n: ports, k } => {
                     let mut rng = Rng::new(plan.seed, stream::HOST, (1 << 40) | i as u64);
@@ -84,6 +109,11 @@ impl Paths {
                         let j = order[s % order.len()];
                         bcube_path(net, ports, k, f.src, f.dst, j, &mut rng, p);
                     }
+                    // ACKs retrace the path: the same hosts relay them.
+                    for (p, a) in scratch.iter().zip(acks.iter_mut()) {
+                        a.clear();
+                        a.extend(p.iter().rev().map(|&l| reverse_port(net, l)));
+                    }
                 }
                 _ => {
                     for (s, p) in scratch.iter_mut().enumerate() {
@@ -92,9 +122,16 @@ impl Paths {
                         let reached = net.ecmp_path(f.src, f.dst, hash, p);
                         debug_assert!(reached, "no route from {} to {}", f.src, f.dst);
                     }
+                    for (s, a) in acks.iter_mut().enumerate() {
+                        a.clear();
+                        let hash = crate::sim::ack_hash(i, s as u16, f.src, f.dst);
+                        net.ecmp_path(f.dst, f.src, hash, a);
+                    }
                 }
             }
-            out.push_connection(&scratch[..n]);
+            let tcp = &plan.transports[f.transport as usize].tcp;
+            let ack_share = tcp.header as f64 / (tcp.mss + tcp.header) as f64;
+            out.push_with_acks(&scratch[..n], &acks[..n], ack_share);
         }
         out
     }
@@ -124,6 +161,14 @@ impl Paths {
             })
             .collect()
     }
+}
+
+/// The port of the other direction of `port`'s link.
+fn reverse_port(net: &Network, port: u32) -> u32 {
+    let p = &net.ports[port as usize];
+    net.ports_of(p.peer)
+        .find(|&q| net.ports[q as usize].peer == p.owner)
+        .expect("links are bidirectional")
 }
 
 /// Base-`n` digit `l` of host address `h`.

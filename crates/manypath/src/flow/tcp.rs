@@ -132,6 +132,11 @@ fn rates(pb: &Problem, p: &[f64], q: &mut [f64], rate: &mut [f64], load: &mut [f
             load[l as usize] += arriving;
             arriving *= 1.0 - p[l as usize];
         }
+        // ACKs: one per segment that got through, on the reverse path.
+        let ack = arriving * paths.ack_share[paths.conn_of[s] as usize];
+        for &l in paths.acks(s) {
+            load[l as usize] += ack;
+        }
     }
 }
 
