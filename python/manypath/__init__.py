@@ -53,10 +53,14 @@ def run(
     base_dir: str | os.PathLike[str] | None = None,
     progress: Callable[[float, int], bool | None] | None = None,
     progress_every: int = 1_000_000,
+    level: str | None = None,
 ) -> Results:
     """Run a scenario given as a TOML file path, TOML text or a dict.
 
-    ``seed`` overrides the scenario's own seed. ``progress(sim_time_s, events)`` is called
+    ``seed`` overrides the scenario's own seed; ``level`` (``"packet"`` or ``"flow"``) its
+    ``level``: the same scenario runs on the packet-level simulator or the flow-level
+    model, with the same tables (at flow level, ``counters`` also holds ``iterations``,
+    ``converged`` and ``residual``). ``progress(sim_time_s, events)`` is called
     about every ``progress_every`` events; returning ``False`` stops the run. A stopped
     run (or one interrupted with Ctrl-C) returns what it measured, with
     ``counters["partial"]`` true. Raises ``ValueError`` for an invalid scenario and
@@ -66,7 +70,14 @@ def run(
     from . import _core
 
     return Results.from_native(
-        _core.run(src.text, src.base_dir, seed, progress=progress, progress_every=progress_every)
+        _core.run(
+            src.text,
+            src.base_dir,
+            seed,
+            progress=progress,
+            progress_every=progress_every,
+            level=level,
+        )
     )
 
 

@@ -88,14 +88,20 @@ def run(
         None, "--out", help="Write flows.parquet, queues.parquet and counters.json here."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print no summary or status lines."),
+    level: Optional[str] = typer.Option(
+        None, "--level", help="Run at 'packet' or 'flow' level, replacing the scenario's level."
+    ),
 ) -> None:
     """Run a scenario and print a summary of its results."""
     import manypath
 
     path = file if file is not None else default_scenario_path()
-    bar = _sim_progress(path, quiet or as_json)
+    bar = _sim_progress(path, quiet or as_json or level == "flow")
     try:
-        res = _guarded(str(path), lambda: manypath.run(path, seed=seed, progress=bar.update if bar else None))
+        res = _guarded(
+            str(path),
+            lambda: manypath.run(path, seed=seed, progress=bar.update if bar else None, level=level),
+        )
     finally:
         if bar:
             bar.close()

@@ -76,6 +76,18 @@ def run_summary(summary: Mapping[str, Any], counters: Mapping[str, Any]) -> str:
     ]
     classes = table(["class", "flows", "done", "FCT mean ms", "p50 ms", "p99 ms"], rows)
     drops, marks = summary["drops"], summary["ecn_marks"]
+    if counters.get("level") == "flow":
+        converged = "converged" if counters.get("converged") else "not converged"
+        totals = pairs(
+            [
+                ("goodput", f"{fmt(summary['goodput_gbps'], 2)} Gbit/s"),
+                ("fraction", fmt(_float(counters.get("goodput_fraction")), 3)),
+                ("flow model", str(counters.get("flow_model", ""))),
+                ("iterations", f"{fmt(_int(counters.get('iterations')))} ({converged})"),
+                ("wall time", f"{fmt(_float(counters.get('wall_s')), 2)} s"),
+            ]
+        )
+        return f"{title} (flow level: steady state)\n\n{classes}\n\n{totals}"
     totals = pairs(
         [
             ("goodput", f"{fmt(summary['goodput_gbps'], 2)} Gbit/s"),

@@ -1,6 +1,7 @@
 //! Python bindings: `manypath._core.run`, `validate` and `schema`. Results cross as
 //! columns (dicts of lists) that the Python package turns into DataFrames.
 
+use manypath::flow::Level;
 use manypath::metrics::Results;
 use manypath::Plan;
 use pyo3::exceptions::PyValueError;
@@ -288,14 +289,25 @@ fn counters<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("host_rate_bps", r.host_rate_bps)?;
     d.set_item("goodput_fraction", r.goodput_fraction())?;
     d.set_item("partial", c.partial)?;
+    match &r.flow_level {
+        Some(f) => {
+            d.set_item("level", "flow")?;
+            d.set_item("flow_model", f.model)?;
+            d.set_item("iterations", f.iterations)?;
+            d.set_item("converged", f.converged)?;
+            d.set_item("residual", f.residual)?;
+        }
+        None => d.set_item("level", "packet")?,
+    }
     Ok(d)
 }
 
 /// Runs a scenario given as TOML text; CDF paths resolve against `base_dir`.
 /// `progress(sim_time_s, events)` is called about every `progress_every` events; if it
 /// returns False, or Ctrl-C is pressed, the run stops and its results are marked partial.
+/// `level` ("packet" or "flow") replaces the scenario's own.
 #[pyfunction]
-#[pyo3(signature = (toml_text, base_dir, seed=None, progress=None, progress_every=1_000_000))]
+#[pyo3(signature = (toml_text, base_dir, seed=None, progress=None, progress_every=1_000_000, level=None))]
 fn run<'py>(
     py: Python<'py>,
     toml_text: &str,
@@ -303,7 +315,18 @@ fn run<'py>(
     seed: Option<u64>,
     progress: Option<PyObject>,
     progress_every: u64,
+    level: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let level = match level {
+        None => None,
+        Some("packet") => Some(Level::Packet),
+        Some("flow") => Some(Level::Flow),
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "level: must be \"packet\" or \"flow\", got {other:?}"
+            )))
+        }
+    };
     let base = Path::new(base_dir).to_path_buf();
     let text = toml_text.to_string();
     // Ctrl-C reaches Python only when it runs; check for it at each report.
@@ -313,7 +336,7 @@ fn run<'py>(
         1 << 22
     };
     let result = py.allow_threads(move || {
-        manypath::run_toml_with_progress(&text, &base, seed, every, |now, events| {
+        manypath::run_toml_at_level(&text, &base, seed, level, every, |now, events| {
             Python::with_gil(|py| {
                 if py.check_signals().is_err() {
                     return false;

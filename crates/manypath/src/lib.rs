@@ -6,6 +6,7 @@
 //! TOML schema and its validation), `metrics` (result records) and `sim` (the event loop).
 pub mod connection;
 pub mod engine;
+pub mod flow;
 pub mod metrics;
 pub mod net;
 pub mod scenario;
@@ -23,11 +24,7 @@ pub fn run_toml(
     base_dir: &std::path::Path,
     seed: Option<u64>,
 ) -> Result<Results, ScenarioError> {
-    let mut plan = Plan::from_toml(text, base_dir)?;
-    if let Some(s) = seed {
-        plan.seed = s;
-    }
-    Ok(sim::run_plan(plan))
+    run_toml_with_progress(text, base_dir, seed, u64::MAX, |_, _| true)
 }
 
 /// Like `run_toml`, calling `progress(simulated ps, events)` every `every` events; a
@@ -39,9 +36,29 @@ pub fn run_toml_with_progress(
     every: u64,
     progress: impl FnMut(time::SimTime, u64) -> bool,
 ) -> Result<Results, ScenarioError> {
-    let mut plan = Plan::from_toml(text, base_dir)?;
+    run_toml_at_level(text, base_dir, seed, None, every, progress)
+}
+
+/// Like `run_toml_with_progress`, with `level` (when given) replacing the scenario's own
+/// `level`. At flow level the run is one computation, so `progress` is not called.
+pub fn run_toml_at_level(
+    text: &str,
+    base_dir: &std::path::Path,
+    seed: Option<u64>,
+    level: Option<flow::Level>,
+    every: u64,
+    progress: impl FnMut(time::SimTime, u64) -> bool,
+) -> Result<Results, ScenarioError> {
+    let text = match level {
+        Some(l) => scenario::with_level(text, l)?,
+        None => text.to_string(),
+    };
+    let mut plan = Plan::from_toml(&text, base_dir)?;
     if let Some(s) = seed {
         plan.seed = s;
     }
-    Ok(sim::run_plan_with_progress(plan, every, progress))
+    Ok(match plan.level {
+        flow::Level::Packet => sim::run_plan_with_progress(plan, every, progress),
+        flow::Level::Flow => flow::run_plan(plan),
+    })
 }

@@ -94,6 +94,25 @@ fn tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
     (mix64(a ^ mix64(b)) >> 32) as u32
 }
 
+/// Server port of every connection.
+const DATA_PORT: u16 = 5001;
+
+/// Source port of subflow 0 of connection `i`; subflow k uses this plus k.
+fn source_port(i: usize) -> u16 {
+    1024 + ((i * 64) % 64_000) as u16
+}
+
+/// The ECMP hash of the data direction of subflow `sub` of connection `i`, as the
+/// simulator computes it, so the flow level can place flows on the same paths.
+pub(crate) fn data_hash(i: usize, sub: u16, src: u32, dst: u32) -> u32 {
+    tuple_hash(src, dst, source_port(i) + sub, DATA_PORT)
+}
+
+/// The ECMP hash of the ACK direction (from `dst` back to `src`) of that subflow.
+pub(crate) fn ack_hash(i: usize, sub: u16, src: u32, dst: u32) -> u32 {
+    tuple_hash(dst, src, DATA_PORT, source_port(i) + sub)
+}
+
 impl Sim {
     pub fn new(plan: Plan) -> Sim {
         let mut net = Network::build(
@@ -121,8 +140,8 @@ impl Sim {
             let ep = Endpoints::build(t, f.size, scatter_dupacks);
             // Distinct source ports per connection and subflow, so ECMP sees distinct
             // 5-tuples (and may still place two subflows on one path, as it would).
-            let sport = 1024 + ((i * 64) % 64_000) as u16;
-            let dport = 5001;
+            let sport = source_port(i);
+            let dport = DATA_PORT;
             let hash = (0..ep.subflows() as u16)
                 .map(|k| {
                     [
@@ -784,6 +803,7 @@ impl Sim {
             host_rate_bps: self.plan.tier_params[0].rate.bits_per_sec(),
             n_hosts: self.plan.topology.n_hosts,
             warmup,
+            flow_level: None,
         }
     }
 }

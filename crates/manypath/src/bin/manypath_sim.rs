@@ -51,8 +51,15 @@ fn main() -> ExitCode {
     };
     let c = &r.counters;
     let wall = c.wall_secs.max(1e-9);
+    let flow = match &r.flow_level {
+        Some(f) => format!(
+            ", \"level\": \"flow\", \"model\": {:?}, \"iterations\": {}, \"converged\": {}, \"residual\": {:e}",
+            f.model, f.iterations, f.converged, f.residual
+        ),
+        None => ", \"level\": \"packet\"".into(),
+    };
     println!(
-        "{{\"name\": {:?}, \"events\": {}, \"packet_hops\": {}, \"sim_time_s\": {}, \"wall_s\": {:.4}, \"events_per_s\": {:.0}, \"hops_per_s\": {:.0}, \"goodput_fraction\": {:.4}, \"peak_rss_mib\": {:.1}, \"flows\": {}, \"flows_completed\": {}, \"drops\": {}, \"conserved\": {}}}",
+        "{{\"name\": {:?}, \"events\": {}, \"packet_hops\": {}, \"sim_time_s\": {}, \"wall_s\": {:.4}, \"events_per_s\": {:.0}, \"hops_per_s\": {:.0}, \"goodput_fraction\": {:.4}, \"peak_rss_mib\": {:.1}, \"flows\": {}, \"flows_completed\": {}, \"drops\": {}, \"conserved\": {}{}}}",
         r.name,
         c.events,
         c.packet_hops,
@@ -65,7 +72,8 @@ fn main() -> ExitCode {
         c.flows,
         c.flows_completed,
         c.packets_dropped,
-        c.conserved()
+        c.conserved(),
+        flow
     );
     ExitCode::SUCCESS
 }

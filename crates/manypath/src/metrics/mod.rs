@@ -164,6 +164,20 @@ pub struct Results {
     pub host_rate_bps: u64,
     pub n_hosts: u32,
     pub warmup: SimTime,
+    /// What the flow-level model reports (`None` at packet level).
+    pub flow_level: Option<FlowLevelInfo>,
+}
+
+/// How a flow-level run went.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowLevelInfo {
+    /// `tcp-response` or `max-min`.
+    pub model: &'static str,
+    /// Fixed-point iterations, or progressive-filling steps for max-min.
+    pub iterations: u32,
+    pub converged: bool,
+    /// The largest relative violation of the fixed point when the model stopped.
+    pub residual: f64,
 }
 
 impl Results {

@@ -387,6 +387,28 @@ impl Network {
         paths
     }
 
+    /// Appends to `out` the ports a packet from host `src` to host `dst` with flow hash
+    /// `hash` crosses under ECMP, the source's NIC first; false if it cannot get there.
+    pub fn ecmp_path(&mut self, src: u32, dst: u32, hash: u32, out: &mut Vec<u32>) -> bool {
+        let mut port = self.host_nic[src as usize];
+        out.push(port);
+        for _ in 0..64 {
+            let node = self.ports[port as usize].peer;
+            if node == dst {
+                return true;
+            }
+            if self.kinds[node as usize] != NodeKind::Switch {
+                return false;
+            }
+            match self.next_port(node, dst, hash) {
+                Some(p) => port = p,
+                None => return false,
+            }
+            out.push(port);
+        }
+        false
+    }
+
     pub fn ports_of(&self, node: u32) -> std::ops::Range<u32> {
         self.port_start[node as usize]..self.port_start[node as usize + 1]
     }

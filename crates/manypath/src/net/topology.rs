@@ -40,7 +40,27 @@ pub enum TopologyKind {
         tors_per_pod: u32,
         hosts_per_tor: u32,
     },
+    /// VL2: ToRs with `hosts_per_tor` hosts each, every ToR dual-homed to a pair of
+    /// aggregation switches, every aggregation switch joined to every intermediate
+    /// switch. `aggregation` (even) switches and `intermediate` switches give
+    /// aggregation/2 · intermediate ToRs (each aggregation pair serves `intermediate`
+    /// ToRs, so an aggregation switch has as many ToR ports as intermediate ones).
+    /// Tiers: `host`, `tor_agg`, `agg_int`.
+    Vl2 {
+        aggregation: u32,
+        intermediate: u32,
+        hosts_per_tor: u32,
+    },
+    /// BCube(n, k): n^(k+1) hosts, each with k+1 interfaces; at level l, n^k switches of
+    /// n ports join the hosts whose addresses differ only in base-n digit l. Switches
+    /// connect only hosts: hosts relay. Tiers: `level0` … `level<k>`.
+    BCube { n: u32, k: u32 },
 }
+
+/// BCube's tier names; the level is the tier index.
+pub const BCUBE_LEVELS: [&str; 8] = [
+    "level0", "level1", "level2", "level3", "level4", "level5", "level6", "level7",
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeRole {
@@ -99,6 +119,15 @@ impl fmt::Display for TopologyKind {
                 "{pods} pods of {tors_per_pod} ToR + {aggs_per_pod} aggregation switches, \
                  {spines} spines, {hosts_per_tor} hosts per ToR"
             ),
+            TopologyKind::Vl2 {
+                aggregation,
+                intermediate,
+                hosts_per_tor,
+            } => write!(
+                f,
+                "VL2 with {aggregation} aggregation and {intermediate} intermediate switches, {hosts_per_tor} hosts per ToR"
+            ),
+            TopologyKind::BCube { n, k } => write!(f, "BCube({n}, {k})"),
         }
     }
 }
@@ -112,6 +141,8 @@ impl TopologyKind {
             TopologyKind::FatTree { .. } => vec!["host", "edge_agg", "agg_core"],
             TopologyKind::FusoTestbed { .. } => vec!["host", "path"],
             TopologyKind::FusoFabric { .. } => vec!["host", "tor_agg", "agg_spine"],
+            TopologyKind::Vl2 { .. } => vec!["host", "tor_agg", "agg_int"],
+            TopologyKind::BCube { k, .. } => BCUBE_LEVELS[..=*k as usize].to_vec(),
         }
     }
 
@@ -135,6 +166,12 @@ impl TopologyKind {
                 hosts_per_tor,
                 ..
             } => pods * tors_per_pod * hosts_per_tor,
+            TopologyKind::Vl2 {
+                aggregation,
+                intermediate,
+                hosts_per_tor,
+            } => aggregation / 2 * intermediate * hosts_per_tor,
+            TopologyKind::BCube { n, k } => n.pow(k + 1),
         }
     }
 
@@ -269,6 +306,53 @@ impl TopologyKind {
                     }
                 }
             }
+            TopologyKind::Vl2 {
+                aggregation,
+                intermediate,
+                hosts_per_tor,
+            } => {
+                let tors = aggregation / 2 * intermediate;
+                let tor0 = t.next_id();
+                for i in 0..tors {
+                    t.switch(format!("tor{i}"));
+                }
+                let agg0 = t.next_id();
+                for i in 0..aggregation {
+                    t.switch(format!("agg{i}"));
+                }
+                let int0 = t.next_id();
+                for i in 0..intermediate {
+                    t.switch(format!("int{i}"));
+                }
+                for h in 0..t.n_hosts {
+                    t.link(h, tor0 + h / hosts_per_tor, 0);
+                }
+                for tor in 0..tors {
+                    let pair = tor / intermediate;
+                    t.link(tor0 + tor, agg0 + 2 * pair, 1);
+                    t.link(tor0 + tor, agg0 + 2 * pair + 1, 1);
+                }
+                for a in 0..aggregation {
+                    for i in 0..intermediate {
+                        t.link(agg0 + a, int0 + i, 2);
+                    }
+                }
+            }
+            TopologyKind::BCube { n, k } => {
+                let per_level = n.pow(k);
+                let sw0 = t.next_id();
+                for l in 0..=k {
+                    for s in 0..per_level {
+                        t.switch(format!("bcube{l}.{s}"));
+                    }
+                }
+                // Links level by level, so host h's port l is its level-l interface.
+                for l in 0..=k {
+                    for h in 0..t.n_hosts {
+                        t.link(h, sw0 + l * per_level + bcube_switch(n, l, h), l as u8);
+                    }
+                }
+            }
         }
         Topology {
             kind: self.clone(),
@@ -279,6 +363,13 @@ impl TopologyKind {
             names: t.names,
         }
     }
+}
+
+/// The index, within its level, of the level-`l` switch of BCube host `h`: the host's
+/// address with base-`n` digit `l` removed.
+pub fn bcube_switch(n: u32, l: u32, h: u32) -> u32 {
+    let low = n.pow(l);
+    h / (low * n) * low + h % low
 }
 
 struct Builder {
@@ -362,6 +453,49 @@ mod tests {
         }
         assert!(fabric_ports[64..72].iter().all(|&n| n == 2));
         assert!(fabric_ports[72..].iter().all(|&n| n == 4));
+    }
+
+    #[test]
+    fn vl2_is_dual_homed_with_full_bisection_ports() {
+        let t = TopologyKind::Vl2 {
+            aggregation: 4,
+            intermediate: 3,
+            hosts_per_tor: 20,
+        }
+        .build();
+        // 2 aggregation pairs × 3 ToRs each, 20 hosts per ToR.
+        assert_eq!(t.n_hosts, 120);
+        assert_eq!(t.roles.len(), 120 + 6 + 4 + 3);
+        let degree = |node: u32, tier: u8| {
+            t.links
+                .iter()
+                .filter(|l| l.2 == tier && (l.0 == node || l.1 == node))
+                .count()
+        };
+        for tor in 120..126 {
+            assert_eq!(degree(tor, 1), 2, "each ToR has two aggregation uplinks");
+        }
+        for agg in 126..130 {
+            assert_eq!(degree(agg, 1), 3, "as many ToR ports as intermediate ones");
+            assert_eq!(degree(agg, 2), 3);
+        }
+    }
+
+    #[test]
+    fn bcube_hosts_have_one_link_per_level() {
+        let t = TopologyKind::BCube { n: 4, k: 1 }.build();
+        assert_eq!(t.n_hosts, 16);
+        assert_eq!(t.roles.len(), 16 + 8);
+        assert_eq!(t.links.len(), 32);
+        assert_eq!(t.tiers, vec!["level0", "level1"]);
+        // Level 0 joins hosts differing in the last digit, level 1 in the first.
+        assert_eq!(bcube_switch(4, 0, 5), bcube_switch(4, 0, 7));
+        assert_ne!(bcube_switch(4, 0, 5), bcube_switch(4, 0, 9));
+        assert_eq!(bcube_switch(4, 1, 5), bcube_switch(4, 1, 13));
+        for h in 0..16 {
+            let levels: Vec<u8> = t.links.iter().filter(|l| l.0 == h).map(|l| l.2).collect();
+            assert_eq!(levels, vec![0, 1]);
+        }
     }
 
     #[test]

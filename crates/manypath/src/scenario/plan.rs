@@ -5,6 +5,7 @@
 use super::faults::{fault_plan, FaultPlan};
 use super::schema::*;
 use crate::engine::{rng::stream, Rng};
+use crate::flow::{FlowModelConfig, Level};
 use crate::net::network::{LinkParams, LoadBalancing};
 use crate::net::queue::{MarkAt, QueueConfig};
 use crate::net::rwndq::RwndqConfig;
@@ -140,6 +141,9 @@ pub struct Plan {
     pub queue_sample_tiers: Vec<u8>,
     /// Link faults and link down/up schedules (`scenario::faults`).
     pub faults: FaultPlan,
+    /// The simulator that runs the plan, and the flow-level model's settings.
+    pub level: Level,
+    pub flow_model: FlowModelConfig,
 }
 
 impl Plan {
@@ -434,6 +438,15 @@ impl Plan {
                 None => {}
             }
         }
+        let flow_model = crate::flow::model_config(&s.flow_model, &mut c.problems);
+        let level = match s.level {
+            LevelSpec::Packet => Level::Packet,
+            LevelSpec::Flow => Level::Flow,
+        };
+        if let Some(k) = &kind {
+            c.problems
+                .extend(crate::flow::level_problems(s, level, k, &transports));
+        }
         if !c.problems.is_empty() {
             return Err(ScenarioError {
                 problems: c.problems,
@@ -461,6 +474,8 @@ impl Plan {
             queue_sample,
             queue_sample_tiers,
             faults,
+            level,
+            flow_model,
         })
     }
 
@@ -607,6 +622,9 @@ impl Checker {
     }
 }
 
+/// The largest VL2 or BCube a scenario may describe.
+const MAX_HOSTS: u64 = 1 << 22;
+
 fn topology_kind(t: &TopologySpec, c: &mut Checker) -> Option<TopologyKind> {
     let before = c.problems.len();
     let kind = match *t {
@@ -713,6 +731,64 @@ fn topology_kind(t: &TopologySpec, c: &mut Checker) -> Option<TopologyKind> {
                 tors_per_pod,
                 hosts_per_tor,
             }
+        }
+        TopologySpec::Vl2 {
+            aggregation,
+            intermediate,
+            hosts_per_tor,
+        } => {
+            let path = "topology.vl2";
+            if aggregation < 2 || aggregation % 2 != 0 || aggregation > 4096 {
+                c.err(
+                    &format!("{path}.aggregation"),
+                    format!("must be an even number between 2 and 4096, got {aggregation}"),
+                );
+            }
+            for (field, v) in [
+                ("intermediate", intermediate),
+                ("hosts_per_tor", hosts_per_tor),
+            ] {
+                if !(1..=4096).contains(&v) {
+                    c.err(
+                        &format!("{path}.{field}"),
+                        format!("must be between 1 and 4096, got {v}"),
+                    );
+                }
+            }
+            let hosts = aggregation as u64 / 2 * intermediate as u64 * hosts_per_tor as u64;
+            if c.problems.len() == before && hosts > MAX_HOSTS {
+                c.err(
+                    path,
+                    format!("has {hosts} hosts; at most {MAX_HOSTS} are supported"),
+                );
+            }
+            TopologyKind::Vl2 {
+                aggregation,
+                intermediate,
+                hosts_per_tor,
+            }
+        }
+        TopologySpec::Bcube { n, k } => {
+            if !(2..=1024).contains(&n) {
+                c.err(
+                    "topology.bcube.n",
+                    format!("must be between 2 and 1024 switch ports, got {n}"),
+                );
+            }
+            if k > 7 {
+                c.err(
+                    "topology.bcube.k",
+                    format!("must be between 0 and 7, got {k}"),
+                );
+            }
+            let hosts = (n as u64).checked_pow(k + 1).unwrap_or(u64::MAX);
+            if c.problems.len() == before && hosts > MAX_HOSTS {
+                c.err(
+                    "topology.bcube",
+                    format!("has n^(k+1) = {hosts} hosts; at most {MAX_HOSTS} are supported"),
+                );
+            }
+            TopologyKind::BCube { n, k }
         }
     };
     if c.problems.len() == before && kind.n_hosts() < 2 {

@@ -63,6 +63,48 @@ pub struct Scenario {
     pub faults: Vec<FaultSpec>,
     #[serde(default)]
     pub output: OutputSpec,
+    /// Which simulator runs the scenario: `packet` (default) or `flow`, the steady-state
+    /// flow-level model for long-lived traffic on large fabrics.
+    #[serde(default)]
+    pub level: LevelSpec,
+    /// Settings of the flow-level model (used with `level = "flow"`).
+    #[serde(default)]
+    pub flow_model: FlowModelSpec,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LevelSpec {
+    /// The discrete-event packet-level simulator.
+    #[default]
+    Packet,
+    /// The iterative flow-level model: steady-state rates of long-lived flows.
+    Flow,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlowModelKindSpec {
+    /// Per-link loss from the offered load, per-subflow rates from the TCP response
+    /// function (MPTCP: LIA's equilibrium split), iterated to a fixed point.
+    #[default]
+    TcpResponse,
+    /// Max-min fair rates by progressive filling (multipath connections fill over their
+    /// unsaturated subflows).
+    MaxMin,
+}
+
+/// The flow-level model, e.g. `[flow_model]` with `model = "max-min"`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowModelSpec {
+    #[serde(default)]
+    pub model: FlowModelKindSpec,
+    /// Most iterations of the fixed point before it gives up (default 20000).
+    pub max_iterations: Option<u32>,
+    /// Converged when every loaded link carries its capacity within this relative
+    /// tolerance and no other link is overloaded (default 0.001).
+    pub tolerance: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -185,6 +227,20 @@ pub enum TopologySpec {
         #[serde(default = "eight")]
         hosts_per_tor: u32,
     },
+    /// VL2: ToRs dual-homed to aggregation switch pairs, aggregation switches joined to
+    /// every intermediate switch. Tiers: `host`, `tor_agg`, `agg_int`.
+    Vl2 {
+        /// Aggregation switches (even); aggregation/2 · intermediate ToRs.
+        aggregation: u32,
+        /// Intermediate (core) switches.
+        intermediate: u32,
+        /// Hosts per ToR (default 20).
+        #[serde(default = "twenty")]
+        hosts_per_tor: u32,
+    },
+    /// BCube(n, k): n^(k+1) hosts with k+1 interfaces each, n-port switches at k+1
+    /// levels; hosts relay traffic. Flow level only. Tiers: `level0` … `level<k>`.
+    Bcube { n: u32, k: u32 },
 }
 fn two() -> u32 {
     2
@@ -197,6 +253,9 @@ fn four() -> u32 {
 }
 fn eight() -> u32 {
     8
+}
+fn twenty() -> u32 {
+    20
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]

@@ -1,0 +1,404 @@
+//! The flow-level simulator: steady-state rates of long-lived flows on large fabrics.
+//!
+//! A run places every connection's subflows on paths (`paths`), then computes rates with
+//! one of two models: the iterative TCP model (`tcp`: per-link loss from the offered
+//! load, per-subflow rates from the TCP response function, MPTCP's LIA equilibrium for
+//! coupled connections, iterated to a fixed point) or max–min fairness (`maxmin`). The
+//! links are the packet-level simulator's ports, and single-path and ECMP placement use
+//! the packet level's own hashes, so both levels put a scenario's flows on the same paths
+//! and report the same tables.
+
+pub mod maxmin;
+pub mod paths;
+pub mod tcp;
+
+use crate::metrics::{FlowLevelInfo, FlowRecord, QueueRecord, Results, RunCounters, SubflowRecord};
+use crate::net::network::{LinkParams, Network, NodeKind};
+use crate::net::queue::QueueConfig;
+use crate::net::topology::TopologyKind;
+use crate::scenario::plan::{CcKind, TransportPlan};
+use crate::scenario::schema::{
+    FlowModelKindSpec, FlowModelSpec, LoadBalancingSpec, Scenario, SizeSpec,
+};
+use crate::scenario::Plan;
+use paths::Paths;
+
+/// Which simulator runs a plan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Level {
+    #[default]
+    Packet,
+    Flow,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowModelKind {
+    TcpResponse,
+    MaxMin,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowModelConfig {
+    pub kind: FlowModelKind,
+    pub max_iterations: u32,
+    pub tolerance: f64,
+}
+
+pub const DEFAULT_MAX_ITERATIONS: u32 = 20_000;
+pub const DEFAULT_TOLERANCE: f64 = 1e-3;
+
+/// The `[flow_model]` section, checked; problems go to `problems`.
+pub fn model_config(s: &FlowModelSpec, problems: &mut Vec<(String, String)>) -> FlowModelConfig {
+    let max_iterations = s.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
+    if max_iterations == 0 {
+        problems.push((
+            "flow_model.max_iterations".into(),
+            "must be at least 1, got 0".into(),
+        ));
+    }
+    let tolerance = s.tolerance.unwrap_or(DEFAULT_TOLERANCE);
+    if !(tolerance.is_finite() && tolerance > 0.0 && tolerance < 1.0) {
+        problems.push((
+            "flow_model.tolerance".into(),
+            format!("must be in (0, 1), got {tolerance}"),
+        ));
+    }
+    FlowModelConfig {
+        kind: match s.model {
+            FlowModelKindSpec::TcpResponse => FlowModelKind::TcpResponse,
+            FlowModelKindSpec::MaxMin => FlowModelKind::MaxMin,
+        },
+        max_iterations: max_iterations.max(1),
+        tolerance,
+    }
+}
+
+/// What the chosen level cannot run: `(field path, message)` pairs.
+pub fn level_problems(
+    s: &Scenario,
+    level: Level,
+    kind: &TopologyKind,
+    transports: &[TransportPlan],
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut err = |path: String, msg: &str| out.push((path, msg.to_string()));
+    if level == Level::Packet {
+        if matches!(kind, TopologyKind::BCube { .. }) {
+            err(
+                "topology.bcube".into(),
+                "the packet-level simulator does not model hosts that relay packets; run BCube with level = \"flow\"",
+            );
+        }
+        return out;
+    }
+    if !s.faults.is_empty() {
+        err(
+            "faults".into(),
+            "link faults are not modelled at the flow level (level = \"flow\")",
+        );
+    }
+    let rwndq_queues = std::iter::once(("network.queue".to_string(), &s.network.queue)).chain(
+        s.network.tiers.iter().filter_map(|(t, o)| {
+            o.queue
+                .as_ref()
+                .map(|q| (format!("network.tiers.{t}.queue"), q))
+        }),
+    );
+    for (path, q) in rwndq_queues {
+        if q.rwndq.is_some() {
+            err(
+                format!("{path}.rwndq"),
+                "RWNDQ is a packet-level switch feature; it is not modelled at the flow level (level = \"flow\")",
+            );
+        }
+    }
+    if s.output.flow_sample_us.is_some() || s.output.queue_sample_us.is_some() {
+        err(
+            "output".into(),
+            "time series (flow_sample_us, queue_sample_us) are recorded at the packet level only",
+        );
+    }
+    if s.network.load_balancing == LoadBalancingSpec::Spray {
+        err(
+            "network.load_balancing".into(),
+            "the flow level models per-flow ECMP only, got spray",
+        );
+    }
+    for (i, t) in s.traffic.iter().enumerate() {
+        let path = format!("traffic[{i}]");
+        if !matches!(t.size, SizeSpec::LongLived) {
+            err(
+                format!("{path}.size"),
+                "the flow level models long-lived flows only (size = \"long_lived\")",
+            );
+        }
+        if t.arrival.is_some() {
+            err(
+                format!("{path}.arrival"),
+                "flow arrivals are not modelled at the flow level: its flows all run at once",
+            );
+        }
+        if t.repeat > 1 {
+            err(
+                format!("{path}.repeat"),
+                "repetitions are not modelled at the flow level: its flows all run at once",
+            );
+        }
+        if t.start_us != 0.0 || t.stagger_us != 0.0 {
+            let field = if t.start_us != 0.0 {
+                "start_us"
+            } else {
+                "stagger_us"
+            };
+            err(
+                format!("{path}.{field}"),
+                "the flow level computes the steady state of flows that all run at once; start times do not apply",
+            );
+        }
+        if t.priority != 0 {
+            err(
+                format!("{path}.priority"),
+                "strict priority is not modelled at the flow level",
+            );
+        }
+        if let Some(tp) = transports.iter().find(|p| p.name == t.transport) {
+            if !matches!(tp.cc, CcKind::Reno | CcKind::Lia) {
+                err(
+                    format!("{path}.transport"),
+                    &format!(
+                        "transport {:?} uses cc {}; the flow level models loss-based TCP (reno, single path or uncoupled subflows) and MPTCP's linked increases (lia)",
+                        t.transport,
+                        cc_name(&tp.cc)
+                    ),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn cc_name(cc: &CcKind) -> &'static str {
+    match cc {
+        CcKind::Reno => "reno",
+        CcKind::Cubic => "cubic",
+        CcKind::Dctcp { .. } => "dctcp",
+        CcKind::Lia => "lia",
+        CcKind::Olia => "olia",
+        CcKind::Dcm { .. } => "dcm",
+        CcKind::Xmp { .. } => "xmp",
+        CcKind::Amp { .. } => "amp",
+        CcKind::Mmptcp { .. } => "mmptcp",
+    }
+}
+
+/// What a model computes, per subflow and per link (the network's ports).
+#[derive(Clone, Debug, Default)]
+pub struct Solution {
+    /// Sending rate of each subflow, wire bits/s.
+    pub rate: Vec<f64>,
+    /// Of that, what arrives (after the path's losses), wire bits/s.
+    pub delivered: Vec<f64>,
+    /// Loss rate of each link (0 for max–min).
+    pub loss: Vec<f64>,
+    /// Offered load of each link, wire bits/s.
+    pub load: Vec<f64>,
+    pub iterations: u32,
+    pub converged: bool,
+    pub residual: f64,
+}
+
+/// Runs a plan at flow level. The plan has been validated for it by `level_problems`.
+pub fn run_plan(plan: Plan) -> Results {
+    let t0 = std::time::Instant::now();
+    // No packet is ever queued here: zero-length queues keep the ports from reserving
+    // packet slots (hundreds of MB at 27k hosts).
+    let unqueued = |q: QueueConfig| QueueConfig {
+        limit_packets: 0,
+        ..q
+    };
+    let tiers: Vec<LinkParams> = plan
+        .tier_params
+        .iter()
+        .map(|t| LinkParams {
+            queue: unqueued(t.queue),
+            ..*t
+        })
+        .collect();
+    let mut net = Network::build(
+        &plan.topology,
+        &tiers,
+        unqueued(plan.host_queue),
+        plan.load_balancing,
+        plan.seed,
+    );
+    let flows = plan.flows();
+    let subflows: Vec<u32> = flows
+        .iter()
+        .map(|f| plan.transports[f.transport as usize].subflows)
+        .collect();
+    let paths = Paths::build(&plan, &mut net, &flows, &subflows);
+    let capacity: Vec<f64> = net
+        .ports
+        .iter()
+        .map(|p| p.rate.bits_per_sec() as f64)
+        .collect();
+    let transport = |c: usize| &plan.transports[flows[c].transport as usize];
+    let packet_bits: Vec<f64> = (0..flows.len())
+        .map(|c| (transport(c).tcp.mss + transport(c).tcp.header) as f64 * 8.0)
+        .collect();
+    let coupled: Vec<bool> = (0..flows.len())
+        .map(|c| transport(c).cc == CcKind::Lia)
+        .collect();
+    let rtt = paths.rtts(&net, &plan.tier_params, &packet_bits);
+    let problem = tcp::Problem {
+        capacity: &capacity,
+        paths: &paths,
+        rtt: &rtt,
+        packet_bits: &packet_bits,
+        coupled: &coupled,
+    };
+    let cfg = plan.flow_model;
+    let (sol, model) = match cfg.kind {
+        FlowModelKind::TcpResponse => (
+            tcp::solve(&problem, cfg.max_iterations, cfg.tolerance),
+            "tcp-response",
+        ),
+        FlowModelKind::MaxMin => (maxmin::solve(&capacity, &paths), "max-min"),
+    };
+    let wall = t0.elapsed().as_secs_f64();
+    report(&plan, &net, &flows, &paths, &sol, model, wall)
+}
+
+fn report(
+    plan: &Plan,
+    net: &Network,
+    flows: &[crate::workload::FlowSpec],
+    paths: &Paths,
+    sol: &Solution,
+    model: &'static str,
+    wall_secs: f64,
+) -> Results {
+    let measured = plan.duration.saturating_sub(plan.warmup) as f64 / 1e12;
+    let payload_share = |c: usize| {
+        let t = &plan.transports[flows[c].transport as usize].tcp;
+        t.mss as f64 / (t.mss + t.header) as f64
+    };
+    let bytes = |bits_per_s: f64| (bits_per_s * measured / 8.0).round() as u64;
+    let mut records = Vec::with_capacity(flows.len());
+    let mut sub_records = Vec::new();
+    for (c, f) in flows.iter().enumerate() {
+        let share = payload_share(c);
+        let subs = paths.subflows_of(c);
+        let sent: f64 = subs.clone().map(|s| sol.rate[s]).sum::<f64>() * share;
+        let got: f64 = subs.clone().map(|s| sol.delivered[s]).sum::<f64>() * share;
+        let tp = &plan.transports[f.transport as usize];
+        if tp.subflows > 1 || tp.cc.is_coupled() {
+            for (k, s) in subs.clone().enumerate() {
+                let (x, d) = (sol.rate[s] * share, sol.delivered[s] * share);
+                sub_records.push(SubflowRecord {
+                    flow: c as u32,
+                    subflow: k as u32,
+                    bytes_sent: bytes(x),
+                    bytes_retx: bytes(x) - bytes(d).min(bytes(x)),
+                    bytes_acked: bytes(d),
+                    timeouts: 0,
+                    fast_retx: 0,
+                });
+            }
+        }
+        records.push(FlowRecord {
+            id: c as u32,
+            src: f.src,
+            dst: f.dst,
+            transport: f.transport,
+            class: f.class,
+            job: f.job,
+            size: None,
+            start: f.start,
+            finish: None,
+            bytes_sent: bytes(sent),
+            bytes_retx: bytes(sent) - bytes(got).min(bytes(sent)),
+            bytes_acked: bytes(got),
+            goodput_bps: got,
+            timeouts: 0,
+            fast_retx: 0,
+            subflows: subs.len() as u32,
+            ssr_suppressions: 0,
+            ssr_releases: 0,
+        });
+    }
+    let wire_bits = plan
+        .transports
+        .first()
+        .map(|t| (t.tcp.mss + t.tcp.header) as f64 * 8.0)
+        .unwrap_or(12_000.0);
+    let queues = net
+        .ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let cap = p.rate.bits_per_sec() as f64;
+            let carried = (sol.load[i] * (1.0 - sol.loss[i])).min(cap);
+            let lost = sol.load[i] - carried;
+            let tx_bytes = bytes(carried);
+            let tx_packets = (carried * measured / wire_bits).round() as u64;
+            QueueRecord {
+                port: i as u32,
+                node: net.names[p.owner as usize].clone(),
+                is_host: net.kinds[p.owner as usize] == NodeKind::Host,
+                tier: net.tiers[p.tier as usize],
+                peer: net.names[p.peer as usize].clone(),
+                rate_bps: p.rate.bits_per_sec(),
+                tx_packets,
+                tx_bytes,
+                utilization: if cap > 0.0 { carried / cap } else { 0.0 },
+                enqueued: tx_packets,
+                drops: (lost.max(0.0) * measured / wire_bits).round() as u64,
+                fault_drops: 0,
+                fault_bursts: 0,
+                loss_rate: 0.0,
+                blackhole_fraction: 0.0,
+                ecn_marks: 0,
+                max_packets: 0,
+                max_bytes: 0,
+                mean_packets: f64::NAN,
+                mean_bytes: f64::NAN,
+                p50_packets: f64::NAN,
+                p95_packets: f64::NAN,
+                p99_packets: f64::NAN,
+                rwndq: false,
+                rwndq_flows: 0,
+                rwndq_peak_flows: 0,
+                rwndq_window: 0,
+                rwndq_rewrites: 0,
+            }
+        })
+        .collect();
+    let counters = RunCounters {
+        sim_time: plan.duration,
+        wall_secs,
+        flows: flows.len() as u64,
+        seed: plan.seed,
+        ..RunCounters::default()
+    };
+    Results {
+        name: plan.name.clone(),
+        flows: records,
+        subflows: sub_records,
+        queues,
+        flow_samples: Vec::new(),
+        queue_samples: Vec::new(),
+        counters,
+        transports: plan.transports.iter().map(|t| t.name.clone()).collect(),
+        classes: plan.classes.clone(),
+        host_rate_bps: plan.tier_params[0].rate.bits_per_sec(),
+        n_hosts: plan.topology.n_hosts,
+        warmup: plan.warmup,
+        flow_level: Some(FlowLevelInfo {
+            model,
+            iterations: sol.iterations,
+            converged: sol.converged,
+            residual: sol.residual,
+        }),
+    }
+}

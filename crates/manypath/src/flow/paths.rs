@@ -1,0 +1,303 @@
+//! Where each subflow goes: a path as a slice of link (port) indices.
+//!
+//! On switched fabrics (fat tree, VL2, leaf-spine, ...) subflow k of connection i takes
+//! the path the packet-level simulator's ECMP would give its 5-tuple: the same hash,
+//! the same per-switch salts, hence one random equal-cost path per subflow, collisions
+//! included. BCube's hosts choose among the k+1 edge-disjoint paths of BCube's path set
+//! (one leaving on each interface); a connection's subflows take them in a random order,
+//! so with up to k+1 subflows every subflow leaves on its own interface.
+
+use crate::engine::rng::stream;
+use crate::engine::Rng;
+use crate::net::network::{LinkParams, Network};
+use crate::net::topology::TopologyKind;
+use crate::scenario::Plan;
+use crate::workload::FlowSpec;
+use std::ops::Range;
+
+/// Subflows and their paths in compressed rows.
+#[derive(Clone, Debug, Default)]
+pub struct Paths {
+    /// Connection c owns subflows `conn_start[c]..conn_start[c + 1]`.
+    pub conn_start: Vec<u32>,
+    /// Subflow s crosses links `links[path_start[s]..path_start[s + 1]]`.
+    pub path_start: Vec<u32>,
+    pub links: Vec<u32>,
+    /// The connection of each subflow.
+    pub conn_of: Vec<u32>,
+    /// Subflow s's ACKs cross links `ack_links[ack_start[s]..ack_start[s + 1]]`.
+    pub ack_start: Vec<u32>,
+    pub ack_links: Vec<u32>,
+    /// Per connection, the ACK load on the reverse path per unit of data rate (one ACK of
+    /// header bytes per full segment).
+    pub ack_share: Vec<f64>,
+}
+
+impl Paths {
+    /// An empty set, to be filled with `push_connection`.
+    pub fn new() -> Paths {
+        Paths {
+            conn_start: vec![0],
+            path_start: vec![0],
+            links: Vec::new(),
+            conn_of: Vec::new(),
+            ack_start: vec![0],
+            ack_links: Vec::new(),
+            ack_share: Vec::new(),
+        }
+    }
+
+    /// Adds a connection whose subflows take the given paths, without ACK load.
+    pub fn push_connection(&mut self, paths: &[Vec<u32>]) {
+        self.push_with_acks(paths, &vec![Vec::new(); paths.len()], 0.0);
+    }
+
+    /// Adds a connection whose subflows take `paths` and send their ACKs, `ack_share`
+    /// of the data rate, along `acks`.
+    pub fn push_with_acks(&mut self, paths: &[Vec<u32>], acks: &[Vec<u32>], ack_share: f64) {
+        let c = self.conn_start.len() as u32 - 1;
+        for (p, a) in paths.iter().zip(acks) {
+            self.links.extend_from_slice(p);
+            self.path_start.push(self.links.len() as u32);
+            self.ack_links.extend_from_slice(a);
+            self.ack_start.push(self.ack_links.len() as u32);
+            self.conn_of.push(c);
+        }
+        self.conn_start.push(self.conn_of.len() as u32);
+        self.ack_share.push(ack_share);
+    }
+
+    #[inline]
+    pub fn acks(&self, s: usize) -> &[u32] {
+        &self.ack_links[self.ack_start[s] as usize..self.ack_start[s + 1] as usize]
+    }
+
+    pub fn n_connections(&self) -> usize {
+        self.conn_start.len() - 1
+    }
+
+    pub fn n_subflows(&self) -> usize {
+        self.conn_of.len()
+    }
+
+    #[inline]
+    pub fn subflows_of(&self, c: usize) -> Range<usize> {
+        self.conn_start[c] as usize..self.conn_start[c + 1] as usize
+    }
+
+    #[inline]
+    pub fn path(&self, s: usize) -> &[u32] {
+        &self.links[self.path_start[s] as usize..self.path_start[s + 1] as usize]
+    }
+
+    /// Places every connection's subflows (see the module comment).
+    pub fn build(plan: &Plan, net: &mut Network, flows: &[FlowSpec], subflows: &[u32]) -> Paths {
+        let mut out = Paths::new();
+        let mut scratch: Vec<Vec<u32>> = Vec::new();
+        let mut acks: Vec<Vec<u32>> = Vec::new();
+        for (i, f) in flows.iter().enumerate() {
+            let n = subflows[i] as usize;
+            scratch.resize(n, Vec::new());
+            acks.resize(n, Vec::new());
+            match plan.topology.kind {
+                TopologyKind::BCube { n: ports, k } => {
+                    let mut rng = Rng::new(plan.seed, stream::HOST, (1 << 40) | i as u64);
+                    let mut order: Vec<u32> = (0..=k).collect();
+                    rng.shuffle(&mut order);
+                    for (s, p) in scratch.iter_mut().enumerate() {
+                        p.clear();
+                        let j = order[s % order.len()];
+                        bcube_path(net, ports, k, f.src, f.dst, j, &mut rng, p);
+                    }
+                    // ACKs retrace the path: the same hosts relay them.
+                    for (p, a) in scratch.iter().zip(acks.iter_mut()) {
+                        a.clear();
+                        a.extend(p.iter().rev().map(|&l| reverse_port(net, l)));
+                    }
+                }
+                _ => {
+                    for (s, p) in scratch.iter_mut().enumerate() {
+                        p.clear();
+                        let hash = crate::sim::data_hash(i, s as u16, f.src, f.dst);
+                        let reached = net.ecmp_path(f.src, f.dst, hash, p);
+                        debug_assert!(reached, "no route from {} to {}", f.src, f.dst);
+                    }
+                    for (s, a) in acks.iter_mut().enumerate() {
+                        a.clear();
+                        let hash = crate::sim::ack_hash(i, s as u16, f.src, f.dst);
+                        net.ecmp_path(f.dst, f.src, hash, a);
+                    }
+                }
+            }
+            let tcp = &plan.transports[f.transport as usize].tcp;
+            let ack_share = tcp.header as f64 / (tcp.mss + tcp.header) as f64;
+            out.push_with_acks(&scratch[..n], &acks[..n], ack_share);
+        }
+        out
+    }
+
+    /// Each subflow's round-trip time in seconds: propagation both ways and a full
+    /// segment's serialisation at every hop, plus the time to drain a half-full queue at
+    /// the path's slowest queue (past the source's own NIC), the standing queue a
+    /// loss-driven TCP keeps at its bottleneck.
+    pub fn rtts(&self, net: &Network, tiers: &[LinkParams], packet_bits: &[f64]) -> Vec<f64> {
+        (0..self.n_subflows())
+            .map(|s| {
+                let bits = packet_bits[self.conn_of[s] as usize];
+                let mut base = 0.0;
+                let mut queueing: f64 = 0.0;
+                for (h, &l) in self.path(s).iter().enumerate() {
+                    let port = &net.ports[l as usize];
+                    let rate = port.rate.bits_per_sec() as f64;
+                    base += 2.0 * port.delay as f64 / 1e12 + bits / rate;
+                    if h > 0 {
+                        let q = tiers[port.tier as usize].queue;
+                        let limit_bits =
+                            (q.limit_packets as f64 * bits).min(q.limit_bytes as f64 * 8.0);
+                        queueing = queueing.max(0.5 * limit_bits / rate);
+                    }
+                }
+                base + queueing
+            })
+            .collect()
+    }
+}
+
+/// The port of the other direction of `port`'s link.
+fn reverse_port(net: &Network, port: u32) -> u32 {
+    let p = &net.ports[port as usize];
+    net.ports_of(p.peer)
+        .find(|&q| net.ports[q as usize].peer == p.owner)
+        .expect("links are bidirectional")
+}
+
+/// Base-`n` digit `l` of host address `h`.
+fn digit(n: u32, h: u32, l: u32) -> u32 {
+    h / n.pow(l) % n
+}
+
+fn with_digit(n: u32, h: u32, l: u32, d: u32) -> u32 {
+    let w = n.pow(l);
+    h - digit(n, h, l) * w + d * w
+}
+
+/// Appends the two links of a hop from host `a` to host `b` through their level-`l`
+/// switch: `a`'s level-`l` interface, then the switch's port towards `b`.
+fn bcube_hop(net: &Network, l: u32, a: u32, b: u32, out: &mut Vec<u32>) {
+    // Host a's ports are its interfaces in level order (see the topology builder).
+    let up = net.ports_of(a).start + l;
+    out.push(up);
+    let sw = net.ports[up as usize].peer;
+    let down = net
+        .ports_of(sw)
+        .find(|&p| net.ports[p as usize].peer == b)
+        .expect("hosts differing in digit l share their level-l switch");
+    out.push(down);
+}
+
+/// Path `j` of BCube's parallel path set from `src` to `dst`: it corrects the address
+/// digits from level j downwards (cyclically). When `src` and `dst` agree in digit j, it
+/// first steps to a neighbour differing there (a random one) and corrects digit j last,
+/// which keeps the k+1 paths edge-disjoint.
+#[allow(clippy::too_many_arguments)]
+pub fn bcube_path(
+    net: &Network,
+    n: u32,
+    k: u32,
+    src: u32,
+    dst: u32,
+    j: u32,
+    rng: &mut Rng,
+    out: &mut Vec<u32>,
+) {
+    let levels = k + 1;
+    let order = (0..levels).map(|i| (j + levels - i) % levels);
+    let mut at = src;
+    let detour = digit(n, src, j) == digit(n, dst, j);
+    if detour {
+        let other = (digit(n, src, j) + 1 + rng.below(n as u64 - 1) as u32) % n;
+        let next = with_digit(n, at, j, other);
+        bcube_hop(net, j, at, next, out);
+        at = next;
+    }
+    for l in order
+        .filter(|&l| !(detour && l == j))
+        .chain(detour.then_some(j))
+    {
+        let want = digit(n, dst, l);
+        if digit(n, at, l) != want {
+            let next = with_digit(n, at, l, want);
+            bcube_hop(net, l, at, next, out);
+            at = next;
+        }
+    }
+    debug_assert_eq!(at, dst);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::network::LoadBalancing;
+    use crate::net::queue::QueueConfig;
+    use crate::time::Rate;
+    use std::collections::HashSet;
+
+    fn network(kind: TopologyKind) -> Network {
+        let topo = kind.build();
+        let p = LinkParams {
+            rate: Rate::from_gbps(1.0),
+            delay: 1_000_000,
+            queue: QueueConfig::default(),
+            rwndq: None,
+        };
+        Network::build(
+            &topo,
+            &vec![p; topo.tiers.len()],
+            QueueConfig::default(),
+            LoadBalancing::Ecmp,
+            1,
+        )
+    }
+
+    #[test]
+    fn bcube_path_set_is_edge_disjoint_and_leaves_on_every_interface() {
+        let (n, k) = (4, 2);
+        let net = network(TopologyKind::BCube { n, k });
+        let mut rng = Rng::new(1, 0, 0);
+        for (src, dst) in [(0, 63), (5, 6), (17, 49), (0, 1)] {
+            let mut used = HashSet::new();
+            let mut first = HashSet::new();
+            for j in 0..=k {
+                let mut p = Vec::new();
+                bcube_path(&net, n, k, src, dst, j, &mut rng, &mut p);
+                assert_eq!(net.ports[p[0] as usize].owner, src);
+                assert_eq!(net.ports[*p.last().unwrap() as usize].peer, dst);
+                for w in p.windows(2) {
+                    assert_eq!(
+                        net.ports[w[0] as usize].peer,
+                        net.ports[w[1] as usize].owner
+                    );
+                }
+                first.insert(p[0]);
+                for l in p {
+                    assert!(used.insert(l), "link {l} used by two paths {src}->{dst}");
+                }
+            }
+            assert_eq!(first.len(), k as usize + 1, "one path per interface");
+        }
+    }
+
+    #[test]
+    fn bcube_shortest_path_corrects_each_differing_digit_once() {
+        let net = network(TopologyKind::BCube { n: 4, k: 1 });
+        let mut rng = Rng::new(1, 0, 0);
+        let mut p = Vec::new();
+        // 1 = (0,1) and 14 = (3,2) differ in both digits: two relayed hops.
+        bcube_path(&net, 4, 1, 1, 14, 1, &mut rng, &mut p);
+        assert_eq!(p.len(), 4);
+        p.clear();
+        // 1 and 2 differ in digit 0 only; path 1 detours through level 1 (three hops).
+        bcube_path(&net, 4, 1, 1, 2, 1, &mut rng, &mut p);
+        assert_eq!(p.len(), 6);
+    }
+}
