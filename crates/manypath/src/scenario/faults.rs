@@ -602,7 +602,7 @@ pub(super) fn fault_plan(specs: &[FaultSpec], topo: &Topology, c: &mut Checker) 
                 let burst = required(f.burst_length, &path, "burst_length", f.kind, c);
                 let h = f.bad_loss.unwrap_or(1.0);
                 in_range(c, &field("loss_rate"), rate, 0.0, true, 1.0, true);
-                if !(burst >= 1.0 && burst.is_finite()) && !burst.is_nan() {
+                if burst.is_infinite() || burst < 1.0 {
                     c.err(
                         &field("burst_length"),
                         format!("must be at least 1 (packets), got {burst}"),
