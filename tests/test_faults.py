@@ -540,3 +540,17 @@ def test_fuso_testbed_spreads_flows_over_its_three_paths(run_checked: RunFn) -> 
     # The preset's failure loss is on P1 only.
     assert paths["loss_rate"].tolist() == [0.01, 0.0, 0.0]
     assert not math.isnan(res.counters["fault_drops"])
+
+
+def test_faulty_runs_are_reproducible(run_checked: RunFn) -> None:
+    # Random lossy links (placement, rates, loss draws) and a link outage together.
+    text = (ROOT / "scenarios" / "fuso-fabric.toml").read_text() + (
+        '\n[[faults]]\nkind = "link_down"\nfrom = "agg0.0"\nto = "spine0"\n'
+        "down_us = 2000\nup_us = 6000\ndetection_delay_us = 500\n"
+    )
+    a, b = run_checked(text), run_checked(text)
+    pd.testing.assert_frame_equal(a.flows, b.flows)
+    pd.testing.assert_frame_equal(a.queues, b.queues)
+    assert a.counters["fault_drops"] > 0
+    c = run_checked(text, seed=2)
+    assert not a.queues["loss_rate"].equals(c.queues["loss_rate"])
