@@ -100,9 +100,9 @@ pub fn solve(pb: &Problem, max_iterations: u32, tolerance: f64) -> Solution {
 fn rates(pb: &Problem, p: &[f64], q: &mut [f64], rate: &mut [f64], load: &mut [f64]) {
     let paths = pb.paths;
     load.iter_mut().for_each(|y| *y = 0.0);
-    for s in 0..paths.n_subflows() {
+    for (s, qs) in q.iter_mut().enumerate() {
         let keep: f64 = paths.path(s).iter().map(|&l| 1.0 - p[l as usize]).product();
-        q[s] = (1.0 - keep).max(P_MIN);
+        *qs = (1.0 - keep).max(P_MIN);
     }
     for c in 0..paths.n_connections() {
         let subs = paths.subflows_of(c);
