@@ -108,8 +108,8 @@ def plot_permutation(table: pd.DataFrame) -> Figure:
     compares="single-path TCP on a random path vs MPTCP (LIA) with 1-8 subflows, long-lived "
     "random permutation, flow level; FatTree k=8, VL2 160 hosts, BCube(5,2) reduced; "
     "k=16, 1000-host VL2, BCube(10,2) full",
-    reduced_time="~10 s",
-    full_time="~5 min",
+    reduced_time="~3 s",
+    full_time="~40 s",
     plot=plot_permutation,
 )
 def run_permutation(full: bool, seed: int) -> pd.DataFrame:
