@@ -166,7 +166,7 @@ def plot_scaling(table: pd.DataFrame) -> Figure:
     "permutation, flow level; FatTree k=4-12 and VL2 40-360 hosts reduced, FatTree up to "
     "k=32 (8,192 servers) and VL2 up to 10,240 servers full",
     reduced_time="~10 s",
-    full_time="~20 min",
+    full_time="~7 min",
     plot=plot_scaling,
 )
 def run_scaling(full: bool, seed: int) -> pd.DataFrame:
