@@ -1,6 +1,8 @@
 """Runs the benchmark scenarios with the standalone simulator binary and prints, for
 each, events/s, packet-hops/s (a packet crossing one link, ACKs included), wall time,
-peak memory and the aggregate goodput as a fraction of host capacity.
+peak memory and the aggregate goodput as a fraction of host capacity. Flow-level
+scenarios (`level = "flow"`) report wall time, peak memory, goodput and the fixed
+point's iterations.
 
 Usage: python bench/run.py [NAME ...]   (default: every bench/*.toml)
 Results are also written to bench/out/results.json.
@@ -15,7 +17,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BINARY = HERE.parent / "target" / "release" / "manypath-sim"
-ORDER = ["fattree8-dctcp", "fattree16-dctcp", "fattree16-websearch", "fattree8-mptcp8"]
+ORDER = [
+    "fattree8-dctcp",
+    "fattree16-dctcp",
+    "fattree16-websearch",
+    "fattree8-mptcp8",
+    "flow-fattree16-mptcp8",
+    "flow-fattree32-mptcp8",
+    "flow-fattree48-mptcp8",
+]
 
 
 def scenarios(names: list[str]) -> list[Path]:
@@ -37,6 +47,13 @@ def main() -> None:
         out = subprocess.run([str(BINARY), str(path)], check=True, capture_output=True, text=True)
         r = json.loads(out.stdout)
         rows.append(r)
+        if r.get("level") == "flow":
+            converged = "converged" if r["converged"] else "NOT converged"
+            print(
+                f"{r['name']:<22}{'flow level':>24}{r['wall_s']:>9.2f}{r['peak_rss_mib']:>10.1f}"
+                f"{r['goodput_fraction']:>9.3f}   {r['flows']:,} connections, {r['iterations']:,} iterations, {converged}"
+            )
+            continue
         print(
             f"{r['name']:<22}{r['events_per_s'] / 1e6:>10.2f} M{r['hops_per_s'] / 1e6:>10.2f} M"
             f"{r['wall_s']:>9.2f}{r['peak_rss_mib']:>10.1f}{r['goodput_fraction']:>9.3f}{r['packet_hops']:>13,}"

@@ -109,3 +109,24 @@ def test_bcube_is_flow_level_only() -> None:
         manypath.run(doc, level="packet")
     res = manypath.run(doc)
     assert res.counters["n_hosts"] == 27 and res.counters["converged"]
+
+
+def test_vl2_runs_at_both_levels_on_the_same_paths() -> None:
+    doc = {
+        "name": "vl2-both",
+        "duration_ms": 3,
+        "warmup_ms": 1,
+        "topology": {"vl2": {"aggregation": 4, "intermediate": 2, "hosts_per_tor": 4}},
+        "network": {"link": {"rate_gbps": 10, "delay_us": 1},
+                    "tiers": {"tor_agg": {"rate_gbps": 20}, "agg_int": {"rate_gbps": 20}}},
+        "traffic": [{"pattern": "permutation", "size": "long_lived"}],
+    }
+    packet, flow = manypath.run(doc), manypath.run(doc, level="flow")
+    assert packet.counters["n_hosts"] == flow.counters["n_hosts"] == 16
+    assert (flow.flows["goodput_bps"] > 0).all()
+    # Both levels put each flow's data and ACKs on the same ports: exactly the ports the
+    # flow level loads carry packets at packet level.
+    used_flow = flow.queues["utilization"] > 0
+    used_packet = packet.queues["tx_packets"] > 0
+    assert (~used_flow).any()
+    assert used_flow.tolist() == used_packet.tolist()

@@ -73,11 +73,13 @@ def scenario(
     }
 
 
-def throughput(kind: str, size: int, subflows: Optional[int], seed: int) -> tuple[float, int]:
+def throughput(
+    kind: str, size: int, subflows: Optional[int], seed: int, model: str = "tcp-response"
+) -> tuple[float, int]:
     """Aggregate permutation goodput as a fraction of the optimum, and the host count."""
     from .. import run as run_scenario
 
-    c = run_scenario(scenario(kind, size, subflows, seed)).counters
+    c = run_scenario(scenario(kind, size, subflows, seed, model=model)).counters
     return float(c["goodput_fraction"]) / HOST_OPTIMUM, int(c["n_hosts"])
 
 
@@ -106,10 +108,11 @@ def plot_permutation(table: pd.DataFrame) -> Figure:
     document="docs/experiments.md (MPTCP in data centers, 003 §3.1)",
     figure="Fig. 1: permutation throughput vs number of subflows, FatTree, VL2, BCube",
     compares="single-path TCP on a random path vs MPTCP (LIA) with 1-8 subflows, long-lived "
-    "random permutation, flow level; FatTree k=8, VL2 160 hosts, BCube(5,2) reduced; "
-    "k=16, 1000-host VL2, BCube(10,2) full",
-    reduced_time="~10 s",
-    full_time="~5 min",
+    "random permutation, flow level (TCP model, and max-min on the same paths as a "
+    "reference); FatTree k=8, VL2 160 hosts, BCube(5,2) reduced; k=16, 1000-host VL2, "
+    "BCube(10,2) full",
+    reduced_time="~3 s",
+    full_time="~40 s",
     plot=plot_permutation,
 )
 def run_permutation(full: bool, seed: int) -> pd.DataFrame:
@@ -117,11 +120,16 @@ def run_permutation(full: bool, seed: int) -> pd.DataFrame:
     counts = range(1, 9) if full else (1, 2, 4, 8)
     rows = []
     for kind, size in sizes.items():
-        frac, hosts = throughput(kind, size, None, seed)
-        rows.append({"topology": kind, "hosts": hosts, "scheme": "tcp", "subflows": 1, "throughput": frac})
-        for n in counts:
-            frac, _ = throughput(kind, size, n, seed)
-            rows.append({"topology": kind, "hosts": hosts, "scheme": "mptcp", "subflows": n, "throughput": frac})
+        for scheme, n in [("tcp", None), *(("mptcp", n) for n in counts)]:
+            frac, hosts = throughput(kind, size, n, seed)
+            rows.append({
+                "topology": kind,
+                "hosts": hosts,
+                "scheme": scheme,
+                "subflows": n or 1,
+                "throughput": frac,
+                "max_min": throughput(kind, size, n, seed, model="max-min")[0],
+            })
     return pd.DataFrame(rows)
 
 
@@ -158,7 +166,7 @@ def plot_scaling(table: pd.DataFrame) -> Figure:
     "permutation, flow level; FatTree k=4-12 and VL2 40-360 hosts reduced, FatTree up to "
     "k=32 (8,192 servers) and VL2 up to 10,240 servers full",
     reduced_time="~10 s",
-    full_time="~20 min",
+    full_time="~7 min",
     plot=plot_scaling,
 )
 def run_scaling(full: bool, seed: int) -> pd.DataFrame:

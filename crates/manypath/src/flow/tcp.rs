@@ -23,7 +23,7 @@ use super::paths::Paths;
 use super::Solution;
 
 /// Loss rates live in [P_MIN, P_MAX]; below P_NEGLIGIBLE a link's loss is too small to
-/// limit a TCP at data-center bandwidth-delay products.
+/// limit a TCP at data-center bandwidth-delay products, whatever its subflows' paths.
 const P_MIN: f64 = 1e-12;
 const P_MAX: f64 = 0.5;
 const P_NEGLIGIBLE: f64 = 1e-8;
@@ -56,11 +56,12 @@ pub fn solve(pb: &Problem, max_iterations: u32, tolerance: f64) -> Solution {
     let mut load = vec![0.0; nl];
     let mut q = vec![0.0; ns];
     let mut rate = vec![0.0; ns];
+    let mut least_q = vec![0.0; nl];
     let mut iterations = 0;
     let mut residual = f64::INFINITY;
     while iterations < max_iterations {
         rates(pb, &p, &mut q, &mut rate, &mut load);
-        residual = violation(pb.capacity, &p, &load);
+        residual = violation(pb, &p, &q, &load, tolerance, &mut least_q);
         if residual < tolerance {
             break;
         }
@@ -76,7 +77,7 @@ pub fn solve(pb: &Problem, max_iterations: u32, tolerance: f64) -> Solution {
     if residual >= tolerance {
         // The losses moved after the last rates; make them consistent again.
         rates(pb, &p, &mut q, &mut rate, &mut load);
-        residual = violation(pb.capacity, &p, &load);
+        residual = violation(pb, &p, &q, &load, tolerance, &mut least_q);
     }
     let delivered = rate.iter().zip(&q).map(|(x, q)| x * (1.0 - q)).collect();
     for (l, p) in p.iter_mut().enumerate() {
@@ -141,17 +142,34 @@ fn rates(pb: &Problem, p: &[f64], q: &mut [f64], rate: &mut [f64], load: &mut [f
 }
 
 /// The largest relative violation of the fixed point: a link carrying more than its
-/// capacity, or a link with non-negligible loss carrying less.
-fn violation(capacity: &[f64], p: &[f64], load: &[f64]) -> f64 {
+/// capacity, or a link with spare capacity whose loss still matters. A loss matters when
+/// it exceeds P_NEGLIGIBLE and `tolerance` times the path loss of some subflow crossing
+/// the link (dropping a smaller one would change no rate by more than the tolerance).
+/// `least_q` is scratch space, one entry per link.
+fn violation(
+    pb: &Problem,
+    p: &[f64],
+    q: &[f64],
+    load: &[f64],
+    tolerance: f64,
+    least_q: &mut [f64],
+) -> f64 {
+    least_q.iter_mut().for_each(|x| *x = f64::INFINITY);
+    for (s, &qs) in q.iter().enumerate() {
+        for &l in pb.paths.path(s) {
+            let m = &mut least_q[l as usize];
+            *m = m.min(qs);
+        }
+    }
     let mut worst: f64 = 0.0;
-    for l in 0..capacity.len() {
+    for l in 0..pb.capacity.len() {
         if load[l] == 0.0 {
             continue;
         }
-        let ratio = load[l] * (1.0 - p[l]) / capacity[l];
+        let ratio = load[l] * (1.0 - p[l]) / pb.capacity[l];
         let v = if ratio > 1.0 {
             ratio - 1.0
-        } else if p[l] > P_NEGLIGIBLE {
+        } else if p[l] > P_NEGLIGIBLE && p[l] > tolerance * least_q[l] {
             1.0 - ratio
         } else {
             0.0
