@@ -735,12 +735,6 @@ impl Sim {
                 let secs = end.max(1) as f64;
                 let rw = (p.rwndq != NO_RWNDQ).then(|| &net.rwndq[p.rwndq as usize]);
                 QueueRecord {
-                    port: i as u32,
-                    node: net.names[p.owner as usize].clone(),
-                    is_host: net.kinds[p.owner as usize] == NodeKind::Host,
-                    tier: net.tiers[p.tier as usize],
-                    peer: net.names[p.peer as usize].clone(),
-                    rate_bps: p.rate.bits_per_sec(),
                     tx_packets: p.tx_packets,
                     tx_bytes: p.tx_bytes,
                     utilization: p.busy_time.min(end) as f64 / secs,
@@ -765,6 +759,7 @@ impl Sim {
                     rwndq_peak_flows: rw.map_or(0, |r| r.peak_conns),
                     rwndq_window: rw.map_or(0, |r| r.wnd),
                     rwndq_rewrites: rw.map_or(0, |r| r.rewrites),
+                    ..QueueRecord::of_port(net, i as u32)
                 }
             })
             .collect();

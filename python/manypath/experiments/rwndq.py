@@ -198,6 +198,16 @@ def _label(cc: str, rwndq: bool) -> str:
     return f"{'Reno' if cc == 'tcp' else 'CUBIC'} {'RWNDQ' if rwndq else 'FIFO'}"
 
 
+def _config_bars(ax: Any, table: pd.DataFrame, columns: list[str], labels: list[str]) -> None:
+    """One group of bars per column, one bar per configuration (row) in each group."""
+    x = np.arange(len(columns))
+    width = 0.8 / max(len(table), 1)
+    for i, (_, r) in enumerate(table.iterrows()):
+        ax.bar(x + i * width, [r[c] for c in columns], width,
+               label=f"{r['elephants']} el., {_label(r['cc'], bool(r['rwndq']))}")
+    ax.set_xticks(x + 0.4 - width / 2, labels)
+
+
 def plot_incast(table: pd.DataFrame) -> Figure:
     """Fig. 9/10 (a, b) and Table I: the CDF of the elephants' average throughput (drawn
     through the table's percentiles) and the drops per bottleneck link."""
@@ -213,12 +223,9 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     ax1.grid(True, alpha=0.3)
     ax1.legend(fontsize="x-small")
     links = [c for c in table.columns if c.startswith("drops_l")]
-    x = np.arange(len(links))
-    width = 0.8 / max(len(table), 1)
-    for i, (_, r) in enumerate(table.iterrows()):
-        ax2.bar(x + i * width, [max(r[c], 0.5) for c in links], width,
-                label=f"{r['elephants']} el., {_label(r['cc'], bool(r['rwndq']))}")
-    ax2.set_xticks(x + 0.4 - width / 2, [c.replace("drops_l", "link ") for c in links])
+    # Zero drops drawn at 0.5 so they show on the log axis.
+    _config_bars(ax2, table.assign(**{c: table[c].clip(lower=0.5) for c in links}), links,
+                 [c.replace("drops_l", "link ") for c in links])
     ax2.set_yscale("log")
     ax2.set_ylabel("packet drops")
     ax2.grid(True, axis="y", alpha=0.3)
@@ -257,13 +264,8 @@ def plot_bufferbloat(table: pd.DataFrame) -> Figure:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 4.2))
-    metrics = ["fct_mean_ms", "fct_std_ms", "fct_p99_ms", "fct_max_ms"]
-    x = np.arange(len(metrics))
-    width = 0.8 / max(len(table), 1)
-    for i, (_, r) in enumerate(table.iterrows()):
-        ax.bar(x + i * width, [r[m] for m in metrics], width,
-               label=f"{r['elephants']} el., {_label(r['cc'], bool(r['rwndq']))}")
-    ax.set_xticks(x + 0.4 - width / 2, ["mean", "std. dev.", "p99", "max"])
+    _config_bars(ax, table, ["fct_mean_ms", "fct_std_ms", "fct_p99_ms", "fct_max_ms"],
+                 ["mean", "std. dev.", "p99", "max"])
     ax.axhline(200.0, color="grey", linestyle="--", linewidth=1)
     ax.set_yscale("log")
     ax.set_ylabel("mice flow completion time (ms)")

@@ -13,7 +13,7 @@ pub mod paths;
 pub mod tcp;
 
 use crate::metrics::{FlowLevelInfo, FlowRecord, QueueRecord, Results, RunCounters, SubflowRecord};
-use crate::net::network::{LinkParams, Network, NodeKind};
+use crate::net::network::{LinkParams, Network};
 use crate::net::queue::QueueConfig;
 use crate::net::topology::TopologyKind;
 use crate::scenario::plan::{CcKind, TransportPlan};
@@ -343,34 +343,12 @@ fn report(
             let tx_bytes = bytes(carried);
             let tx_packets = (carried * measured / wire_bits).round() as u64;
             QueueRecord {
-                port: i as u32,
-                node: net.names[p.owner as usize].clone(),
-                is_host: net.kinds[p.owner as usize] == NodeKind::Host,
-                tier: net.tiers[p.tier as usize],
-                peer: net.names[p.peer as usize].clone(),
-                rate_bps: p.rate.bits_per_sec(),
                 tx_packets,
                 tx_bytes,
                 utilization: if cap > 0.0 { carried / cap } else { 0.0 },
                 enqueued: tx_packets,
                 drops: (lost.max(0.0) * measured / wire_bits).round() as u64,
-                fault_drops: 0,
-                fault_bursts: 0,
-                loss_rate: 0.0,
-                blackhole_fraction: 0.0,
-                ecn_marks: 0,
-                max_packets: 0,
-                max_bytes: 0,
-                mean_packets: f64::NAN,
-                mean_bytes: f64::NAN,
-                p50_packets: f64::NAN,
-                p95_packets: f64::NAN,
-                p99_packets: f64::NAN,
-                rwndq: false,
-                rwndq_flows: 0,
-                rwndq_peak_flows: 0,
-                rwndq_window: 0,
-                rwndq_rewrites: 0,
+                ..QueueRecord::of_port(net, i as u32)
             }
         })
         .collect();

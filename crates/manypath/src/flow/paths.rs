@@ -237,26 +237,10 @@ pub fn bcube_path(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::network::LoadBalancing;
-    use crate::net::queue::QueueConfig;
-    use crate::time::Rate;
     use std::collections::HashSet;
 
     fn network(kind: TopologyKind) -> Network {
-        let topo = kind.build();
-        let p = LinkParams {
-            rate: Rate::from_gbps(1.0),
-            delay: 1_000_000,
-            queue: QueueConfig::default(),
-            rwndq: None,
-        };
-        Network::build(
-            &topo,
-            &vec![p; topo.tiers.len()],
-            QueueConfig::default(),
-            LoadBalancing::Ecmp,
-            1,
-        )
+        Network::uniform_for_tests(kind, 1.0)
     }
 
     #[test]

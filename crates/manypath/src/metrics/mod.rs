@@ -1,5 +1,6 @@
 //! What a run reports: one record per flow, one per output queue, and run counters.
 
+use crate::net::network::{Network, NodeKind};
 use crate::time::SimTime;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -112,6 +113,44 @@ pub struct QueueRecord {
     pub rwndq_window: u32,
     /// RWNDQ: ACKs whose receive window the port lowered.
     pub rwndq_rewrites: u64,
+}
+
+impl QueueRecord {
+    /// Port `i` of `net`: its identity, every counter zero and the occupancy statistics
+    /// unknown (NaN). Simulators fill in what they measure.
+    pub fn of_port(net: &Network, i: u32) -> QueueRecord {
+        let p = &net.ports[i as usize];
+        QueueRecord {
+            port: i,
+            node: net.names[p.owner as usize].clone(),
+            is_host: net.kinds[p.owner as usize] == NodeKind::Host,
+            tier: net.tiers[p.tier as usize],
+            peer: net.names[p.peer as usize].clone(),
+            rate_bps: p.rate.bits_per_sec(),
+            tx_packets: 0,
+            tx_bytes: 0,
+            utilization: 0.0,
+            enqueued: 0,
+            drops: 0,
+            fault_drops: 0,
+            fault_bursts: 0,
+            loss_rate: 0.0,
+            blackhole_fraction: 0.0,
+            ecn_marks: 0,
+            max_packets: 0,
+            max_bytes: 0,
+            mean_packets: f64::NAN,
+            mean_bytes: f64::NAN,
+            p50_packets: f64::NAN,
+            p95_packets: f64::NAN,
+            p99_packets: f64::NAN,
+            rwndq: false,
+            rwndq_flows: 0,
+            rwndq_peak_flows: 0,
+            rwndq_window: 0,
+            rwndq_rewrites: 0,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

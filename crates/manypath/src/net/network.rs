@@ -413,6 +413,25 @@ impl Network {
         self.port_start[node as usize]..self.port_start[node as usize + 1]
     }
 
+    /// Every link at `gbps`, 1 µs, default queues, ECMP, seed 1 (for unit tests).
+    #[cfg(test)]
+    pub(crate) fn uniform_for_tests(kind: super::topology::TopologyKind, gbps: f64) -> Network {
+        let topo = kind.build();
+        let p = LinkParams {
+            rate: Rate::from_gbps(gbps),
+            delay: 1_000_000,
+            queue: QueueConfig::default(),
+            rwndq: None,
+        };
+        Network::build(
+            &topo,
+            &vec![p; topo.tiers.len()],
+            QueueConfig::default(),
+            LoadBalancing::Ecmp,
+            1,
+        )
+    }
+
     /// The rate of host `h`'s NIC.
     pub fn host_rate(&self, h: u32) -> Rate {
         self.ports[self.host_nic[h as usize] as usize].rate
@@ -425,20 +444,7 @@ mod tests {
     use crate::net::topology::TopologyKind;
 
     fn net(kind: TopologyKind) -> Network {
-        let topo = kind.build();
-        let p = LinkParams {
-            rate: Rate::from_gbps(10.0),
-            delay: 1_000_000,
-            queue: QueueConfig::default(),
-            rwndq: None,
-        };
-        Network::build(
-            &topo,
-            &vec![p; topo.tiers.len()],
-            QueueConfig::default(),
-            LoadBalancing::Ecmp,
-            1,
-        )
+        Network::uniform_for_tests(kind, 10.0)
     }
 
     /// Follows ECMP from `src` to `dst` and returns the nodes visited.

@@ -220,38 +220,16 @@ impl TopologyKind {
                 oversubscription,
             } => {
                 let half = k / 2;
-                let hosts_per_edge = half * oversubscription;
-                let edge0 = t.next_id();
-                for p in 0..k {
-                    for e in 0..half {
-                        t.switch(format!("edge{p}.{e}"));
-                    }
-                }
-                let agg0 = t.next_id();
-                for p in 0..k {
-                    for a in 0..half {
-                        t.switch(format!("agg{p}.{a}"));
-                    }
-                }
-                let core0 = t.next_id();
-                for c in 0..half * half {
-                    t.switch(format!("core{c}"));
-                }
-                for h in 0..t.n_hosts {
-                    t.link(h, edge0 + h / hosts_per_edge, 0);
-                }
-                for p in 0..k {
-                    for e in 0..half {
-                        for a in 0..half {
-                            t.link(edge0 + p * half + e, agg0 + p * half + a, 1);
-                        }
-                    }
-                    for a in 0..half {
-                        for c in 0..half {
-                            t.link(agg0 + p * half + a, core0 + a * half + c, 2);
-                        }
-                    }
-                }
+                t.clos(
+                    Clos {
+                        pods: k,
+                        lower_per_pod: half,
+                        upper_per_pod: half,
+                        top: half * half,
+                        hosts_per_lower: half * oversubscription,
+                    },
+                    ["edge", "agg", "core"],
+                );
             }
             TopologyKind::FusoTestbed {
                 hosts_per_rack,
@@ -272,40 +250,16 @@ impl TopologyKind {
                 aggs_per_pod,
                 tors_per_pod,
                 hosts_per_tor,
-            } => {
-                let tor0 = t.next_id();
-                for p in 0..pods {
-                    for i in 0..tors_per_pod {
-                        t.switch(format!("tor{p}.{i}"));
-                    }
-                }
-                let agg0 = t.next_id();
-                for p in 0..pods {
-                    for a in 0..aggs_per_pod {
-                        t.switch(format!("agg{p}.{a}"));
-                    }
-                }
-                let spine0 = t.next_id();
-                for s in 0..spines {
-                    t.switch(format!("spine{s}"));
-                }
-                for h in 0..t.n_hosts {
-                    t.link(h, tor0 + h / hosts_per_tor, 0);
-                }
-                let per_plane = spines / aggs_per_pod;
-                for p in 0..pods {
-                    for i in 0..tors_per_pod {
-                        for a in 0..aggs_per_pod {
-                            t.link(tor0 + p * tors_per_pod + i, agg0 + p * aggs_per_pod + a, 1);
-                        }
-                    }
-                    for a in 0..aggs_per_pod {
-                        for s in 0..per_plane {
-                            t.link(agg0 + p * aggs_per_pod + a, spine0 + a * per_plane + s, 2);
-                        }
-                    }
-                }
-            }
+            } => t.clos(
+                Clos {
+                    pods,
+                    lower_per_pod: tors_per_pod,
+                    upper_per_pod: aggs_per_pod,
+                    top: spines,
+                    hosts_per_lower: hosts_per_tor,
+                },
+                ["tor", "agg", "spine"],
+            ),
             TopologyKind::Vl2 {
                 aggregation,
                 intermediate,
@@ -399,6 +353,63 @@ impl Builder {
     fn link(&mut self, a: u32, b: u32, tier: u8) {
         self.links.push((a, b, tier));
     }
+
+    /// A three-tier Clos over the hosts (tiers 0, 1, 2): pods of lower and upper
+    /// switches, every lower switch joined to every upper switch of its pod, and the top
+    /// switches split into one plane per upper index, upper switch a of every pod joined
+    /// to each switch of plane a. Switches are named `<lower>{pod}.{i}`,
+    /// `<upper>{pod}.{i}`, `<top>{i}` and numbered in that order.
+    fn clos(&mut self, c: Clos, names: [&str; 3]) {
+        let lower0 = self.next_id();
+        for p in 0..c.pods {
+            for i in 0..c.lower_per_pod {
+                self.switch(format!("{}{p}.{i}", names[0]));
+            }
+        }
+        let upper0 = self.next_id();
+        for p in 0..c.pods {
+            for a in 0..c.upper_per_pod {
+                self.switch(format!("{}{p}.{a}", names[1]));
+            }
+        }
+        let top0 = self.next_id();
+        for s in 0..c.top {
+            self.switch(format!("{}{s}", names[2]));
+        }
+        for h in 0..self.n_hosts {
+            self.link(h, lower0 + h / c.hosts_per_lower, 0);
+        }
+        let per_plane = c.top / c.upper_per_pod;
+        for p in 0..c.pods {
+            for i in 0..c.lower_per_pod {
+                for a in 0..c.upper_per_pod {
+                    self.link(
+                        lower0 + p * c.lower_per_pod + i,
+                        upper0 + p * c.upper_per_pod + a,
+                        1,
+                    );
+                }
+            }
+            for a in 0..c.upper_per_pod {
+                for s in 0..per_plane {
+                    self.link(
+                        upper0 + p * c.upper_per_pod + a,
+                        top0 + a * per_plane + s,
+                        2,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The sizes of a three-tier Clos (`Builder::clos`).
+struct Clos {
+    pods: u32,
+    lower_per_pod: u32,
+    upper_per_pod: u32,
+    top: u32,
+    hosts_per_lower: u32,
 }
 
 #[cfg(test)]
