@@ -13,8 +13,8 @@ use crate::net::topology::{Topology, TopologyKind};
 use crate::time::{from_ms, from_us, Rate, SimTime};
 use crate::transport::mptcp::Scheduler;
 use crate::transport::tcp::TcpConfig;
-use crate::workload::generate::{Arrival, Pattern, TrafficGen};
-use crate::workload::{EmpiricalCdf, FlowSpec, SizeDist};
+use crate::workload::generate::{Arrival, Pattern, RequestsGen, TrafficGen};
+use crate::workload::{ConnSpec, EmpiricalCdf, FlowSpec, SizeDist};
 use std::fmt;
 use std::path::Path;
 
@@ -400,7 +400,11 @@ impl Plan {
             if kind.is_none() {
                 continue;
             }
-            if let Some(g) = traffic_gen(
+            let requests = t
+                .requests
+                .as_ref()
+                .map(|r| requests_gen(r, &path, n_hosts, &transports, &mut classes, &mut c));
+            if let Some(mut g) = traffic_gen(
                 t,
                 &path,
                 n_hosts,
@@ -409,8 +413,10 @@ impl Plan {
                 transport,
                 class,
                 &host_rate_bps,
+                requests.as_ref(),
                 &mut c,
             ) {
+                g.requests = requests;
                 traffic.push(g);
             }
         }
@@ -481,13 +487,19 @@ impl Plan {
 
     /// Draws the run's flows from the traffic entries, in entry order.
     pub fn flows(&self) -> Vec<FlowSpec> {
+        self.workload().0
+    }
+
+    /// The run's flows and the persistent connections that carry some of them.
+    pub fn workload(&self) -> (Vec<FlowSpec>, Vec<ConnSpec>) {
         let mut out = Vec::new();
+        let mut conns = Vec::new();
         let mut job = 0;
         for (i, g) in self.traffic.iter().enumerate() {
             let mut rng = Rng::new(self.seed, stream::TRAFFIC, i as u64);
-            g.generate(&mut rng, &mut job, &mut out);
+            g.generate(&mut rng, &mut job, &mut out, &mut conns);
         }
-        out
+        (out, conns)
     }
 }
 
@@ -1044,6 +1056,7 @@ fn traffic_gen(
     transport: u16,
     class: u16,
     host_rate_bps: &dyn Fn(u32) -> f64,
+    requests: Option<&RequestsGen>,
     c: &mut Checker,
 ) -> Option<TrafficGen> {
     let before = c.problems.len();
@@ -1097,8 +1110,33 @@ fn traffic_gen(
         PatternSpec::Incast => Pattern::Incast,
         PatternSpec::AllToAll => Pattern::AllToAll,
         PatternSpec::Pair => Pattern::Pair,
+        PatternSpec::Requests => Pattern::Requests,
     };
-    if pattern != Pattern::Pair && hosts.len() < 2 && c.problems.len() == before {
+    match (pattern == Pattern::Requests, requests.is_some()) {
+        (true, false) => c.err(
+            &format!("{path}.requests"),
+            "pattern \"requests\" needs a requests table (clients, servers)".into(),
+        ),
+        (false, true) => c.err(
+            &format!("{path}.requests"),
+            "applies only to pattern \"requests\"".into(),
+        ),
+        _ => {}
+    }
+    if pattern == Pattern::Requests
+        && (t.hosts.is_some() || t.host_range.is_some())
+        && c.problems.len() == before
+    {
+        c.err(
+            &format!("{path}.hosts"),
+            "pattern \"requests\" takes its hosts from requests.clients and requests.servers"
+                .into(),
+        );
+    }
+    if !matches!(pattern, Pattern::Pair | Pattern::Requests)
+        && hosts.len() < 2
+        && c.problems.len() == before
+    {
         c.err(
             &format!("{path}.hosts"),
             format!("the pattern needs at least two hosts, got {}", hosts.len()),
@@ -1201,7 +1239,12 @@ fn traffic_gen(
         }
         None => duration,
     };
-    let arrival = match t.arrival {
+    // Requests always arrive as a Poisson process.
+    let arrival_spec = match pattern {
+        Pattern::Requests => Some(ArrivalSpec::Poisson),
+        _ => t.arrival,
+    };
+    let arrival = match arrival_spec {
         None => {
             for (field, v) in [
                 ("load", t.load),
@@ -1234,12 +1277,28 @@ fn traffic_gen(
             let senders_n = match pattern {
                 Pattern::Incast => senders.len(),
                 Pattern::Pair => 1,
+                // Load is offered to each client's link.
+                Pattern::Requests => requests.map_or(1, |r| r.clients.len()),
                 _ => hosts.len(),
             } as f64;
+            let sizes_below = requests.and_then(|r| r.sizes_below);
+            if let (Some(b), Some(sz)) = (sizes_below, size.as_ref()) {
+                if sz.mean_below(b).is_none() {
+                    // Drawing would never (or hardly ever) produce a size below the bound.
+                    c.err(
+                        &format!("{path}.requests.sizes_below_bytes"),
+                        format!("the size distribution has (almost) no sizes below {b}"),
+                    );
+                }
+            }
             let rate = match (t.load, t.rate_per_s) {
                 (Some(load), None) => {
                     c.positive(&format!("{path}.load"), load);
-                    match size.as_ref().and_then(|s| s.mean()) {
+                    let mean = match sizes_below {
+                        Some(b) => size.as_ref().and_then(|s| s.mean_below(b)),
+                        None => size.as_ref().and_then(|s| s.mean()),
+                    };
+                    match mean {
                         Some(mean) => {
                             let first = hosts.first().copied().unwrap_or(0);
                             load * host_rate_bps(first) * senders_n / (8.0 * mean)
@@ -1277,6 +1336,7 @@ fn traffic_gen(
         (_, Pattern::AllToAll) => (hosts.len() as f64) * (hosts.len() as f64 - 1.0),
         (_, Pattern::Incast) => senders.len() as f64 * t.repeat as f64,
         (_, Pattern::Pair) => t.repeat as f64,
+        (_, Pattern::Requests) => 0.0,
     };
     if expected_flows > MAX_FLOWS {
         c.err(
@@ -1308,7 +1368,90 @@ fn traffic_gen(
         closed_loop: t.closed_loop,
         src,
         dst,
+        requests: None,
     })
+}
+
+/// The `requests` table of a traffic entry: hosts checked, the background transport and
+/// class resolved.
+fn requests_gen(
+    r: &RequestsSpec,
+    path: &str,
+    n_hosts: u32,
+    transports: &[TransportPlan],
+    classes: &mut Vec<String>,
+    c: &mut Checker,
+) -> RequestsGen {
+    for (field, hosts) in [("clients", &r.clients), ("servers", &r.servers)] {
+        if hosts.is_empty() {
+            c.err(
+                &format!("{path}.requests.{field}"),
+                "needs at least one host".into(),
+            );
+        }
+        for &h in hosts {
+            if h >= n_hosts {
+                c.err(
+                    &format!("{path}.requests.{field}"),
+                    format!(
+                        "host {h} does not exist (hosts are 0..{})",
+                        n_hosts.max(1) - 1
+                    ),
+                );
+            }
+        }
+    }
+    if r.servers.len() == 1 && r.clients == r.servers {
+        c.err(
+            &format!("{path}.requests.servers"),
+            "needs a server other than the one client".into(),
+        );
+    }
+    let connections = r.connections.unwrap_or(5);
+    c.at_least(
+        &format!("{path}.requests.connections"),
+        connections as u64,
+        1,
+    );
+    if let Some(b) = r.sizes_below_bytes {
+        c.at_least(&format!("{path}.requests.sizes_below_bytes"), b, 2);
+    }
+    let name = r.background_transport.as_deref().unwrap_or("tcp");
+    let background_transport = match transports.iter().position(|p| p.name == name) {
+        Some(p) => p as u16,
+        None => {
+            c.err(
+                &format!("{path}.requests.background_transport"),
+                format!("unknown transport {name:?}"),
+            );
+            0
+        }
+    };
+    if r.background_above_bytes.is_none()
+        && (r.background_transport.is_some() || r.background_class.is_some())
+    {
+        c.err(
+            &format!("{path}.requests.background_above_bytes"),
+            "is needed for background_transport and background_class".into(),
+        );
+    }
+    let class_name = r.background_class.as_deref().unwrap_or("background");
+    let background_class = match classes.iter().position(|n| n == class_name) {
+        Some(p) => p as u16,
+        None => {
+            classes.push(class_name.to_string());
+            classes.len() as u16 - 1
+        }
+    };
+    RequestsGen {
+        clients: r.clients.clone(),
+        servers: r.servers.clone(),
+        connections: connections.max(1),
+        sizes_below: r.sizes_below_bytes.map(|b| b.max(2)),
+        background_above: r.background_above_bytes,
+        background_transport,
+        background_class,
+    }
 }
 
 #[cfg(test)]

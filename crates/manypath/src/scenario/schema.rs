@@ -486,6 +486,32 @@ pub enum PatternSpec {
     Incast,
     AllToAll,
     Pair,
+    /// Clients request data from servers over persistent connections (see `requests`).
+    Requests,
+}
+
+/// The client/server request workload of `pattern = "requests"`: Poisson requests
+/// (`load` per client, or `rate_per_s` in total) from random clients to random servers;
+/// each response is a flow from the server to the client on one of the pair's
+/// persistent connections, opened at the start of the run.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RequestsSpec {
+    /// The hosts that send requests (and receive the responses).
+    pub clients: Vec<u32>,
+    /// The hosts that answer them.
+    pub servers: Vec<u32>,
+    /// Persistent connections per client–server pair and request kind (default 5).
+    pub connections: Option<u32>,
+    /// Draw sizes below this many bytes only (the size distribution conditioned on it).
+    pub sizes_below_bytes: Option<u64>,
+    /// Requests of at least this many bytes are background requests, carried on their
+    /// own connections with `background_transport` (default: none).
+    pub background_above_bytes: Option<u64>,
+    /// Transport of the background connections (default `tcp`).
+    pub background_transport: Option<String>,
+    /// Class label of background requests (default `background`).
+    pub background_class: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -564,6 +590,8 @@ pub struct TrafficSpec {
     pub src: Option<u32>,
     /// `pair`: destination host.
     pub dst: Option<u32>,
+    /// `requests`: clients, servers and connections.
+    pub requests: Option<RequestsSpec>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

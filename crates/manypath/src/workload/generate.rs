@@ -16,6 +16,9 @@ pub enum Pattern {
     AllToAll,
     /// One explicit source and destination.
     Pair,
+    /// Clients requesting data from servers over persistent connections: the flows go
+    /// from a server to a client, each on one of the pair's long-lived connections.
+    Requests,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -52,6 +55,37 @@ pub struct TrafficGen {
     pub closed_loop: bool,
     pub src: u32,
     pub dst: u32,
+    /// `Requests`: who asks and who answers, and how the requests are carried.
+    pub requests: Option<RequestsGen>,
+}
+
+/// The client/server request workload (the FUSO document's benchmark application):
+/// every client keeps `connections` persistent connections to every server for its
+/// latency-sensitive requests, and as many for its background requests (those of at
+/// least `background_above` bytes, on their own transport); requests of each kind go
+/// round robin over the pair's connections of that kind.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestsGen {
+    pub clients: Vec<u32>,
+    pub servers: Vec<u32>,
+    pub connections: u32,
+    /// Sizes are drawn below this bound (the distribution conditioned on it).
+    pub sizes_below: Option<u64>,
+    /// Requests of at least this many bytes are background requests.
+    pub background_above: Option<u64>,
+    pub background_transport: u16,
+    pub background_class: u16,
+}
+
+/// A persistent connection the run opens at `start` and keeps; flows are messages on it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ConnSpec {
+    /// The data sender (the server of a request).
+    pub src: u32,
+    pub dst: u32,
+    pub transport: u16,
+    pub priority: u8,
+    pub start: SimTime,
 }
 
 /// A flow to start.
@@ -70,6 +104,9 @@ pub struct FlowSpec {
     /// Closed loop: the flow (index in the run's flow list) whose finish starts this
     /// one; `start` then holds the think time after that finish.
     pub after: Option<u32>,
+    /// The persistent connection (index in the run's connection list) that carries this
+    /// flow; `None`: the flow has a connection of its own.
+    pub conn: Option<u32>,
 }
 
 /// A random permutation of `hosts` without fixed points (every host sends elsewhere).
@@ -102,6 +139,7 @@ impl TrafficGen {
             priority: self.priority,
             job,
             after: None,
+            conn: None,
         }
     }
 
@@ -129,8 +167,19 @@ impl TrafficGen {
         }
     }
 
-    /// Appends this entry's flows to `out`. `next_job` numbers incast jobs across entries.
-    pub fn generate(&self, rng: &mut Rng, next_job: &mut i64, out: &mut Vec<FlowSpec>) {
+    /// Appends this entry's flows to `out`, and its persistent connections to `conns`.
+    /// `next_job` numbers incast jobs across entries.
+    pub fn generate(
+        &self,
+        rng: &mut Rng,
+        next_job: &mut i64,
+        out: &mut Vec<FlowSpec>,
+        conns: &mut Vec<ConnSpec>,
+    ) {
+        if let Some(r) = &self.requests {
+            self.generate_requests(r, rng, out, conns);
+            return;
+        }
         match (self.pattern, self.arrival) {
             (Pattern::Permutation, Arrival::AtStart) => {
                 let perm = derangement(&self.hosts, rng);
@@ -192,6 +241,8 @@ impl TrafficGen {
                     out.push(self.chain(f, r, out.len(), 1));
                 }
             }
+            // Handled by `generate_requests`.
+            (Pattern::Requests, Arrival::AtStart) => {}
             (pattern, Arrival::Poisson { rate_per_s }) => {
                 let perm = if pattern == Pattern::Permutation {
                     derangement(&self.hosts, rng)
@@ -231,6 +282,102 @@ impl TrafficGen {
     }
 }
 
+impl TrafficGen {
+    /// A size for the requests pattern: the entry's distribution, conditioned on
+    /// `sizes_below` when set.
+    fn request_size(&self, r: &RequestsGen, rng: &mut Rng) -> u64 {
+        loop {
+            let s = self.size.sample(rng).unwrap_or(u64::MAX);
+            if r.sizes_below.is_none_or(|b| s < b) {
+                return s;
+            }
+        }
+    }
+
+    fn generate_requests(
+        &self,
+        r: &RequestsGen,
+        rng: &mut Rng,
+        out: &mut Vec<FlowSpec>,
+        conns: &mut Vec<ConnSpec>,
+    ) {
+        let kinds = if r.background_above.is_some() { 2 } else { 1 };
+        let per_pair = kinds * r.connections as usize;
+        // The first connection of each (client, server) pair; none for a host and itself.
+        let mut first = vec![u32::MAX; r.clients.len() * r.servers.len()];
+        for (ci, &client) in r.clients.iter().enumerate() {
+            for (si, &server) in r.servers.iter().enumerate() {
+                if server == client {
+                    continue;
+                }
+                first[ci * r.servers.len() + si] = conns.len() as u32;
+                for kind in 0..kinds {
+                    let transport = if kind == 0 {
+                        self.transport
+                    } else {
+                        r.background_transport
+                    };
+                    for _ in 0..r.connections {
+                        conns.push(ConnSpec {
+                            src: server,
+                            dst: client,
+                            transport,
+                            priority: self.priority,
+                            start: 0,
+                        });
+                    }
+                }
+            }
+        }
+        let Arrival::Poisson { rate_per_s } = self.arrival else {
+            return;
+        };
+        let mut next_slot = vec![0u32; first.len() * kinds];
+        let mean_gap = PS_PER_S as f64 / rate_per_s;
+        let mut t = self.start as f64;
+        let cap = self.flows.unwrap_or(u32::MAX);
+        let mut n = 0;
+        loop {
+            t += rng.exponential(mean_gap);
+            if t >= self.until as f64 || n >= cap {
+                break;
+            }
+            let ci = rng.below(r.clients.len() as u64) as usize;
+            let si = loop {
+                let si = rng.below(r.servers.len() as u64) as usize;
+                if r.servers[si] != r.clients[ci] {
+                    break si;
+                }
+            };
+            let pair = ci * r.servers.len() + si;
+            let size = self.request_size(r, rng);
+            let background = r.background_above.is_some_and(|b| size >= b);
+            let kind = background as usize;
+            let slot = &mut next_slot[pair * kinds + kind];
+            let conn = first[pair] as usize + kind * r.connections as usize + *slot as usize;
+            *slot = (*slot + 1) % r.connections;
+            debug_assert!(conn < first[pair] as usize + per_pair);
+            out.push(FlowSpec {
+                src: r.servers[si],
+                dst: r.clients[ci],
+                size: Some(size),
+                start: t as SimTime,
+                transport: conns[conn].transport,
+                class: if background {
+                    r.background_class
+                } else {
+                    self.class
+                },
+                priority: self.priority,
+                job: -1,
+                after: None,
+                conn: Some(conn as u32),
+            });
+            n += 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +402,7 @@ mod tests {
             closed_loop: false,
             src: 0,
             dst: 1,
+            requests: None,
         }
     }
 
@@ -267,7 +415,7 @@ mod tests {
             ..gen(Pattern::Incast)
         };
         let mut out = vec![gen(Pattern::Pair).flow(0, 1, 0, -1, &mut Rng::new(1, 0, 0))];
-        g.generate(&mut Rng::new(1, 0, 0), &mut 0, &mut out);
+        g.generate(&mut Rng::new(1, 0, 0), &mut 0, &mut out, &mut Vec::new());
         let after: Vec<_> = out.iter().map(|f| f.after).collect();
         // Indices are global: the entry's flows start at 1.
         assert_eq!(
@@ -282,7 +430,12 @@ mod tests {
     fn permutation_has_no_fixed_point_and_each_host_receives_once() {
         for seed in 0..50 {
             let mut out = Vec::new();
-            gen(Pattern::Permutation).generate(&mut Rng::new(seed, 0, 0), &mut 0, &mut out);
+            gen(Pattern::Permutation).generate(
+                &mut Rng::new(seed, 0, 0),
+                &mut 0,
+                &mut out,
+                &mut Vec::new(),
+            );
             let mut dsts: Vec<u32> = out.iter().map(|f| f.dst).collect();
             assert!(out.iter().all(|f| f.src != f.dst));
             dsts.sort();
@@ -298,7 +451,7 @@ mod tests {
         g.stagger = 10;
         let mut out = Vec::new();
         let mut job = 5;
-        g.generate(&mut Rng::new(1, 0, 0), &mut job, &mut out);
+        g.generate(&mut Rng::new(1, 0, 0), &mut job, &mut out, &mut Vec::new());
         assert_eq!(out.len(), 21);
         assert_eq!(job, 8);
         assert_eq!(out[7].job, 6);
@@ -314,15 +467,68 @@ mod tests {
             rate_per_s: 10_000.0,
         };
         let mut out = Vec::new();
-        g.generate(&mut Rng::new(2, 0, 0), &mut 0, &mut out);
+        g.generate(&mut Rng::new(2, 0, 0), &mut 0, &mut out, &mut Vec::new());
         assert!((out.len() as f64 - 10_000.0).abs() < 400.0, "{}", out.len());
         assert!(out.windows(2).all(|w| w[0].start <= w[1].start));
     }
 
     #[test]
+    fn requests_go_round_robin_over_each_pairs_persistent_connections() {
+        let g = TrafficGen {
+            arrival: Arrival::Poisson {
+                rate_per_s: 20_000.0,
+            },
+            size: SizeDist::Uniform {
+                min: 1000,
+                max: 200_000,
+            },
+            transport: 3,
+            class: 1,
+            requests: Some(RequestsGen {
+                clients: vec![3, 4, 5],
+                servers: vec![0, 1, 2, 3],
+                connections: 5,
+                sizes_below: Some(150_000),
+                background_above: Some(100_000),
+                background_transport: 0,
+                background_class: 2,
+            }),
+            ..gen(Pattern::Requests)
+        };
+        let mut out = Vec::new();
+        let mut conns = Vec::new();
+        g.generate(&mut Rng::new(4, 0, 0), &mut 0, &mut out, &mut conns);
+        // 3 clients × 4 servers, less client 3 with itself, × 2 kinds × 5.
+        assert_eq!(conns.len(), 11 * 10);
+        assert!(out.len() > 15_000, "{}", out.len());
+        for f in &out {
+            let c = conns[f.conn.unwrap() as usize];
+            assert_eq!(
+                (c.src, c.dst),
+                (f.src, f.dst),
+                "a flow rides its pair's connection"
+            );
+            assert!(f.src != f.dst && f.size.unwrap() < 150_000);
+            let bg = f.size.unwrap() >= 100_000;
+            assert_eq!(c.transport, if bg { 0 } else { 3 });
+            assert_eq!(f.class, if bg { 2 } else { 1 });
+        }
+        // Round robin: a pair's first five latency-sensitive requests use its five
+        // connections in turn.
+        let pair: Vec<u32> = out
+            .iter()
+            .filter(|f| (f.src, f.dst) == (0, 4) && f.size.unwrap() < 100_000)
+            .take(6)
+            .map(|f| f.conn.unwrap())
+            .collect();
+        assert_eq!(pair[1] - pair[0], 1);
+        assert_eq!(pair[5], pair[0]);
+    }
+
+    #[test]
     fn all_to_all_covers_every_ordered_pair() {
         let mut out = Vec::new();
-        gen(Pattern::AllToAll).generate(&mut Rng::new(2, 0, 0), &mut 0, &mut out);
+        gen(Pattern::AllToAll).generate(&mut Rng::new(2, 0, 0), &mut 0, &mut out, &mut Vec::new());
         assert_eq!(out.len(), 56);
     }
 }

@@ -49,6 +49,27 @@ impl SizeDist {
     }
 }
 
+impl SizeDist {
+    /// The mean size of the draws below `bound` (the distribution conditioned on it),
+    /// estimated from a fixed sample so that it is the same in every run; `None` for
+    /// long-lived flows or when (almost) no draw falls below the bound.
+    pub fn mean_below(&self, bound: u64) -> Option<f64> {
+        let mut rng = Rng::new(0x5eed, 0, 0);
+        let (mut sum, mut n) = (0.0, 0u32);
+        for _ in 0..200_000 {
+            match self.sample(&mut rng) {
+                Some(s) if s < bound => {
+                    sum += s as f64;
+                    n += 1;
+                }
+                Some(_) => {}
+                None => return None,
+            }
+        }
+        (n >= 100).then(|| sum / n as f64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

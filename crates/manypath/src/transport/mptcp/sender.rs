@@ -7,6 +7,7 @@
 //! subflow recovers its own losses. The flow is complete when the data-level ACK covers
 //! every byte; the subflows then close.
 
+use super::fuso::{self, Candidate, FusoConfig, SubflowLoss};
 use crate::net::packet::flags;
 use crate::time::SimTime;
 use crate::transport::cc::Cc;
@@ -30,8 +31,11 @@ struct Mapping {
 
 #[derive(Clone, Debug)]
 pub struct MptcpSender {
-    /// Data bytes to send (`u64::MAX`: long-lived).
+    /// Data bytes to send (`u64::MAX`: long-lived, or a persistent connection).
     pub size: u64,
+    /// Data bytes handed over by the application so far (all of them for a flow of its
+    /// own; a persistent connection gets them message by message).
+    avail: u64,
     pub subs: Vec<TcpSender>,
     maps: Vec<VecDeque<Mapping>>,
     pub coupling: Coupling,
@@ -55,6 +59,23 @@ pub struct MptcpSender {
     /// Reused per ACK so the coupling allocates nothing.
     views: Vec<SubflowView>,
     ssr_views: Vec<SsrView>,
+    /// FUSO's proactive multipath loss recovery, when enabled.
+    fuso: Option<FusoConfig>,
+    /// Per subflow: FUSO's loss accounting and protection state.
+    loss: Vec<SubflowLoss>,
+    candidates: Vec<Candidate>,
+    pub counters: MptcpCounters,
+}
+
+/// Connection-level counters of a multipath sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MptcpCounters {
+    /// FUSO recovery copies sent, and their payload bytes.
+    pub recovery_packets: u64,
+    pub recovery_bytes: u64,
+    /// Sends of new subflow data beyond the subflow's congestion window (FUSO's
+    /// guarantee is that there are none; counted when FUSO is on).
+    pub window_violations: u64,
 }
 
 impl MptcpSender {
@@ -76,6 +97,7 @@ impl MptcpSender {
         let n = subs.len();
         MptcpSender {
             size,
+            avail: size,
             subs,
             maps: vec![VecDeque::new(); n],
             coupling,
@@ -92,7 +114,32 @@ impl MptcpSender {
             scatter_until: 0,
             views: Vec::with_capacity(n),
             ssr_views: Vec::with_capacity(n),
+            fuso: None,
+            loss: vec![SubflowLoss::default(); n],
+            candidates: Vec::with_capacity(n),
+            counters: MptcpCounters::default(),
         }
+    }
+
+    /// Turns on FUSO's proactive multipath loss recovery.
+    pub fn enable_fuso(&mut self, cfg: FusoConfig) {
+        self.fuso = Some(cfg);
+    }
+
+    /// A persistent connection: no data until the application offers some.
+    pub fn make_idle(&mut self) {
+        self.size = u64::MAX;
+        self.avail = 0;
+    }
+
+    /// The application hands over `bytes` more data.
+    pub fn offer(&mut self, bytes: u64) {
+        self.avail = self.avail.saturating_add(bytes);
+    }
+
+    /// The end of the data the application has handed over.
+    fn data_end(&self) -> u64 {
+        self.size.min(self.avail)
     }
 
     pub fn open(&mut self) {
@@ -156,7 +203,8 @@ impl MptcpSender {
     /// Gives subflow `i` one more chunk of data if it can send it now.
     fn feed(&mut self, i: usize) {
         let s = &self.subs[i];
-        if self.data_nxt >= self.size || !s.is_established() || (i > 0 && self.suppressed()) {
+        let end = self.data_end();
+        if self.data_nxt >= end || !s.is_established() || (i > 0 && self.suppressed()) {
             return;
         }
         if self.scatter_until > 0 && (i == 0) != self.scattering() {
@@ -166,12 +214,12 @@ impl MptcpSender {
         if !s.all_sent() || !s.has_window_room() {
             return;
         }
-        let chunk = (self.size - self.data_nxt).min(self.mss);
+        let chunk = (end - self.data_nxt).min(self.mss);
         self.maps[i].push_back(Mapping {
             sub_seq: s.avail,
             dsn: self.data_nxt,
         });
-        self.subs[i].offer(chunk);
+        self.subs[i].offer_chunk(chunk);
         self.data_nxt += chunk;
         if self.scatter_until > 0 && !self.scattering() && self.subs.len() > 1 && !self.opened[1] {
             // The scatter volume is out: open the MPTCP subflows.
@@ -213,14 +261,123 @@ impl MptcpSender {
                 continue;
             }
             self.feed(i);
-            if let Some(mut seg) = self.subs[i].poll_transmit(now) {
-                if seg.len > 0 {
-                    seg.dsn = self.dsn_of(i, seg.seq);
-                    seg.scatter = i == 0 && self.scatter_until > 0;
-                }
+            if let Some(seg) = self.transmit_on(now, i) {
                 self.rr = (i + 1) % self.subs.len();
                 return Some((i, seg));
             }
+        }
+        if self.fuso.is_some() {
+            return self.send_a_recovery(now);
+        }
+        None
+    }
+
+    /// Polls subflow `i` for a segment, labels its payload with its data sequence
+    /// number, and keeps FUSO's per-subflow accounting.
+    fn transmit_on(&mut self, now: SimTime, i: usize) -> Option<Segment> {
+        let s = &self.subs[i];
+        let (flight, cwnd, snd_max) = (s.in_flight(), s.win.cwnd, s.snd_max);
+        let mut seg = self.subs[i].poll_transmit(now)?;
+        if seg.len > 0 {
+            seg.dsn = self.dsn_of(i, seg.seq);
+            seg.scatter = i == 0 && self.scatter_until > 0;
+            let retransmission = seg.seq < snd_max;
+            self.loss[i].on_sent(retransmission);
+            if self.fuso.is_some()
+                && !retransmission
+                && flight > 0
+                && (flight + seg.len as u64) as f64 > cwnd
+            {
+                self.counters.window_violations += 1;
+            }
+        }
+        Some(seg)
+    }
+
+    /// FUSO (Algorithm 1): with no new data to send and room in the connection's
+    /// window, sends a copy of the worst subflow's oldest un-ACKed, unprotected packet on
+    /// the best subflow. Returns the copy's segment, or `None` when there is nothing to
+    /// protect or nowhere to send it.
+    fn send_a_recovery(&mut self, now: SimTime) -> Option<(usize, Segment)> {
+        let cfg = self.fuso?;
+        if self.finish.is_some() || self.data_nxt < self.data_end() {
+            return None;
+        }
+        let (mut flight, mut cwnd) = (0u64, 0.0);
+        for (i, s) in self.subs.iter().enumerate() {
+            if !self.opened[i] || !s.is_established() {
+                continue;
+            }
+            if !s.all_sent() {
+                return None; // New data is still waiting in a subflow.
+            }
+            flight += s.in_flight();
+            cwnd += s.win.cwnd;
+        }
+        if flight as f64 >= cwnd {
+            return None;
+        }
+        self.candidates.clear();
+        for i in 0..self.subs.len() {
+            let live = self.opened[i] && self.subs[i].is_established();
+            let eligible = live && self.unprotected(i).is_some();
+            self.candidates.push(Candidate {
+                cost: self.loss[i].cost(&cfg),
+                srtt: self.subs[i].rtt.srtt().unwrap_or(SimTime::MAX),
+                eligible,
+            });
+        }
+        let worst = fuso::worst(&self.candidates)?;
+        for (i, c) in self.candidates.iter_mut().enumerate() {
+            let s = &self.subs[i];
+            c.eligible = self.opened[i] && s.is_established() && s.has_window_room();
+        }
+        let best = fuso::best(&self.candidates)?;
+        let (seq, end) = self.unprotected(worst)?;
+        let dsn = self.dsn_of(worst, seq);
+        let len = end - seq;
+        self.loss[worst].protected_to = end;
+        let b = &self.subs[best];
+        let (at, flight_b, cwnd_b) = (b.avail, b.in_flight(), b.win.cwnd);
+        self.maps[best].push_back(Mapping { sub_seq: at, dsn });
+        self.loss[best].copies.push_back((at, at + len));
+        self.subs[best].offer_chunk(len);
+        if flight_b > 0 && (flight_b + len) as f64 > cwnd_b {
+            self.counters.window_violations += 1;
+        }
+        self.counters.recovery_packets += 1;
+        self.counters.recovery_bytes += len;
+        let seg = self.transmit_on(now, best)?;
+        Some((best, seg))
+    }
+
+    /// Subflow `i`'s oldest packet that is sent, not acknowledged (at the subflow or the
+    /// data level), not protected yet and not itself a recovery copy: (seq, end).
+    fn unprotected(&mut self, i: usize) -> Option<(u64, u64)> {
+        let s = &self.subs[i];
+        let top = s.snd_max.min(s.avail);
+        let loss = &mut self.loss[i];
+        loss.forget_below(s.snd_una);
+        let mut seq = s.snd_una.max(loss.protected_to);
+        while seq < top {
+            if let Some(e) = loss.copy_end(seq) {
+                seq = e;
+                continue;
+            }
+            let maps = &self.maps[i];
+            let k = maps.partition_point(|m| m.sub_seq <= seq);
+            let Some(m) = k.checked_sub(1).map(|k| maps[k]) else {
+                return None;
+            };
+            let chunk_end = maps.get(k).map_or(s.avail, |n| n.sub_seq).min(top);
+            let end = chunk_end.min(seq + self.mss);
+            if m.dsn + (end - m.sub_seq) <= self.data_una {
+                // Already delivered through another subflow.
+                seq = end;
+                loss.protected_to = end;
+                continue;
+            }
+            return Some((seq, end));
         }
         None
     }
@@ -259,7 +416,7 @@ impl MptcpSender {
             }
         }
         if seg.data_ack > self.data_una {
-            self.data_una = seg.data_ack.min(self.size);
+            self.data_una = seg.data_ack.min(self.data_end());
         }
         let acked_to = self.subs[sub].snd_una;
         let maps = &mut self.maps[sub];
@@ -290,7 +447,7 @@ impl MptcpSender {
                 );
             }
         }
-        if self.data_una >= self.size && self.finish.is_none() {
+        if self.size != u64::MAX && self.data_una >= self.size && self.finish.is_none() {
             self.finish = Some(now);
             for (i, s) in self.subs.iter_mut().enumerate() {
                 if self.opened[i] {
@@ -394,6 +551,117 @@ mod tests {
                 break;
             }
         }
+    }
+
+    /// Like `exchange`, but data segments for which `drop(subflow, segment)` is true are
+    /// lost on the way (no timers run: a loss only a timeout would repair stalls it).
+    fn exchange_lossy(
+        tx: &mut MptcpSender,
+        rx: &mut MptcpReceiver,
+        mut drop: impl FnMut(usize, &Segment) -> bool,
+    ) {
+        tx.open();
+        let mut now = 1;
+        for _ in 0..10_000 {
+            let mut progressed = false;
+            while let Some((i, seg)) = tx.poll_transmit(now) {
+                progressed = true;
+                if !drop(i, &seg) {
+                    rx.on_segment(now, i, &seg);
+                }
+            }
+            now += 10;
+            while let Some((i, seg)) = rx.poll_transmit(now) {
+                tx.on_segment(now, i, &seg);
+                progressed = true;
+            }
+            if !progressed {
+                break;
+            }
+        }
+    }
+
+    #[test]
+    fn fuso_recovers_a_black_holed_subflow_through_the_other() {
+        // Subflow 1's path loses every data packet. MPTCP alone waits for subflow 1's
+        // timeout; FUSO copies subflow 1's packets onto subflow 0 and finishes.
+        let black_hole = |i: usize, seg: &Segment| i == 1 && seg.len > 0;
+        let mut plain = sender(2, 20_000, Coupling::Lia);
+        let mut rx = MptcpReceiver::new(cfg(), 2);
+        exchange_lossy(&mut plain, &mut rx, black_hole);
+        assert!(plain.finish.is_none(), "MPTCP needs a timeout here");
+        assert!(rx.bytes_received() < 20_000);
+
+        let mut tx = sender(2, 20_000, Coupling::Lia);
+        tx.enable_fuso(FusoConfig::default());
+        let mut rx = MptcpReceiver::new(cfg(), 2);
+        exchange_lossy(&mut tx, &mut rx, black_hole);
+        assert_eq!(rx.bytes_received(), 20_000);
+        assert!(tx.finish.is_some(), "finished without any timeout");
+        assert_eq!(tx.stats().timeouts, 0);
+        let c = tx.counters;
+        assert!(c.recovery_packets > 0);
+        assert_eq!(c.recovery_bytes % 1000, 0, "copies are whole packets");
+        assert_eq!(c.window_violations, 0);
+        // Each packet is protected at most once: no more copies than original packets.
+        let originals: u64 = tx.loss.iter().map(|l| l.sent).sum::<u64>() - c.recovery_packets;
+        assert!(c.recovery_packets <= originals, "{c:?}");
+        assert_eq!(
+            tx.loss[1].protected_to, tx.subs[1].avail,
+            "every lost packet of subflow 1 was protected"
+        );
+    }
+
+    #[test]
+    fn fuso_sends_nothing_extra_while_new_data_waits() {
+        // Lossless: copies go out only at the tail, once every byte has been sent.
+        let mut tx = sender(2, 50_000, Coupling::Lia);
+        tx.enable_fuso(FusoConfig::default());
+        let mut rx = MptcpReceiver::new(cfg(), 2);
+        let mut copies_before_all_sent = 0;
+        let mut new_bytes = 0u64;
+        exchange_lossy(&mut tx, &mut rx, |_, seg| {
+            if seg.len > 0 && new_bytes < 50_000 && seg.dsn < new_bytes {
+                copies_before_all_sent += 1;
+            }
+            new_bytes = new_bytes.max(seg.dsn + seg.len as u64);
+            false
+        });
+        assert_eq!(rx.bytes_received(), 50_000);
+        assert_eq!(copies_before_all_sent, 0);
+        assert_eq!(tx.counters.window_violations, 0);
+    }
+
+    #[test]
+    fn persistent_connection_carries_messages_as_they_are_offered() {
+        let mut tx = sender(2, 0, Coupling::Lia);
+        tx.make_idle();
+        let mut rx = MptcpReceiver::new(cfg(), 2);
+        exchange(&mut tx, &mut rx, |_, _| {});
+        assert_eq!(rx.bytes_received(), 0);
+        assert_eq!(tx.subflows_opened(), 2);
+        for (k, bytes) in [(1, 2_500u64), (2, 7_300)] {
+            tx.offer(bytes);
+            let mut now = 100_000 * k;
+            for _ in 0..1000 {
+                let mut progressed = false;
+                while let Some((i, seg)) = tx.poll_transmit(now) {
+                    rx.on_segment(now, i, &seg);
+                    progressed = true;
+                }
+                now += 10;
+                while let Some((i, seg)) = rx.poll_transmit(now) {
+                    tx.on_segment(now, i, &seg);
+                    progressed = true;
+                }
+                if !progressed {
+                    break;
+                }
+            }
+        }
+        assert_eq!(rx.bytes_received(), 9_800);
+        assert_eq!(tx.data_una, 9_800);
+        assert!(tx.finish.is_none(), "a persistent connection stays open");
     }
 
     /// Returns (sender, receiver, data segments per subflow).

@@ -9,6 +9,7 @@ use super::{RttEstimator, Segment, TcpConfig};
 use crate::net::packet::flags;
 use crate::time::SimTime;
 use crate::transport::cc::{AckEvent, Cc, CongestionControl, Window};
+use std::collections::VecDeque;
 
 /// Per-connection counters reported in the flows table.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -55,6 +56,9 @@ pub struct TcpSender {
     ack_fin_pending: bool,
     rto_deadline: SimTime,
     backoff: u32,
+    /// Multipath: the ends of the chunks handed over by `offer_chunk`, above `snd_una`.
+    /// Each chunk has its own data sequence mapping, so no segment may span two.
+    chunk_ends: VecDeque<u64>,
     pub stats: SenderStats,
 }
 
@@ -86,6 +90,7 @@ impl TcpSender {
             ack_fin_pending: false,
             rto_deadline: NO_TIMER,
             backoff: 0,
+            chunk_ends: VecDeque::new(),
             stats: SenderStats::default(),
         }
     }
@@ -103,6 +108,26 @@ impl TcpSender {
     /// Hands the sender `bytes` more of its stream (multipath subflows).
     pub fn offer(&mut self, bytes: u64) {
         self.avail += bytes;
+    }
+
+    /// Hands the sender a chunk of `bytes` that segments must not merge with the chunks
+    /// before or after it (a multipath subflow's data mappings).
+    pub fn offer_chunk(&mut self, bytes: u64) {
+        self.avail += bytes;
+        self.chunk_ends.push_back(self.avail);
+    }
+
+    /// Where the segment starting at data byte `seq` must end: the stream's available
+    /// end, the end of its chunk, or one MSS on.
+    fn segment_end(&self, seq: u64) -> u64 {
+        let mut end = self.size.min(self.avail).min(seq + self.cfg.mss as u64);
+        if !self.chunk_ends.is_empty() {
+            let i = self.chunk_ends.partition_point(|&e| e <= seq);
+            if let Some(&e) = self.chunk_ends.get(i) {
+                end = end.min(e);
+            }
+        }
+        end
     }
 
     /// Ends the stream after the bytes offered so far: the FIN follows them.
@@ -163,7 +188,7 @@ impl TcpSender {
                 ..Segment::default()
             };
         }
-        let len = (self.size.min(self.avail) - seq).min(self.cfg.mss as u64) as u32;
+        let len = (self.segment_end(seq) - seq) as u32;
         self.stats.bytes_sent += len as u64;
         if seq < self.snd_max {
             self.stats.bytes_retx += len as u64;
@@ -184,7 +209,7 @@ impl TcpSender {
         if seq >= self.size {
             1
         } else {
-            (self.size.min(self.avail) - seq).min(self.cfg.mss as u64)
+            self.segment_end(seq) - seq
         }
     }
 
@@ -292,6 +317,9 @@ impl TcpSender {
             let data_acked = seg.ack.min(self.size) - self.snd_una.min(self.size);
             self.rtt.sample(now.saturating_sub(seg.ts_echo));
             self.snd_una = seg.ack;
+            while self.chunk_ends.front().is_some_and(|&e| e <= self.snd_una) {
+                self.chunk_ends.pop_front();
+            }
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
