@@ -7,6 +7,7 @@ use crate::scenario::{CcKind, TransportPlan};
 use crate::time::SimTime;
 use crate::transport::cc::{Cc, Cubic, Dctcp, Reno};
 use crate::transport::mpcc::{amp, dcm, xmp, Coupled, Coupling, EcnResponse};
+use crate::transport::mptcp::sender::MptcpCounters;
 use crate::transport::mptcp::{MptcpReceiver, MptcpSender};
 use crate::transport::tcp::{Segment, SenderStats, TcpReceiver, TcpSender};
 
@@ -37,7 +38,7 @@ impl Endpoints {
             CcKind::Cubic => Cc::Cubic(Cubic::default()),
             _ => Cc::Reno(Reno::default()),
         };
-        if t.subflows == 1 && !t.cc.is_coupled() {
+        if !t.is_multipath() {
             return Endpoints::Tcp {
                 client: TcpSender::new(tcp, single(&t.cc), size),
                 server: TcpReceiver::new(tcp),
@@ -80,6 +81,9 @@ impl Endpoints {
         if let Some(bytes) = scatter {
             client.scatter_first(bytes, scatter_dupacks);
         }
+        if let Some(cfg) = t.fuso {
+            client.enable_fuso(cfg);
+        }
         Endpoints::Mptcp {
             client,
             server: MptcpReceiver::new(tcp, n),
@@ -90,6 +94,42 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { .. } => 1,
             Endpoints::Mptcp { client, .. } => client.subs.len(),
+        }
+    }
+
+    /// A persistent connection: it opens without data and is handed messages by `offer`.
+    pub fn make_idle(&mut self) {
+        match self {
+            Endpoints::Tcp { client, .. } => {
+                client.size = u64::MAX;
+                client.avail = 0;
+            }
+            Endpoints::Mptcp { client, .. } => client.make_idle(),
+        }
+    }
+
+    /// The application hands the client `bytes` more data to send.
+    pub fn offer(&mut self, bytes: u64) {
+        match self {
+            Endpoints::Tcp { client, .. } => client.offer(bytes),
+            Endpoints::Mptcp { client, .. } => client.offer(bytes),
+        }
+    }
+
+    /// Data bytes acknowledged (at the data level for multipath).
+    #[inline]
+    pub fn data_acked(&self) -> u64 {
+        match self {
+            Endpoints::Tcp { client, .. } => client.snd_una.min(client.size),
+            Endpoints::Mptcp { client, .. } => client.data_una,
+        }
+    }
+
+    /// The multipath sender's connection-level counters (zero for TCP).
+    pub fn mptcp_counters(&self) -> MptcpCounters {
+        match self {
+            Endpoints::Tcp { .. } => MptcpCounters::default(),
+            Endpoints::Mptcp { client, .. } => client.counters,
         }
     }
 

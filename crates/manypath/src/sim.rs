@@ -19,13 +19,17 @@ use crate::net::packet::{Desc, Ecn, Packet, PacketArena, TO_CLIENT, TO_SERVER};
 use crate::net::queue::Admit;
 use crate::scenario::Plan;
 use crate::time::SimTime;
-use crate::transport::tcp::Segment;
+use crate::transport::mptcp::sender::MptcpCounters;
+use crate::transport::tcp::{Segment, SenderStats};
 use crate::workload::FlowSpec;
 use std::collections::VecDeque;
 
-/// One connection: the flow's client (sender) and server (receiver) endpoints.
+/// One connection: the client (data sender) and server (receiver) endpoints, carrying
+/// one flow of its own or, persistent, the messages of many.
 struct Conn {
-    spec: FlowSpec,
+    src: u32,
+    dst: u32,
+    priority: u8,
     /// Source port of subflow 0; subflow i uses `sport + i`.
     sport: u16,
     dport: u16,
@@ -40,7 +44,71 @@ struct Conn {
     /// Time of the pending timer event of each endpoint (0: none).
     timer_at: [SimTime; 2],
     acked_at_warmup: u64,
-    done_counted: bool,
+    /// Flows handed to the connection and not yet acknowledged, with the stream offset
+    /// their last byte ends at, in stream order.
+    pending: VecDeque<(u32, u64)>,
+    /// Bytes handed to the connection so far.
+    offered: u64,
+}
+
+/// What a flow's record adds up from its connections' counters.
+#[derive(Clone, Copy, Debug, Default)]
+struct Tally {
+    stats: SenderStats,
+    mptcp: MptcpCounters,
+}
+
+impl Tally {
+    fn of(ep: &Endpoints) -> Tally {
+        Tally {
+            stats: ep.stats(),
+            mptcp: ep.mptcp_counters(),
+        }
+    }
+
+    /// `self − base` for counters, and `self + other` with `sign = false`.
+    fn combine(&self, o: &Tally, subtract: bool) -> Tally {
+        let f = |a: u64, b: u64| if subtract { a.saturating_sub(b) } else { a + b };
+        let g = |a: u32, b: u32| if subtract { a.saturating_sub(b) } else { a + b };
+        let (a, b) = (&self.stats, &o.stats);
+        Tally {
+            stats: SenderStats {
+                bytes_sent: f(a.bytes_sent, b.bytes_sent),
+                bytes_retx: f(a.bytes_retx, b.bytes_retx),
+                bytes_acked: f(a.bytes_acked, b.bytes_acked),
+                timeouts: g(a.timeouts, b.timeouts),
+                fast_retx: g(a.fast_retx, b.fast_retx),
+                finish: a.finish,
+            },
+            mptcp: MptcpCounters {
+                recovery_packets: f(self.mptcp.recovery_packets, o.mptcp.recovery_packets),
+                recovery_bytes: f(self.mptcp.recovery_bytes, o.mptcp.recovery_bytes),
+                window_violations: f(self.mptcp.window_violations, o.mptcp.window_violations),
+            },
+        }
+    }
+}
+
+/// The most copies of a flow (RepFlow uses 2).
+const MAX_COPIES: usize = 4;
+
+/// One flow: a whole connection's data, or one message on persistent connections; with
+/// replicas, each copy on a connection of its own.
+struct Flow {
+    spec: FlowSpec,
+    conns: [u32; MAX_COPIES],
+    copies: u8,
+    /// Persistent connections: each copy's connection counters when the flow started,
+    /// and, once finished, the flow's share of them.
+    base: [Tally; MAX_COPIES],
+    share: Option<Tally>,
+    finish: Option<SimTime>,
+}
+
+impl Flow {
+    fn copies(&self) -> &[u32] {
+        &self.conns[..self.copies as usize]
+    }
 }
 
 pub struct Sim {
@@ -49,6 +117,7 @@ pub struct Sim {
     pkts: PacketArena,
     pub net: Network,
     conns: Vec<Conn>,
+    flows: Vec<Flow>,
     plan: Plan,
     hops: u64,
     delivered: u64,
@@ -80,6 +149,7 @@ pub struct Sim {
 }
 
 const NO_FLOW: u32 = u32::MAX;
+const NO_CONN: u32 = u32::MAX;
 
 /// Start time of a closed-loop flow whose predecessor has not finished.
 pub const NOT_STARTED: SimTime = SimTime::MAX;
@@ -123,39 +193,47 @@ impl Sim {
             plan.seed,
         );
         let link_events = plan.faults.install(plan.seed, &plan.topology, &mut net);
-        let flows = plan.flows();
+        let (specs, persistent) = plan.workload();
         let seed = plan.seed;
         let mut events = EventQueue::new();
-        let mut conns = Vec::with_capacity(flows.len());
-        let mut successor = vec![NO_FLOW; flows.len()];
-        let mut think = vec![0; flows.len()];
+        let mut conns = Vec::with_capacity(specs.len());
+        let mut flows: Vec<Flow> = Vec::with_capacity(specs.len());
+        let mut successor = vec![NO_FLOW; specs.len()];
+        let mut think = vec![0; specs.len()];
         let mut unfinished = 0;
         let mut long_lived = 0;
-        for (i, f) in flows.iter().enumerate() {
-            let t = &plan.transports[f.transport as usize];
+        let new_conn = |conns: &mut Vec<Conn>,
+                        src: u32,
+                        dst: u32,
+                        transport: u16,
+                        size: Option<u64>,
+                        owner: u32| {
+            let t = &plan.transports[transport as usize];
             // MMPTCP's duplicate-ACK threshold while scattering: 3 plus the number of
             // equal-cost paths between the hosts (when there is more than one).
-            let paths = net.ecmp_paths(f.src, f.dst);
+            let paths = net.ecmp_paths(src, dst);
             let scatter_dupacks = 3 + if paths > 1 { paths } else { 0 };
-            let ep = Endpoints::build(t, f.size, scatter_dupacks);
+            let mut ep = Endpoints::build(t, size, scatter_dupacks);
+            if owner == NO_FLOW {
+                ep.make_idle();
+            }
             // Distinct source ports per connection and subflow, so ECMP sees distinct
             // 5-tuples (and may still place two subflows on one path, as it would).
+            let i = conns.len();
             let sport = source_port(i);
             let dport = DATA_PORT;
             let hash = (0..ep.subflows() as u16)
                 .map(|k| {
                     [
-                        tuple_hash(f.src, f.dst, sport + k, dport),
-                        tuple_hash(f.dst, f.src, dport, sport + k),
+                        tuple_hash(src, dst, sport + k, dport),
+                        tuple_hash(dst, src, dport, sport + k),
                     ]
                 })
                 .collect();
-            match f.size {
-                Some(_) => unfinished += 1,
-                None => long_lived += 1,
-            }
             conns.push(Conn {
-                spec: *f,
+                src,
+                dst,
+                priority: 0,
                 sport,
                 dport,
                 hash,
@@ -165,16 +243,71 @@ impl Sim {
                 ep,
                 timer_at: [0; 2],
                 acked_at_warmup: 0,
-                done_counted: false,
+                pending: VecDeque::new(),
+                offered: 0,
             });
+            i as u32
+        };
+        // A flow of its own gets connection i for its first copy (so its 5-tuple, hence
+        // its paths, do not depend on the rest of the workload); further copies and the
+        // persistent connections come after.
+        for (i, f) in specs.iter().enumerate() {
+            let mut conns_of = [NO_CONN; MAX_COPIES];
+            let mut copies = 1;
+            if f.conn.is_none() {
+                conns_of[0] = new_conn(&mut conns, f.src, f.dst, f.transport, f.size, i as u32);
+                conns[i].priority = f.priority;
+            }
+            match f.size {
+                Some(_) => unfinished += 1,
+                None => long_lived += 1,
+            }
+            let mut spec = *f;
             match f.after {
                 // Started by its predecessor's finish; until then it has no start time.
                 Some(p) => {
                     successor[p as usize] = i as u32;
-                    conns.last_mut().expect("pushed").spec.start = NOT_STARTED;
+                    spec.start = NOT_STARTED;
                     think[i] = f.start;
                 }
                 None => events.schedule(f.start, EventKind::FlowStart, i as u32, 0),
+            }
+            if f.conn.is_none() {
+                copies = plan.transports[f.transport as usize].replicas as usize;
+            }
+            flows.push(Flow {
+                spec,
+                conns: conns_of,
+                copies: copies as u8,
+                base: [Tally::default(); MAX_COPIES],
+                share: None,
+                finish: None,
+            });
+        }
+        for (i, f) in specs.iter().enumerate() {
+            for k in 1..flows[i].copies as usize {
+                let c = new_conn(&mut conns, f.src, f.dst, f.transport, f.size, i as u32);
+                conns[c as usize].priority = f.priority;
+                flows[i].conns[k] = c;
+            }
+        }
+        // Persistent connections, with their replicas, open at their start.
+        let mut persistent_conns = Vec::with_capacity(persistent.len());
+        for p in &persistent {
+            let mut ids = [NO_CONN; MAX_COPIES];
+            let copies = plan.transports[p.transport as usize].replicas as usize;
+            for id in ids.iter_mut().take(copies) {
+                *id = new_conn(&mut conns, p.src, p.dst, p.transport, None, NO_FLOW);
+                conns[*id as usize].priority = p.priority;
+                events.schedule(p.start, EventKind::ConnOpen, *id, 0);
+            }
+            persistent_conns.push((ids, copies as u8));
+        }
+        for (i, f) in specs.iter().enumerate() {
+            if let Some(pc) = f.conn {
+                let (ids, copies) = persistent_conns[pc as usize];
+                flows[i].conns = ids;
+                flows[i].copies = copies;
             }
         }
         let n_hosts = plan.topology.n_hosts as usize;
@@ -205,6 +338,7 @@ impl Sim {
             pkts: PacketArena::new(),
             net,
             conns,
+            flows,
             plan,
             hops: 0,
             delivered: 0,
@@ -263,14 +397,15 @@ impl Sim {
             match ev.kind() {
                 EventKind::Arrive => self.arrive(ev.a, ev.via, ev.d),
                 EventKind::TxDone => self.tx_done(ev.a),
-                EventKind::FlowStart => {
+                EventKind::FlowStart => self.start_flow(ev.a),
+                EventKind::ConnOpen => {
                     self.conns[ev.a as usize].ep.open();
                     self.flush(ev.a);
                 }
                 EventKind::Timer => self.timer(ev.a, ev.b()),
                 EventKind::Warmup => {
                     for c in &mut self.conns {
-                        c.acked_at_warmup = c.ep.stats().bytes_acked;
+                        c.acked_at_warmup = c.ep.data_acked();
                     }
                 }
                 EventKind::Sample => self.sample(ev.a),
@@ -400,11 +535,16 @@ impl Sim {
         let period = if what == SAMPLE_FLOWS {
             let period = self.plan.flow_sample.expect("flow sampling is on");
             let since = now.saturating_sub(period);
-            for (i, c) in self.conns.iter().enumerate() {
-                // Running flows, and those that finished since the previous sample.
-                if c.spec.start > now || c.ep.finish().is_some_and(|f| f <= since) {
+            for (i, f) in self.flows.iter().enumerate() {
+                // Running flows of their own, and those that finished since the previous
+                // sample (the first copy stands for the flow).
+                if f.spec.conn.is_some()
+                    || f.spec.start > now
+                    || f.finish.is_some_and(|t| t <= since)
+                {
                     continue;
                 }
+                let c = &self.conns[f.conns[0] as usize];
                 for (k, s) in c.ep.senders().iter().enumerate() {
                     self.flow_samples.push(FlowSample {
                         time: now,
@@ -541,9 +681,12 @@ impl Sim {
     /// Sends whatever both endpoints of a connection have to send, and keeps one timer
     /// event pending per endpoint at or before its deadline.
     fn flush(&mut self, conn_id: u32) {
-        let spec = self.conns[conn_id as usize].spec;
-        self.pump(conn_id, 0, spec.src);
-        self.pump(conn_id, 1, spec.dst);
+        let (src, dst) = {
+            let c = &self.conns[conn_id as usize];
+            (c.src, c.dst)
+        };
+        self.pump(conn_id, 0, src);
+        self.pump(conn_id, 1, dst);
         let conn = &mut self.conns[conn_id as usize];
         let deadlines = [conn.ep.timer_deadline(0), conn.ep.timer_deadline(1)];
         for (ep, d) in deadlines.into_iter().enumerate() {
@@ -556,16 +699,72 @@ impl Sim {
                 }
             }
         }
-        if !conn.done_counted && conn.ep.finish().is_some() {
-            conn.done_counted = true;
-            self.unfinished -= 1;
-            let next = self.successor[conn_id as usize];
-            if next != NO_FLOW {
-                let at = self.now + self.think[next as usize];
-                self.conns[next as usize].spec.start = at;
-                self.events.schedule(at, EventKind::FlowStart, next, 0);
+        loop {
+            let conn = &mut self.conns[conn_id as usize];
+            match conn.pending.front() {
+                Some(&(f, end)) if conn.ep.data_acked() >= end => {
+                    conn.pending.pop_front();
+                    self.copy_done(f);
+                }
+                _ => break,
             }
         }
+    }
+
+    /// Flow `f` starts: its connections open, or its bytes go to its persistent ones.
+    fn start_flow(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        let persistent = flow.spec.conn.is_some();
+        let size = flow.spec.size;
+        for k in 0..flow.copies as usize {
+            let id = self.flows[f as usize].conns[k];
+            let conn = &mut self.conns[id as usize];
+            match (persistent, size) {
+                (false, Some(size)) => {
+                    conn.ep.open();
+                    conn.pending.push_back((f, size));
+                }
+                (false, None) => conn.ep.open(),
+                (true, size) => {
+                    let size = size.expect("messages have a size");
+                    self.flows[f as usize].base[k] = Tally::of(&conn.ep);
+                    conn.offered += size;
+                    conn.ep.offer(size);
+                    conn.pending.push_back((f, conn.offered));
+                }
+            }
+            self.flush(id);
+        }
+    }
+
+    /// A copy of flow `f` has been acknowledged in full: the first completes the flow.
+    fn copy_done(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        if flow.finish.is_some() {
+            return;
+        }
+        flow.finish = Some(self.now);
+        if flow.spec.conn.is_some() {
+            let share = self.persistent_share(f);
+            self.flows[f as usize].share = Some(share);
+        }
+        self.unfinished -= 1;
+        let next = self.successor[f as usize];
+        if next != NO_FLOW {
+            let at = self.now + self.think[next as usize];
+            self.flows[next as usize].spec.start = at;
+            self.events.schedule(at, EventKind::FlowStart, next, 0);
+        }
+    }
+
+    /// What flow `f`'s copies' persistent connections counted since it started.
+    fn persistent_share(&self, f: u32) -> Tally {
+        let flow = &self.flows[f as usize];
+        flow.copies()
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| Tally::of(&self.conns[c as usize].ep).combine(&flow.base[k], true))
+            .fold(Tally::default(), |acc, t| acc.combine(&t, false))
     }
 
     /// Hands an endpoint's segments to its host's NIC while the NIC queue has room. A
@@ -597,9 +796,9 @@ impl Sim {
         let c = &self.conns[conn_id as usize];
         let sport = c.sport + sub as u16;
         let (src, dst, sport, dport) = if dir == TO_SERVER {
-            (c.spec.src, c.spec.dst, sport, c.dport)
+            (c.src, c.dst, sport, c.dport)
         } else {
-            (c.spec.dst, c.spec.src, c.dport, sport)
+            (c.dst, c.src, c.dport, sport)
         };
         let pkt = Packet {
             seq: seg.seq,
@@ -628,7 +827,7 @@ impl Sim {
             } else {
                 Ecn::NotEct
             },
-            class: c.spec.priority,
+            class: c.priority,
             dir,
             sub: sub as u8,
         };
@@ -650,6 +849,96 @@ impl Sim {
         queued + on_links
     }
 
+    /// Flow `i`'s record at the end of the run (`end`). A flow of its own reports its
+    /// connections' counters, summed over its copies; a message on persistent
+    /// connections reports what they counted while it was outstanding.
+    fn flow_record(&self, i: usize, end: SimTime) -> FlowRecord {
+        let f = &self.flows[i];
+        let spec = &f.spec;
+        let first = &self.conns[f.conns[0] as usize];
+        let t = match (spec.conn, f.share) {
+            (None, _) => f
+                .copies()
+                .iter()
+                .map(|&c| Tally::of(&self.conns[c as usize].ep))
+                .fold(Tally::default(), |acc, t| acc.combine(&t, false)),
+            (Some(_), Some(share)) => share,
+            (Some(_), None) if spec.start <= end => self.persistent_share(i as u32),
+            (Some(_), None) => Tally::default(),
+        };
+        let mut st = t.stats;
+        if spec.conn.is_some() {
+            // Bytes of this message acknowledged: its copies' best progress.
+            st.bytes_acked = match (f.finish, spec.size) {
+                (Some(_), Some(size)) => size,
+                (_, size) => {
+                    let size = size.unwrap_or(0);
+                    f.copies()
+                        .iter()
+                        .map(|&c| {
+                            let conn = &self.conns[c as usize];
+                            let done_to = conn.ep.data_acked();
+                            let ends = conn.pending.iter().find(|&&(g, _)| g == i as u32);
+                            ends.map_or(0, |&(_, e)| (done_to + size).saturating_sub(e))
+                        })
+                        .max()
+                        .unwrap_or(0)
+                        .min(size)
+                }
+            };
+        } else if f.copies > 1 {
+            st.bytes_acked = f
+                .copies()
+                .iter()
+                .map(|&c| self.conns[c as usize].ep.data_acked())
+                .max()
+                .unwrap_or(0);
+        }
+        let warmup = self.plan.warmup;
+        let goodput_bps = match (f.finish, spec.size) {
+            (Some(t), Some(size)) if t > spec.start => {
+                size as f64 * 8.0 / ((t - spec.start) as f64 / 1e12)
+            }
+            _ => {
+                let from = spec.start.max(warmup);
+                let acked = st.bytes_acked
+                    - if spec.start < warmup && spec.conn.is_none() {
+                        first.acked_at_warmup.min(st.bytes_acked)
+                    } else {
+                        0
+                    };
+                if end > from {
+                    acked as f64 * 8.0 / ((end - from) as f64 / 1e12)
+                } else {
+                    0.0
+                }
+            }
+        };
+        FlowRecord {
+            id: i as u32,
+            src: spec.src,
+            dst: spec.dst,
+            transport: spec.transport,
+            class: spec.class,
+            job: spec.job,
+            size: spec.size,
+            start: spec.start,
+            finish: f.finish,
+            bytes_sent: st.bytes_sent,
+            bytes_retx: st.bytes_retx,
+            bytes_acked: st.bytes_acked,
+            goodput_bps,
+            timeouts: st.timeouts,
+            fast_retx: st.fast_retx,
+            subflows: first.ep.subflows() as u32,
+            ssr_suppressions: first.ep.ssr_episodes().0,
+            ssr_releases: first.ep.ssr_episodes().1,
+            recovery_bytes: t.mptcp.recovery_bytes,
+            window_violations: t.mptcp.window_violations,
+            copies: f.copies as u32,
+        }
+    }
+
     /// Collects the results; `wall_secs` is the wall-clock time the caller measured.
     pub fn results(&mut self, wall_secs: f64) -> Results {
         let end = self.now;
@@ -657,58 +946,16 @@ impl Sim {
             p.queue.finish(end);
         }
         let warmup = self.plan.warmup;
-        let flows: Vec<FlowRecord> = self
-            .conns
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let s = &c.ep.stats();
-                let finish = s.finish;
-                let goodput_bps = match (finish, c.spec.size) {
-                    (Some(f), Some(size)) if f > c.spec.start => {
-                        size as f64 * 8.0 / ((f - c.spec.start) as f64 / 1e12)
-                    }
-                    _ => {
-                        let from = c.spec.start.max(warmup);
-                        let acked = s.bytes_acked
-                            - if c.spec.start < warmup {
-                                c.acked_at_warmup
-                            } else {
-                                0
-                            };
-                        if end > from {
-                            acked as f64 * 8.0 / ((end - from) as f64 / 1e12)
-                        } else {
-                            0.0
-                        }
-                    }
-                };
-                FlowRecord {
-                    id: i as u32,
-                    src: c.spec.src,
-                    dst: c.spec.dst,
-                    transport: c.spec.transport,
-                    class: c.spec.class,
-                    job: c.spec.job,
-                    size: c.spec.size,
-                    start: c.spec.start,
-                    finish,
-                    bytes_sent: s.bytes_sent,
-                    bytes_retx: s.bytes_retx,
-                    bytes_acked: s.bytes_acked,
-                    goodput_bps,
-                    timeouts: s.timeouts,
-                    fast_retx: s.fast_retx,
-                    subflows: c.ep.subflows() as u32,
-                    ssr_suppressions: c.ep.ssr_episodes().0,
-                    ssr_releases: c.ep.ssr_episodes().1,
-                }
-            })
+        let flows: Vec<FlowRecord> = (0..self.flows.len())
+            .map(|i| self.flow_record(i, end))
             .collect();
+        // Subflows of the multipath flows that have connections of their own.
         let subflows = self
-            .conns
+            .flows
             .iter()
             .enumerate()
+            .filter(|(_, f)| f.spec.conn.is_none())
+            .map(|(i, f)| (i, &self.conns[f.conns[0] as usize]))
             .filter(|(_, c)| matches!(c.ep, Endpoints::Mptcp { .. }))
             .flat_map(|(i, c)| {
                 c.ep.subflow_stats()
@@ -772,7 +1019,7 @@ impl Sim {
             packets_delivered: self.delivered,
             packets_dropped: self.dropped,
             packets_in_flight: self.packets_in_flight(),
-            flows: self.conns.len() as u64,
+            flows: self.flows.len() as u64,
             flows_completed: flows.iter().filter(|f| f.finish.is_some()).count() as u64,
             seed: self.plan.seed,
             peak_packets: self.peak_packets,

@@ -16,7 +16,7 @@ pub enum EventKind {
     Arrive = 0,
     /// Port `a` finished serialising a packet and has more queued.
     TxDone = 1,
-    /// Connection `a` opens.
+    /// Flow `a` starts: its connection opens, or its bytes go to its persistent one.
     FlowStart = 2,
     /// Timer of connection `a`, endpoint `b` (0 client, 1 server).
     Timer = 3,
@@ -28,6 +28,8 @@ pub enum EventKind {
     RwndqTick = 6,
     /// Scheduled link change `a` (down, up, or routing catching up with either).
     LinkChange = 7,
+    /// Persistent connection `a` opens.
+    ConnOpen = 8,
 }
 
 impl EventKind {
@@ -40,7 +42,8 @@ impl EventKind {
             4 => EventKind::Warmup,
             5 => EventKind::Sample,
             6 => EventKind::RwndqTick,
-            _ => EventKind::LinkChange,
+            7 => EventKind::LinkChange,
+            _ => EventKind::ConnOpen,
         }
     }
 }

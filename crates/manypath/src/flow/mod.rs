@@ -18,7 +18,7 @@ use crate::net::queue::QueueConfig;
 use crate::net::topology::TopologyKind;
 use crate::scenario::plan::{CcKind, TransportPlan};
 use crate::scenario::schema::{
-    FlowModelKindSpec, FlowModelSpec, LoadBalancingSpec, Scenario, SizeSpec,
+    FlowModelKindSpec, FlowModelSpec, LoadBalancingSpec, PatternSpec, Scenario, SizeSpec,
 };
 use crate::scenario::Plan;
 use paths::Paths;
@@ -161,7 +161,19 @@ pub fn level_problems(
                 "strict priority is not modelled at the flow level",
             );
         }
+        if t.pattern == PatternSpec::Requests {
+            err(
+                format!("{path}.pattern"),
+                "requests on persistent connections are modelled at the packet level only",
+            );
+        }
         if let Some(tp) = transports.iter().find(|p| p.name == t.transport) {
+            if tp.fuso.is_some() || tp.replicas > 1 {
+                err(
+                    format!("{path}.transport"),
+                    "FUSO and replicated flows are loss-recovery schemes, modelled at the packet level only",
+                );
+            }
             if !matches!(tp.cc, CcKind::Reno | CcKind::Lia) {
                 err(
                     format!("{path}.transport"),
@@ -325,6 +337,9 @@ fn report(
             subflows: subs.len() as u32,
             ssr_suppressions: 0,
             ssr_releases: 0,
+            recovery_bytes: 0,
+            window_violations: 0,
+            copies: 1,
         });
     }
     let wire_bits = plan

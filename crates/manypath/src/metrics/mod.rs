@@ -29,6 +29,12 @@ pub struct FlowRecord {
     /// AMP's subflow suppression and release episodes.
     pub ssr_suppressions: u32,
     pub ssr_releases: u32,
+    /// FUSO: payload bytes of the recovery copies sent for this flow.
+    pub recovery_bytes: u64,
+    /// FUSO: sends of new subflow data beyond the subflow's congestion window.
+    pub window_violations: u64,
+    /// Copies of the flow, each on its own connection (RepFlow: 2).
+    pub copies: u32,
 }
 
 /// One subflow of a multipath flow.

@@ -11,7 +11,7 @@ use crate::net::queue::{MarkAt, QueueConfig};
 use crate::net::rwndq::RwndqConfig;
 use crate::net::topology::{Topology, TopologyKind};
 use crate::time::{from_ms, from_us, Rate, SimTime};
-use crate::transport::mptcp::Scheduler;
+use crate::transport::mptcp::{FusoConfig, Scheduler};
 use crate::transport::tcp::TcpConfig;
 use crate::workload::generate::{Arrival, Pattern, RequestsGen, TrafficGen};
 use crate::workload::{ConnSpec, EmpiricalCdf, FlowSpec, SizeDist};
@@ -87,6 +87,10 @@ pub struct TransportPlan {
     pub scheduler: Scheduler,
     /// Delay of the extra subflows after the first handshake.
     pub subflow_gap: SimTime,
+    /// FUSO's proactive multipath loss recovery (multipath connections only).
+    pub fuso: Option<FusoConfig>,
+    /// Copies of every flow, each on its own connection; the first to finish counts.
+    pub replicas: u32,
 }
 
 impl TransportPlan {
@@ -98,7 +102,14 @@ impl TransportPlan {
             subflows: 1,
             scheduler: Scheduler::RoundRobin,
             subflow_gap: 0,
+            fuso: None,
+            replicas: 1,
         }
+    }
+
+    /// Whether a connection of this transport is multipath (even with one subflow).
+    pub fn is_multipath(&self) -> bool {
+        self.subflows > 1 || self.cc.is_coupled() || self.fuso.is_some()
     }
 
     fn multipath(name: &str, tcp: TcpConfig, cc: CcKind) -> TransportPlan {
@@ -312,6 +323,14 @@ impl Plan {
                     tau: DEFAULT_TAU,
                 },
             ),
+            TransportPlan {
+                fuso: Some(FusoConfig::default()),
+                ..TransportPlan::multipath("fuso", base_tcp, CcKind::Lia)
+            },
+            TransportPlan {
+                replicas: 2,
+                ..TransportPlan::single("repflow", base_tcp, CcKind::Reno)
+            },
         ];
         for (name, t) in &s.transports {
             let path = format!("transports.{name}");
@@ -345,7 +364,15 @@ impl Plan {
                     0,
                     false,
                 ),
+                fuso: fuso_config(t, &path, &cc, &mut c),
+                replicas: t.replicas.unwrap_or(1),
             };
+            if !(1..=4).contains(&plan.replicas) {
+                c.err(
+                    &format!("{path}.replicas"),
+                    format!("must be between 1 and 4, got {}", plan.replicas),
+                );
+            }
             match transports.iter_mut().find(|p| &p.name == name) {
                 Some(p) => *p = plan,
                 None => transports.push(plan),
@@ -509,6 +536,44 @@ pub(super) const MAX_TIME_US: f64 = 1e12;
 
 /// The most flows one traffic entry may generate (they are all drawn before the run).
 const MAX_FLOWS: f64 = 1e7;
+
+/// FUSO's settings of a `[transports.NAME]` entry, checked; `None` when FUSO is off.
+fn fuso_config(t: &TransportSpec, path: &str, cc: &CcKind, c: &mut Checker) -> Option<FusoConfig> {
+    let on = t.fuso.unwrap_or(false);
+    if !on {
+        for (field, v) in [("fuso_alpha", t.fuso_alpha), ("fuso_beta", t.fuso_beta)] {
+            if v.is_some() {
+                c.err(
+                    &format!("{path}.{field}"),
+                    "applies only with fuso = true".into(),
+                );
+            }
+        }
+        return None;
+    }
+    if matches!(cc, CcKind::Mmptcp { .. }) {
+        c.err(
+            &format!("{path}.fuso"),
+            "FUSO does not combine with MMPTCP's packet scatter; use another controller".into(),
+        );
+    }
+    let mut cfg = FusoConfig::default();
+    for (field, v, slot) in [
+        ("fuso_alpha", t.fuso_alpha, &mut cfg.alpha),
+        ("fuso_beta", t.fuso_beta, &mut cfg.beta),
+    ] {
+        if let Some(x) = v {
+            if !(x.is_finite() && x >= 0.0) {
+                c.err(
+                    &format!("{path}.{field}"),
+                    format!("must be a non-negative number, got {x}"),
+                );
+            }
+            *slot = x;
+        }
+    }
+    Some(cfg)
+}
 
 /// The controller of a `[transports.NAME]` entry, with its parameters checked.
 fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {

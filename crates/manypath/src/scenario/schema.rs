@@ -471,6 +471,15 @@ pub struct TransportSpec {
     pub mmptcp_switch_bytes: Option<u64>,
     /// Delay of the extra subflows after the first handshake, in µs (default 0).
     pub subflow_gap_us: Option<f64>,
+    /// FUSO's proactive multipath loss recovery on this (multipath) transport.
+    pub fuso: Option<bool>,
+    /// FUSO's weight α of a subflow's overall loss rate in its loss cost (default 0.5).
+    pub fuso_alpha: Option<f64>,
+    /// FUSO's weight β of a subflow's most recent loss rate (default 0.5).
+    pub fuso_beta: Option<f64>,
+    /// Copies of every flow, each on a connection of its own (RepFlow: 2); the first
+    /// copy to finish completes the flow (default 1).
+    pub replicas: Option<u32>,
     #[serde(default)]
     pub scheduler: SchedulerSpec,
     /// Overrides of the shared `[tcp]` settings for this transport.
