@@ -93,6 +93,15 @@ fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDic
         "ssr_releases",
         f.iter().map(|x| x.ssr_releases).collect::<Vec<_>>(),
     )?;
+    d.set_item(
+        "recovery_bytes",
+        f.iter().map(|x| x.recovery_bytes).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "window_violations",
+        f.iter().map(|x| x.window_violations).collect::<Vec<_>>(),
+    )?;
+    d.set_item("copies", f.iter().map(|x| x.copies).collect::<Vec<_>>())?;
     Ok(d)
 }
 

@@ -366,9 +366,7 @@ impl MptcpSender {
             }
             let maps = &self.maps[i];
             let k = maps.partition_point(|m| m.sub_seq <= seq);
-            let Some(m) = k.checked_sub(1).map(|k| maps[k]) else {
-                return None;
-            };
+            let m = k.checked_sub(1).map(|k| maps[k])?;
             let chunk_end = maps.get(k).map_or(s.avail, |n| n.sub_seq).min(top);
             let end = chunk_end.min(seq + self.mss);
             if m.dsn + (end - m.sub_seq) <= self.data_una {
