@@ -1340,12 +1340,15 @@ fn traffic_gen(
                 );
             }
             let senders_n = match pattern {
-                Pattern::Incast => senders.len(),
-                Pattern::Pair => 1,
-                // Load is offered to each client's link.
-                Pattern::Requests => requests.map_or(1, |r| r.clients.len()),
-                _ => hosts.len(),
-            } as f64;
+                Pattern::Incast => senders.len() as f64,
+                Pattern::Pair => 1.0,
+                // Load is offered to each client's link; with a fanout, the rate counts
+                // requests (jobs) of `fanout` responses each.
+                Pattern::Requests => requests.map_or(1.0, |r| {
+                    r.clients.len() as f64 / r.fanout.unwrap_or(1) as f64
+                }),
+                _ => hosts.len() as f64,
+            };
             let sizes_below = requests.and_then(|r| r.sizes_below);
             if let (Some(b), Some(sz)) = (sizes_below, size.as_ref()) {
                 if sz.mean_below(b).is_none() {
@@ -1508,7 +1511,24 @@ fn requests_gen(
             classes.len() as u16 - 1
         }
     };
+    if let Some(n) = r.fanout {
+        c.at_least(&format!("{path}.requests.fanout"), n as u64, 1);
+        if r.background_above_bytes.is_some() {
+            c.err(
+                &format!("{path}.requests.fanout"),
+                "partition–aggregate requests have no background kind; drop background_above_bytes"
+                    .into(),
+            );
+        }
+        if r.servers.iter().any(|s| r.clients.contains(s)) {
+            c.err(
+                &format!("{path}.requests.servers"),
+                "with fanout, clients and servers must be different hosts".into(),
+            );
+        }
+    }
     RequestsGen {
+        fanout: r.fanout.map(|n| n.max(1)),
         clients: r.clients.clone(),
         servers: r.servers.clone(),
         connections: connections.max(1),

@@ -521,6 +521,10 @@ pub struct RequestsSpec {
     pub background_transport: Option<String>,
     /// Class label of background requests (default `background`).
     pub background_class: Option<String>,
+    /// Partition–aggregate requests: each request goes at once to this many server
+    /// applications, spread over `servers` in turn, each with its own `connections`;
+    /// the responses of one request are one job (default: one random server).
+    pub fanout: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]

@@ -75,6 +75,10 @@ pub struct RequestsGen {
     pub background_above: Option<u64>,
     pub background_transport: u16,
     pub background_class: u16,
+    /// Partition–aggregate: each request goes to this many server applications at once
+    /// (application i on `servers[i % servers.len()]`, each with its own connections),
+    /// and the responses form one job. `None`: each request goes to one random server.
+    pub fanout: Option<u32>,
 }
 
 /// A persistent connection the run opens at `start` and keeps; flows are messages on it.
@@ -177,7 +181,10 @@ impl TrafficGen {
         conns: &mut Vec<ConnSpec>,
     ) {
         if let Some(r) = &self.requests {
-            self.generate_requests(r, rng, out, conns);
+            match r.fanout {
+                Some(n) => self.generate_fanout(r, n, rng, next_job, out, conns),
+                None => self.generate_requests(r, rng, out, conns),
+            }
             return;
         }
         match (self.pattern, self.arrival) {
@@ -378,6 +385,75 @@ impl TrafficGen {
     }
 }
 
+impl TrafficGen {
+    /// Requests from random clients, each to `fanout` server applications at once; the
+    /// responses of one request form a job.
+    fn generate_fanout(
+        &self,
+        r: &RequestsGen,
+        fanout: u32,
+        rng: &mut Rng,
+        next_job: &mut i64,
+        out: &mut Vec<FlowSpec>,
+        conns: &mut Vec<ConnSpec>,
+    ) {
+        let apps = fanout as usize;
+        let per_app = r.connections as usize;
+        // Connections of (client c, application a) start at first[c * apps + a].
+        let mut first = Vec::with_capacity(r.clients.len() * apps);
+        for &client in &r.clients {
+            for a in 0..apps {
+                first.push(conns.len() as u32);
+                let server = r.servers[a % r.servers.len()];
+                for _ in 0..per_app {
+                    conns.push(ConnSpec {
+                        src: server,
+                        dst: client,
+                        transport: self.transport,
+                        priority: self.priority,
+                        start: 0,
+                    });
+                }
+            }
+        }
+        let Arrival::Poisson { rate_per_s } = self.arrival else {
+            return;
+        };
+        let mut next_slot = vec![0u32; first.len()];
+        let mean_gap = PS_PER_S as f64 / rate_per_s;
+        let mut t = self.start as f64;
+        let cap = self.flows.unwrap_or(u32::MAX);
+        let mut n = 0;
+        loop {
+            t += rng.exponential(mean_gap);
+            if t >= self.until as f64 || n >= cap {
+                break;
+            }
+            let ci = rng.below(r.clients.len() as u64) as usize;
+            let job = *next_job;
+            *next_job += 1;
+            for a in 0..apps {
+                let k = ci * apps + a;
+                let conn = first[k] + next_slot[k];
+                next_slot[k] = (next_slot[k] + 1) % r.connections;
+                out.push(FlowSpec {
+                    src: conns[conn as usize].src,
+                    dst: r.clients[ci],
+                    size: Some(self.request_size(r, rng)),
+                    start: t as SimTime,
+                    transport: self.transport,
+                    class: self.class,
+                    priority: self.priority,
+                    job,
+                    after: None,
+                    conn: Some(conn),
+                });
+                n += 1;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -492,6 +568,7 @@ mod tests {
                 background_above: Some(100_000),
                 background_transport: 0,
                 background_class: 2,
+                fanout: None,
             }),
             ..gen(Pattern::Requests)
         };
@@ -523,6 +600,37 @@ mod tests {
             .collect();
         assert_eq!(pair[1] - pair[0], 1);
         assert_eq!(pair[5], pair[0]);
+    }
+
+    #[test]
+    fn fanout_requests_are_jobs_over_every_application() {
+        let g = TrafficGen {
+            arrival: Arrival::Poisson { rate_per_s: 100.0 },
+            requests: Some(RequestsGen {
+                clients: vec![0],
+                servers: vec![1, 2, 3, 4, 5],
+                connections: 1,
+                sizes_below: None,
+                background_above: None,
+                background_transport: 0,
+                background_class: 0,
+                fanout: Some(12),
+            }),
+            ..gen(Pattern::Requests)
+        };
+        let (mut out, mut conns) = (Vec::new(), Vec::new());
+        let mut job = 3;
+        g.generate(&mut Rng::new(4, 0, 0), &mut job, &mut out, &mut conns);
+        assert_eq!(conns.len(), 12, "one connection per application");
+        assert_eq!(out.len() % 12, 0);
+        assert!(job > 50, "{job}");
+        let first: Vec<_> = out.iter().take(12).collect();
+        assert!(first
+            .iter()
+            .all(|f| f.job == 3 && f.start == first[0].start && f.dst == 0));
+        // Applications are spread over the servers in turn: 12 over 5 hosts.
+        let on_host1 = first.iter().filter(|f| f.src == 1).count();
+        assert_eq!(on_host1, 3);
     }
 
     #[test]
