@@ -1397,7 +1397,11 @@ fn traffic_gen(
     };
     let expected_flows = match (arrival, pattern) {
         (Arrival::Poisson { rate_per_s }, _) => {
-            rate_per_s * until.saturating_sub(from_us(t.start_us.max(0.0))) as f64 / 1e12
+            let fanout = requests.and_then(|r| r.fanout).unwrap_or(1) as f64;
+            let drawn =
+                rate_per_s * fanout * until.saturating_sub(from_us(t.start_us.max(0.0))) as f64
+                    / 1e12;
+            drawn.min(t.flows.map_or(f64::INFINITY, |n| n as f64))
         }
         (_, Pattern::Permutation) => hosts.len() as f64,
         (_, Pattern::RandomPairs) => t.flows.unwrap_or(1) as f64,
