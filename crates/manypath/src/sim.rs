@@ -15,7 +15,7 @@ use crate::metrics::{
 use crate::net::faults::{LinkEvent, NO_FAULT};
 use crate::net::network::{Network, NodeKind, NO_RWNDQ};
 use crate::net::packet::flags;
-use crate::net::packet::{Desc, Ecn, Packet, PacketArena, TO_CLIENT, TO_SERVER};
+use crate::net::packet::{Desc, Ecn, Packet, PacketArena, PacketExt, TO_CLIENT, TO_SERVER};
 use crate::net::queue::Admit;
 use crate::scenario::Plan;
 use crate::time::SimTime;
@@ -510,7 +510,7 @@ impl Sim {
         } else {
             p.has(flags::ECE)
         };
-        let seg = Segment {
+        let mut seg = Segment {
             seq: p.seq,
             ack: p.ack,
             len: p.payload,
@@ -522,7 +522,14 @@ impl Sim {
             dsn: p.dsn,
             data_ack: p.data_ack,
             scatter: false,
+            ..Segment::default()
         };
+        if p.has(flags::SACK | flags::CODED) {
+            let ext = self.pkts.ext(d.pkt);
+            seg.sack = ext.sack;
+            seg.sack_n = ext.sack_n;
+            seg.coded_len = ext.coded_len;
+        }
         let ep = if p.dir == TO_SERVER { 1 } else { 0 };
         conn.ep.on_segment(self.now, ep, p.sub as usize, &seg);
         self.flush(p.conn);
@@ -633,6 +640,16 @@ impl Sim {
             sub: sub as u8,
         };
         let id = self.pkts.alloc(pkt);
+        if seg.has(flags::SACK | flags::CODED) {
+            self.pkts.set_ext(
+                id,
+                PacketExt {
+                    sack: seg.sack,
+                    sack_n: seg.sack_n,
+                    coded_len: seg.coded_len,
+                },
+            );
+        }
         self.peak_packets = self.peak_packets.max(self.pkts.live());
         let nic = self.net.host_nic[src as usize];
         self.enqueue(nic, pkt.desc(id));
