@@ -143,7 +143,9 @@ impl TcpReceiver {
     /// A TCP-IR coded packet: if exactly one hole of at most one MSS is missing in the
     /// range it protects, that hole is recovered. Either way it is acknowledged at once.
     fn on_coded(&mut self, seg: &Segment) {
-        let (holes, first) = self.stream.holes_in(seg.seq, seg.seq + seg.coded_len as u64);
+        let (holes, first) = self
+            .stream
+            .holes_in(seg.seq, seg.seq + seg.coded_len as u64);
         if let (1, Some((s, e))) = (holes, first) {
             if e - s <= self.cfg.mss as u64 {
                 self.stream.accept(s, e);

@@ -543,7 +543,8 @@ impl TcpSender {
         } else {
             (self.lost_end(), self.high_rxt)
         };
-        let hole = |a: u64, b: u64| b.saturating_sub(a.max(lost_end)) + rxt.min(b).saturating_sub(a);
+        let hole =
+            |a: u64, b: u64| b.saturating_sub(a.max(lost_end)) + rxt.min(b).saturating_sub(a);
         let mut pipe = 0;
         let mut at = una;
         for &(s, e) in &self.sacked {
@@ -569,7 +570,10 @@ impl TcpSender {
         if !self.cfg.recovery.early_retransmit {
             return k;
         }
-        let oseg = (self.snd_max - self.snd_una).div_ceil(self.cfg.mss as u64);
+        // Segments outstanding: the data, and a FIN sent on its own.
+        let data_out = self.snd_max.min(self.size) - self.snd_una.min(self.size);
+        let lone_fin = self.snd_max > self.size && !self.cfg.recovery.fin_with_data;
+        let oseg = data_out.div_ceil(self.cfg.mss as u64) + lone_fin as u64;
         let can_send_new = self.snd_max < self.data_end()
             && self.snd_max + self.seg_span(self.snd_max) - self.snd_una <= self.peer_rwnd;
         if oseg < 4 && !can_send_new {
@@ -1131,5 +1135,353 @@ mod tests {
         assert_eq!(d, 10_000);
         s.on_timer(d);
         assert!(s.poll_transmit(d).unwrap().is_syn());
+    }
+
+    // ---- Loss-recovery options, driven against a real receiver ----
+
+    use super::super::{LossRecovery, TcpReceiver};
+
+    fn with(recovery: LossRecovery, init_cwnd: u32, size: u64) -> (TcpSender, TcpReceiver) {
+        let c = TcpConfig {
+            init_cwnd,
+            recovery,
+            ..cfg()
+        };
+        let mut s = TcpSender::new(c, Cc::Reno(Reno::default()), size);
+        s.open();
+        let mut r = TcpReceiver::new(c);
+        let syn = s.poll_transmit(0).unwrap();
+        r.on_segment(0, &syn);
+        let synack = r.poll_transmit(0).unwrap();
+        s.on_segment(100, &synack);
+        (s, r)
+    }
+
+    /// Delivers `segs` to the receiver except those starting at a sequence in `lost`;
+    /// returns the ACKs it sends.
+    fn deliver(r: &mut TcpReceiver, segs: &[Segment], lost: &[u64], now: SimTime) -> Vec<Segment> {
+        let mut acks = Vec::new();
+        for seg in segs {
+            if lost.contains(&seg.seq) && !seg.has(flags::CODED) {
+                continue;
+            }
+            r.on_segment(now, seg);
+            acks.extend(r.poll_transmit(now));
+        }
+        acks
+    }
+
+    fn data_seqs(segs: &[Segment]) -> Vec<u64> {
+        segs.iter().filter(|s| s.len > 0).map(|s| s.seq).collect()
+    }
+
+    const SACK: LossRecovery = LossRecovery {
+        sack: true,
+        limited_transmit: false,
+        early_retransmit: false,
+        tlp: false,
+        tcp_ir: false,
+        proactive: false,
+        idle_restart: false,
+        fin_with_data: false,
+    };
+
+    /// The end of a transaction without a separate FIN segment.
+    const SACK_FIN: LossRecovery = LossRecovery {
+        fin_with_data: true,
+        ..SACK
+    };
+    const LT_FIN: LossRecovery = LossRecovery {
+        sack: false,
+        ..SACK_FIN
+    };
+
+    /// Segments 1, 3 and 5 of 10 lost: SACK recovery resends all three holes in the
+    /// round after the dupacks; NewReno resends only the first.
+    #[test]
+    fn sack_recovery_repairs_several_holes_in_one_rtt() {
+        for sack in [true, false] {
+            let rec = LossRecovery {
+                sack,
+                ..LossRecovery::default()
+            };
+            let (mut s, mut r) = with(rec, 10, 10_000);
+            let segs = drain(&mut s, 100);
+            assert_eq!(data_seqs(&segs).len(), 10);
+            let acks = deliver(&mut r, &segs, &[1000, 3000, 5000], 200);
+            let mut resent = Vec::new();
+            for a in &acks {
+                s.on_segment(300, a);
+                resent.extend(drain(&mut s, 300));
+            }
+            assert_eq!(s.stats.fast_retx, 1);
+            let retx: Vec<u64> = data_seqs(&resent)
+                .into_iter()
+                .filter(|&q| q < 10_000)
+                .collect();
+            if sack {
+                assert_eq!(retx, vec![1000, 3000, 5000], "every hole in one round");
+                // The ACK of the three repairs completes the flow without an RTO.
+                for a in deliver(&mut r, &resent, &[], 400) {
+                    s.on_segment(500, &a);
+                }
+                assert_eq!(s.stats.finish, Some(500));
+                assert_eq!(s.stats.packets_retx, 3);
+            } else {
+                assert_eq!(retx, vec![1000], "NewReno: one hole per round trip");
+            }
+        }
+    }
+
+    #[test]
+    fn scoreboard_merges_and_trims() {
+        let (mut s, _) = with(SACK, 10, 10_000);
+        drain(&mut s, 100);
+        assert_eq!(s.sack_insert(3000, 4000), 1000);
+        assert_eq!(s.sack_insert(5000, 6000), 1000);
+        assert_eq!(s.sack_insert(3500, 5000), 1000, "only the new bytes");
+        assert_eq!(s.sacked, vec![(3000, 6000)]);
+        assert_eq!(s.next_unsacked(3000), Some(6000));
+        assert_eq!(s.next_unsacked(1000), Some(1000));
+        s.snd_una = 4000;
+        s.sack_trim();
+        assert_eq!(s.sacked, vec![(4000, 6000)]);
+        // pipe: [6000, 10001) (the data and the FIN) is not lost: 2 SACKed segments are
+        // fewer than DupThresh.
+        assert_eq!(s.in_flight(), 4001);
+        s.sack_insert(7000, 8000);
+        // No unSACKed byte has three SACKed segments above it yet.
+        assert_eq!(s.in_flight(), 3001);
+    }
+
+    #[test]
+    fn limited_transmit_sends_new_data_on_the_first_two_dupacks() {
+        for lt in [true, false] {
+            let rec = LossRecovery {
+                limited_transmit: lt,
+                ..LossRecovery::default()
+            };
+            let (mut s, mut r) = with(rec, 4, 100_000);
+            let segs = drain(&mut s, 100);
+            assert_eq!(segs.len(), 4);
+            let acks = deliver(&mut r, &segs, &[0], 200);
+            assert_eq!(acks.len(), 3);
+            let mut sent = Vec::new();
+            for a in &acks[..2] {
+                s.on_segment(300, a);
+                sent.push(data_seqs(&drain(&mut s, 300)));
+            }
+            if lt {
+                assert_eq!(sent, vec![vec![4000], vec![5000]]);
+            } else {
+                assert_eq!(sent, vec![Vec::<u64>::new(), vec![]]);
+            }
+            assert_eq!(s.stats.fast_retx, 0);
+        }
+    }
+
+    #[test]
+    fn early_retransmit_fires_on_one_dupack_with_two_segments_outstanding() {
+        for (rec, expect) in [
+            (
+                LossRecovery {
+                    early_retransmit: true,
+                    ..LT_FIN
+                },
+                1,
+            ),
+            (
+                LossRecovery {
+                    early_retransmit: true,
+                    ..SACK_FIN
+                },
+                1,
+            ),
+            (LT_FIN, 0),
+        ] {
+            let (mut s, mut r) = with(rec, 10, 2000);
+            let segs = drain(&mut s, 100);
+            assert_eq!(segs.len(), 2, "the FIN rides on the second");
+            let acks = deliver(&mut r, &segs, &[0], 200);
+            assert_eq!(acks.len(), 1);
+            s.on_segment(300, &acks[0]);
+            assert_eq!(s.stats.fast_retx, expect, "{rec:?}");
+            if expect == 1 {
+                assert_eq!(data_seqs(&drain(&mut s, 300)), vec![0]);
+            }
+        }
+    }
+
+    /// The last two of ten segments are lost. The probe 2·SRTT after the last ACK
+    /// resends segment 9; its SACK makes segment 8 lost (early retransmit, k = 1), and
+    /// fast recovery repairs it before the RTO.
+    #[test]
+    fn tail_loss_probe_turns_a_tail_loss_into_fast_recovery() {
+        let rec = LossRecovery {
+            tlp: true,
+            early_retransmit: true,
+            ..SACK_FIN
+        };
+        let (mut s, mut r) = with(rec, 10, 10_000);
+        let segs = drain(&mut s, 100);
+        let acks = deliver(&mut r, &segs, &[8000, 9000], 150);
+        for a in &acks {
+            s.on_segment(200, a);
+        }
+        assert_eq!(s.snd_una, 8000);
+        let srtt = s.rtt.srtt().unwrap();
+        let pto = s.timer_deadline().unwrap();
+        assert_eq!(pto, 200 + 2 * srtt);
+        assert!(pto < s.rto_deadline);
+        s.on_timer(pto);
+        let probe = drain(&mut s, pto);
+        assert_eq!(data_seqs(&probe), vec![9000]);
+        assert_eq!(s.stats.tlp_probes, 1);
+        let acks = deliver(&mut r, &probe, &[], pto + 50);
+        s.on_segment(pto + 100, &acks[0]);
+        assert_eq!(s.stats.fast_retx, 1);
+        let repair = drain(&mut s, pto + 100);
+        assert_eq!(data_seqs(&repair), vec![8000]);
+        for a in deliver(&mut r, &repair, &[], pto + 150) {
+            s.on_segment(pto + 200, &a);
+        }
+        assert_eq!(s.stats.finish, Some(pto + 200));
+        assert_eq!(s.stats.timeouts, 0);
+    }
+
+    /// TCP-IR: a block of eight segments, coded RTT/2 + RTT/4 after its first one. With
+    /// one segment lost the receiver rebuilds it; with two it cannot.
+    #[test]
+    fn tcp_ir_recovers_one_lost_segment_per_block_but_not_two() {
+        for lost in [vec![3000], vec![3000, 5000]] {
+            let rec = LossRecovery {
+                tcp_ir: true,
+                ..SACK
+            };
+            let (mut s, mut r) = with(rec, 10, 8000);
+            let srtt = s.rtt.srtt().unwrap();
+            let segs = drain(&mut s, 100);
+            assert_eq!(data_seqs(&segs).len(), 8);
+            let close = s.timer_deadline().unwrap();
+            assert_eq!(
+                close,
+                100 + srtt / 2,
+                "the block closes half an RTT after it opened"
+            );
+            let acks = deliver(&mut r, &segs, &lost, 120);
+            s.on_timer(close);
+            assert!(drain(&mut s, close).is_empty());
+            let due = s.timer_deadline().unwrap();
+            assert_eq!(due, close + srtt / 4);
+            s.on_timer(due);
+            let coded = drain(&mut s, due);
+            assert_eq!(coded.len(), 1);
+            assert!(coded[0].has(flags::CODED));
+            assert_eq!((coded[0].seq, coded[0].coded_len), (0, 8000));
+            assert_eq!(s.stats.ir_coded, 1);
+            let more = deliver(&mut r, &coded, &[], due + 10);
+            assert_eq!(more.len(), 1, "a coded packet is acknowledged at once");
+            if lost.len() == 1 {
+                assert_eq!(r.ir_recovered, 1);
+                assert_eq!(r.bytes_received(), 8000);
+                for a in acks.iter().chain(&more) {
+                    s.on_segment(due + 20, a);
+                }
+                assert_eq!(s.stats.finish, Some(due + 20));
+                assert_eq!(s.stats.packets_retx, 0, "recovered without retransmission");
+            } else {
+                assert_eq!(r.ir_recovered, 0);
+                assert_eq!(r.bytes_received(), 3000);
+            }
+        }
+    }
+
+    #[test]
+    fn proactive_sends_every_segment_twice_without_spurious_recovery() {
+        let rec = LossRecovery {
+            proactive: true,
+            ..SACK
+        };
+        let (mut s, mut r) = with(rec, 4, 20_000);
+        let mut now = 100;
+        let mut copies = 0;
+        while s.stats.finish.is_none() && now < 100_000 {
+            let segs = drain(&mut s, now);
+            let data = data_seqs(&segs);
+            for pair in data.chunks(2) {
+                assert_eq!(pair.len(), 2);
+                assert_eq!(pair[0], pair[1], "back-to-back copies");
+                copies += 1;
+            }
+            for a in deliver(&mut r, &segs, &[], now + 50) {
+                s.on_segment(now + 100, &a);
+            }
+            now += 100;
+        }
+        assert_eq!(s.stats.finish, Some(now));
+        assert_eq!(copies, 20);
+        assert_eq!(s.stats.proactive_copies, 20);
+        assert_eq!(
+            s.stats.packets_sent, 20,
+            "copies are not counted as data packets"
+        );
+        assert_eq!(s.stats.fast_retx, 0);
+        assert_eq!(s.stats.timeouts, 0);
+    }
+
+    #[test]
+    fn idle_restart_resets_cwnd_to_the_initial_window() {
+        for idle_restart in [true, false] {
+            let rec = LossRecovery {
+                idle_restart,
+                ..LossRecovery::default()
+            };
+            let (mut s, mut r) = with(rec, 2, 0);
+            s.size = u64::MAX;
+            s.offer(5000);
+            let segs = drain(&mut s, 200);
+            for a in deliver(&mut r, &segs, &[], 250) {
+                s.on_segment(300, &a);
+            }
+            assert_eq!(s.snd_una, 2000);
+            s.win.cwnd = 20_000.0;
+            drain(&mut s, 300);
+            s.on_segment(400, &ack(5000, 300));
+            assert_eq!(s.in_flight(), 0);
+            s.offer(10_000);
+            let later = 400 + 10 * s.rtt.rto(0);
+            let n = drain(&mut s, later).len();
+            if idle_restart {
+                assert_eq!(s.win.cwnd, 2000.0);
+                assert_eq!(n, 2);
+            } else {
+                assert_eq!(n, 10);
+            }
+        }
+    }
+
+    #[test]
+    fn packets_since_last_retransmission() {
+        let mut st = SenderStats::default();
+        assert_eq!(st.packets_since_last_retx(), 0);
+        st.packets_sent = 10;
+        st.packets_at_last_retx = 7;
+        assert_eq!(st.packets_since_last_retx(), 4);
+    }
+
+    #[test]
+    fn fin_rides_on_the_last_data_segment() {
+        let rec = LossRecovery {
+            fin_with_data: true,
+            ..LossRecovery::default()
+        };
+        let (mut s, mut r) = with(rec, 10, 2500);
+        let segs = drain(&mut s, 100);
+        assert_eq!(segs.len(), 3);
+        assert!(segs[2].has(flags::FIN) && segs[2].len == 500);
+        let acks = deliver(&mut r, &segs, &[], 150);
+        assert_eq!(acks.last().unwrap().ack, 2501);
+        s.on_segment(200, acks.last().unwrap());
+        assert_eq!(s.stats.finish, Some(200));
     }
 }
