@@ -719,6 +719,7 @@ impl Sim {
                     subflows: c.ep.subflows() as u32,
                     ssr_suppressions: c.ep.ssr_episodes().0,
                     ssr_releases: c.ep.ssr_episodes().1,
+                    recovery: c.ep.recovery_counters(),
                 }
             })
             .collect();

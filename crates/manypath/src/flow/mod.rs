@@ -325,6 +325,7 @@ fn report(
             subflows: subs.len() as u32,
             ssr_suppressions: 0,
             ssr_releases: 0,
+            recovery: Default::default(),
         });
     }
     let wire_bits = plan

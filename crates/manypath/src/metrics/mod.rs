@@ -29,6 +29,23 @@ pub struct FlowRecord {
     /// AMP's subflow suppression and release episodes.
     pub ssr_suppressions: u32,
     pub ssr_releases: u32,
+    /// Loss-recovery counters (single-path TCP; 0 for multipath flows).
+    pub recovery: RecoveryCounters,
+}
+
+/// A TCP flow's per-packet loss-recovery counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RecoveryCounters {
+    /// Data segments sent, retransmissions included (not copies or coded packets).
+    pub packets_sent: u64,
+    pub packets_retx: u64,
+    /// Timeouts of the SYN (included in `timeouts`).
+    pub syn_timeouts: u32,
+    pub tlp_probes: u32,
+    pub ir_coded: u32,
+    /// Segments the receiver rebuilt from TCP-IR coded packets.
+    pub ir_recovered: u32,
+    pub proactive_copies: u64,
 }
 
 /// One subflow of a multipath flow.
