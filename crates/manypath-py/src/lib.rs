@@ -2,7 +2,7 @@
 //! columns (dicts of lists) that the Python package turns into DataFrames.
 
 use manypath::flow::Level;
-use manypath::metrics::Results;
+use manypath::metrics::{RecoveryCounters, Results};
 use manypath::Plan;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -102,6 +102,15 @@ fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDic
         f.iter().map(|x| x.window_violations).collect::<Vec<_>>(),
     )?;
     d.set_item("copies", f.iter().map(|x| x.copies).collect::<Vec<_>>())?;
+    let rec =
+        |get: fn(&RecoveryCounters) -> u64| f.iter().map(|x| get(&x.recovery)).collect::<Vec<_>>();
+    d.set_item("packets_sent", rec(|r| r.packets_sent))?;
+    d.set_item("packets_retx", rec(|r| r.packets_retx))?;
+    d.set_item("syn_timeouts", rec(|r| r.syn_timeouts as u64))?;
+    d.set_item("tlp_probes", rec(|r| r.tlp_probes as u64))?;
+    d.set_item("ir_coded", rec(|r| r.ir_coded as u64))?;
+    d.set_item("ir_recovered", rec(|r| r.ir_recovered as u64))?;
+    d.set_item("proactive_copies", rec(|r| r.proactive_copies))?;
     Ok(d)
 }
 

@@ -3,6 +3,7 @@
 //! machines; this enum only routes calls to the right one and tags segments with their
 //! subflow.
 
+use crate::metrics::RecoveryCounters;
 use crate::scenario::{CcKind, TransportPlan};
 use crate::time::SimTime;
 use crate::transport::cc::{Cc, Cubic, Dctcp, Reno};
@@ -209,6 +210,25 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { client, .. } => vec![client.stats],
             Endpoints::Mptcp { client, .. } => client.subs.iter().map(|s| s.stats).collect(),
+        }
+    }
+
+    /// The loss-recovery counters of a TCP flow (zeros for multipath).
+    pub fn recovery_counters(&self) -> RecoveryCounters {
+        match self {
+            Endpoints::Tcp { client, server } => {
+                let s = &client.stats;
+                RecoveryCounters {
+                    packets_sent: s.packets_sent,
+                    packets_retx: s.packets_retx,
+                    syn_timeouts: s.syn_timeouts,
+                    tlp_probes: s.tlp_probes,
+                    ir_coded: s.ir_coded,
+                    ir_recovered: server.ir_recovered,
+                    proactive_copies: s.proactive_copies,
+                }
+            }
+            Endpoints::Mptcp { .. } => RecoveryCounters::default(),
         }
     }
 

@@ -9,13 +9,13 @@ use crate::engine::queue::EventKind;
 use crate::engine::rng::{mix64, stream};
 use crate::engine::{EventQueue, Rng};
 use crate::metrics::{
-    histogram_quantile, FlowRecord, FlowSample, QueueRecord, QueueSample, Results, RunCounters,
-    SubflowRecord,
+    histogram_quantile, FlowRecord, FlowSample, QueueRecord, QueueSample, RecoveryCounters,
+    Results, RunCounters, SubflowRecord,
 };
 use crate::net::faults::{LinkEvent, NO_FAULT};
 use crate::net::network::{Network, NodeKind, NO_RWNDQ};
 use crate::net::packet::flags;
-use crate::net::packet::{Desc, Ecn, Packet, PacketArena, TO_CLIENT, TO_SERVER};
+use crate::net::packet::{Desc, Ecn, Packet, PacketArena, PacketExt, TO_CLIENT, TO_SERVER};
 use crate::net::queue::Admit;
 use crate::scenario::Plan;
 use crate::time::SimTime;
@@ -56,6 +56,7 @@ struct Conn {
 struct Tally {
     stats: SenderStats,
     mptcp: MptcpCounters,
+    recovery: RecoveryCounters,
 }
 
 impl Tally {
@@ -63,6 +64,7 @@ impl Tally {
         Tally {
             stats: ep.stats(),
             mptcp: ep.mptcp_counters(),
+            recovery: ep.recovery_counters(),
         }
     }
 
@@ -78,12 +80,24 @@ impl Tally {
                 bytes_acked: f(a.bytes_acked, b.bytes_acked),
                 timeouts: g(a.timeouts, b.timeouts),
                 fast_retx: g(a.fast_retx, b.fast_retx),
-                finish: a.finish,
+                ..*a
             },
             mptcp: MptcpCounters {
                 recovery_packets: f(self.mptcp.recovery_packets, o.mptcp.recovery_packets),
                 recovery_bytes: f(self.mptcp.recovery_bytes, o.mptcp.recovery_bytes),
                 window_violations: f(self.mptcp.window_violations, o.mptcp.window_violations),
+            },
+            recovery: {
+                let (a, b) = (&self.recovery, &o.recovery);
+                RecoveryCounters {
+                    packets_sent: f(a.packets_sent, b.packets_sent),
+                    packets_retx: f(a.packets_retx, b.packets_retx),
+                    syn_timeouts: g(a.syn_timeouts, b.syn_timeouts),
+                    tlp_probes: g(a.tlp_probes, b.tlp_probes),
+                    ir_coded: g(a.ir_coded, b.ir_coded),
+                    ir_recovered: g(a.ir_recovered, b.ir_recovered),
+                    proactive_copies: f(a.proactive_copies, b.proactive_copies),
+                }
             },
         }
     }
@@ -650,7 +664,7 @@ impl Sim {
         } else {
             p.has(flags::ECE)
         };
-        let seg = Segment {
+        let mut seg = Segment {
             seq: p.seq,
             ack: p.ack,
             len: p.payload,
@@ -662,7 +676,14 @@ impl Sim {
             dsn: p.dsn,
             data_ack: p.data_ack,
             scatter: false,
+            ..Segment::default()
         };
+        if p.has(flags::SACK | flags::CODED) {
+            let ext = self.pkts.ext(d.pkt);
+            seg.sack = ext.sack;
+            seg.sack_n = ext.sack_n;
+            seg.coded_len = ext.coded_len;
+        }
         let ep = if p.dir == TO_SERVER { 1 } else { 0 };
         conn.ep.on_segment(self.now, ep, p.sub as usize, &seg);
         self.flush(p.conn);
@@ -832,6 +853,16 @@ impl Sim {
             sub: sub as u8,
         };
         let id = self.pkts.alloc(pkt);
+        if seg.has(flags::SACK | flags::CODED) {
+            self.pkts.set_ext(
+                id,
+                PacketExt {
+                    sack: seg.sack,
+                    sack_n: seg.sack_n,
+                    coded_len: seg.coded_len,
+                },
+            );
+        }
         self.peak_packets = self.peak_packets.max(self.pkts.live());
         let nic = self.net.host_nic[src as usize];
         self.enqueue(nic, pkt.desc(id));
@@ -936,6 +967,7 @@ impl Sim {
             recovery_bytes: t.mptcp.recovery_bytes,
             window_violations: t.mptcp.window_violations,
             copies: f.copies as u32,
+            recovery: t.recovery,
         }
     }
 

@@ -340,6 +340,7 @@ fn report(
             recovery_bytes: 0,
             window_violations: 0,
             copies: 1,
+            recovery: Default::default(),
         });
     }
     let wire_bits = plan

@@ -35,6 +35,23 @@ pub struct FlowRecord {
     pub window_violations: u64,
     /// Copies of the flow, each on its own connection (RepFlow: 2).
     pub copies: u32,
+    /// Loss-recovery counters (single-path TCP; 0 for multipath flows).
+    pub recovery: RecoveryCounters,
+}
+
+/// A TCP flow's per-packet loss-recovery counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RecoveryCounters {
+    /// Data segments sent, retransmissions included (not copies or coded packets).
+    pub packets_sent: u64,
+    pub packets_retx: u64,
+    /// Timeouts of the SYN (included in `timeouts`).
+    pub syn_timeouts: u32,
+    pub tlp_probes: u32,
+    pub ir_coded: u32,
+    /// Segments the receiver rebuilt from TCP-IR coded packets.
+    pub ir_recovered: u32,
+    pub proactive_copies: u64,
 }
 
 /// One subflow of a multipath flow.

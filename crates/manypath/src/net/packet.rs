@@ -11,6 +11,19 @@ pub mod flags {
     pub const ACK: u8 = 0x08;
     pub const ECE: u8 = 0x10;
     pub const CWR: u8 = 0x20;
+    /// The packet carries SACK blocks (in the arena's extension slot).
+    pub const SACK: u8 = 0x40;
+    /// A TCP-IR coded packet; its protected range is in the extension slot.
+    pub const CODED: u8 = 0x80;
+}
+
+/// The rarely used part of a packet's header, kept beside the arena's packets so the
+/// common packet stays small: only packets flagged `SACK` or `CODED` write or read it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PacketExt {
+    pub sack: [(u32, u32); 3],
+    pub sack_n: u8,
+    pub coded_len: u32,
 }
 
 /// The ECN codepoint of the IP header.
@@ -100,6 +113,8 @@ impl Packet {
 #[derive(Default)]
 pub struct PacketArena {
     slots: Vec<Packet>,
+    /// Extension slots, index for index with `slots`.
+    exts: Vec<PacketExt>,
     free: Vec<PacketId>,
     live: u64,
     created: u64,
@@ -109,6 +124,7 @@ impl PacketArena {
     pub fn new() -> PacketArena {
         PacketArena {
             slots: Vec::with_capacity(1 << 14),
+            exts: Vec::new(),
             free: Vec::with_capacity(1 << 14),
             live: 0,
             created: 0,
@@ -129,6 +145,20 @@ impl PacketArena {
                 (self.slots.len() - 1) as PacketId
             }
         }
+    }
+
+    /// Sets packet `id`'s extension (for packets flagged `SACK` or `CODED`).
+    pub fn set_ext(&mut self, id: PacketId, ext: PacketExt) {
+        let i = id as usize;
+        if self.exts.len() <= i {
+            self.exts.resize(self.slots.len(), PacketExt::default());
+        }
+        self.exts[i] = ext;
+    }
+
+    /// Packet `id`'s extension, as last set.
+    pub fn ext(&self, id: PacketId) -> PacketExt {
+        self.exts.get(id as usize).copied().unwrap_or_default()
     }
 
     #[inline]

@@ -403,7 +403,15 @@ impl Plan {
         for (i, t) in s.traffic.iter().enumerate() {
             let path = format!("traffic[{i}]");
             let transport = match transports.iter().position(|p| p.name == t.transport) {
-                Some(p) => p as u16,
+                Some(p) => {
+                    let prefix = if s.transports.contains_key(&t.transport) {
+                        format!("transports.{}.tcp", t.transport)
+                    } else {
+                        "tcp".to_string()
+                    };
+                    check_single_path_options(&transports[p], &prefix, &mut c);
+                    p as u16
+                }
                 None => {
                     let names: Vec<&str> = transports.iter().map(|p| p.name.as_str()).collect();
                     c.err(
@@ -1053,7 +1061,48 @@ fn tcp_config(base: TcpConfig, t: &TcpSpec, path: &str, c: &mut Checker) -> TcpC
         c.at_least(&format!("{path}.cwnd_min_packets"), m as u64, 1);
         cfg.cwnd_min = m.max(1);
     }
+    let r = &mut cfg.recovery;
+    for (value, set) in [
+        (t.sack, &mut r.sack),
+        (t.limited_transmit, &mut r.limited_transmit),
+        (t.early_retransmit, &mut r.early_retransmit),
+        (t.tlp, &mut r.tlp),
+        (t.tcp_ir, &mut r.tcp_ir),
+        (t.proactive, &mut r.proactive),
+        (t.idle_restart, &mut r.idle_restart),
+        (t.fin_with_data, &mut r.fin_with_data),
+    ] {
+        if let Some(v) = value {
+            *set = v;
+        }
+    }
+    if cfg.recovery.proactive && !cfg.recovery.sack {
+        c.err(
+            &format!("{path}.proactive"),
+            "needs sack = true (without SACK the ACKs of the copies are duplicate ACKs)".into(),
+        );
+    }
     cfg
+}
+
+/// Loss-recovery options that work on single-path TCP only: TCP-IR's receiver rebuilds
+/// subflow bytes the data level could not map, and Proactive's copies would be counted
+/// per subflow. Checked for the transports that traffic uses.
+fn check_single_path_options(p: &TransportPlan, field_prefix: &str, c: &mut Checker) {
+    if p.subflows == 1 && !p.cc.is_coupled() {
+        return;
+    }
+    for (field, on) in [
+        ("tcp_ir", p.tcp.recovery.tcp_ir),
+        ("proactive", p.tcp.recovery.proactive),
+    ] {
+        if on {
+            c.err(
+                &format!("{field_prefix}.{field}"),
+                format!("only single-path TCP (transport {:?} is multipath)", p.name),
+            );
+        }
+    }
 }
 
 fn size_dist(s: &SizeSpec, path: &str, base_dir: &Path, c: &mut Checker) -> Option<SizeDist> {
@@ -1572,6 +1621,24 @@ mod tests {
         assert_eq!(p.topology.n_hosts, 16);
         assert_eq!(p.tier_params[1].queue.ecn_k_packets, 20);
         assert_eq!(p.flows().len(), 16);
+    }
+
+    #[test]
+    fn loss_recovery_options_parse_and_combinations_are_checked() {
+        let text = format!("{GOOD}\n[tcp]\nsack = true\ntlp = true\nearly_retransmit = true\n");
+        let p = Plan::from_toml(&text, Path::new(".")).unwrap();
+        let r = p.transports[p.flows()[0].transport as usize].tcp.recovery;
+        assert!(r.sack && r.tlp && r.early_retransmit && !r.tcp_ir && !r.proactive);
+        let e = errors(&format!("{GOOD}\n[tcp]\nproactive = true\n"));
+        assert!(e.contains("tcp.proactive: needs sack = true"), "{e}");
+        let mp = GOOD.replace("transport = \"dctcp\"", "transport = \"mp\"");
+        let e = errors(&format!(
+            "{mp}\n[transports.mp]\ncc = \"lia\"\ntcp = {{ sack = true, proactive = true }}\n"
+        ));
+        assert!(
+            e.contains("transports.mp.tcp.proactive: only single-path TCP"),
+            "{e}"
+        );
     }
 
     #[test]

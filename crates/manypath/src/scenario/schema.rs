@@ -409,6 +409,31 @@ pub struct TcpSpec {
     pub rcv_wnd_bytes: Option<u32>,
     /// Floor of ECN-driven window cuts, in segments (default 2).
     pub cwnd_min_packets: Option<u32>,
+    /// SACK (RFC 2018) and SACK-based loss recovery (RFC 6675) (default false).
+    pub sack: Option<bool>,
+    /// Limited transmit (RFC 3042): one new segment on each of the first two duplicate
+    /// ACKs (default false).
+    pub limited_transmit: Option<bool>,
+    /// Early retransmit (RFC 5827): with fewer than 4 segments outstanding and no new
+    /// data to send, fast retransmit after (segments outstanding − 1) duplicate ACKs
+    /// (default false).
+    pub early_retransmit: Option<bool>,
+    /// Tail loss probe: when no ACK has come for 2·SRTT outside recovery, send one new
+    /// segment or resend the last one (default false).
+    pub tlp: Option<bool>,
+    /// TCP Instant Recovery: an XOR-coded packet per block of new segments (closed after
+    /// RTT/2 or 16 segments), sent RTT/4 after the block closes; the receiver rebuilds one
+    /// lost segment per block. Single-path TCP only (default false).
+    pub tcp_ir: Option<bool>,
+    /// Proactive: every data segment sent twice. Needs `sack` (so the copies' ACKs are
+    /// not duplicate ACKs); single-path TCP only (default false).
+    pub proactive: Option<bool>,
+    /// Slow start after idle (RFC 5681 §4.1): a sender idle for longer than its RTO
+    /// restarts from at most the initial window (default false).
+    pub idle_restart: Option<bool>,
+    /// Set FIN on the last data segment instead of sending it alone, as a sender does
+    /// when the application closes before its last segment leaves (default false).
+    pub fin_with_data: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]

@@ -283,10 +283,16 @@ impl MptcpSender {
             seg.scatter = i == 0 && self.scatter_until > 0;
             let retransmission = seg.seq < snd_max;
             self.loss[i].on_sent(retransmission);
+            // Limited transmit (RFC 3042) lets two segments beyond cwnd out on dupacks.
+            let lt = if self.subs[i].cfg.recovery.limited_transmit {
+                2.0 * self.mss as f64
+            } else {
+                0.0
+            };
             if self.fuso.is_some()
                 && !retransmission
                 && flight > 0
-                && (flight + seg.len as u64) as f64 > cwnd
+                && (flight + seg.len as u64) as f64 > cwnd + lt
             {
                 self.counters.window_violations += 1;
             }
@@ -363,6 +369,15 @@ impl MptcpSender {
             if let Some(e) = loss.copy_end(seq) {
                 seq = e;
                 continue;
+            }
+            // A SACKed packet has arrived: nothing to protect there.
+            match s.next_unsacked(seq) {
+                Some(n) if n > seq => {
+                    seq = n;
+                    continue;
+                }
+                None => return None,
+                _ => {}
             }
             let maps = &self.maps[i];
             let k = maps.partition_point(|m| m.sub_seq <= seq);

@@ -33,7 +33,17 @@ pub struct Segment {
     /// MMPTCP's packet scatter: send on an independent random path (a random source
     /// port, so ECMP hashes it anew).
     pub scatter: bool,
+    /// SACK blocks (RFC 2018), most recent first: `[start, end)` as offsets above `ack`.
+    /// Only the first `sack_n` are valid; the flag `flags::SACK` says there are any.
+    pub sack: [(u32, u32); MAX_SACK_BLOCKS],
+    pub sack_n: u8,
+    /// TCP-IR coded packet (`flags::CODED`): the sequence range it protects is
+    /// `[seq, seq + coded_len)`; `len` is the wire payload (one MSS).
+    pub coded_len: u32,
 }
+
+/// SACK blocks an ACK carries (three fit beside the timestamp option).
+pub const MAX_SACK_BLOCKS: usize = 3;
 
 impl Segment {
     #[inline]
@@ -43,6 +53,38 @@ impl Segment {
     pub fn is_syn(&self) -> bool {
         self.has(flags::SYN)
     }
+
+    /// The valid SACK blocks as absolute sequence ranges.
+    pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.sack[..self.sack_n as usize]
+            .iter()
+            .map(move |&(s, e)| (self.ack + s as u64, self.ack + e as u64))
+    }
+}
+
+/// Loss-recovery options, each independent of congestion control; all off by default
+/// (NewReno with the RTO).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LossRecovery {
+    /// SACK (RFC 2018) and SACK-based loss recovery (RFC 6675).
+    pub sack: bool,
+    /// Limited transmit (RFC 3042): a new segment on each of the first two dupacks.
+    pub limited_transmit: bool,
+    /// Early retransmit (RFC 5827): with fewer than 4 segments outstanding and nothing
+    /// new to send, the dupack threshold is one less than the segments outstanding.
+    pub early_retransmit: bool,
+    /// Tail loss probe: one probe segment 2·SRTT after the last ACK.
+    pub tlp: bool,
+    /// TCP Instant Recovery: an XOR-coded packet per block of new segments.
+    pub tcp_ir: bool,
+    /// Proactive: every data segment sent twice.
+    pub proactive: bool,
+    /// Slow start after idle (RFC 5681 §4.1): cwnd back to the initial window after
+    /// an idle period longer than the RTO.
+    pub idle_restart: bool,
+    /// Set FIN on the last data segment instead of sending it alone (as a sender does
+    /// when the application closes before the last segment leaves).
+    pub fin_with_data: bool,
 }
 
 /// Settings of one TCP endpoint pair. Times in picoseconds, sizes in bytes.
@@ -70,6 +112,7 @@ pub struct TcpConfig {
     pub ecn: bool,
     /// Floor of ECN-driven window cuts, in segments.
     pub cwnd_min: u32,
+    pub recovery: LossRecovery,
 }
 
 impl Default for TcpConfig {
@@ -88,6 +131,7 @@ impl Default for TcpConfig {
             rcv_wnd: 4 << 20,
             ecn: false,
             cwnd_min: 2,
+            recovery: LossRecovery::default(),
         }
     }
 }

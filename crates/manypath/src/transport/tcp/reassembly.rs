@@ -17,6 +17,35 @@ impl Reassembly {
         self.ooo_bytes
     }
 
+    /// The range held beyond the in-order prefix that contains `seq`.
+    pub fn range_containing(&self, seq: u64) -> Option<(u64, u64)> {
+        let i = self.ooo.partition_point(|&(s, _)| s <= seq);
+        (i > 0 && self.ooo[i - 1].1 > seq).then(|| self.ooo[i - 1])
+    }
+
+    /// The missing parts of [start, end): how many separate holes and the first one.
+    pub fn holes_in(&self, start: u64, end: u64) -> (usize, Option<(u64, u64)>) {
+        let mut at = start.max(self.next);
+        let mut n = 0;
+        let mut first = None;
+        let i = self.ooo.partition_point(|&(_, e)| e <= at);
+        for &(s, e) in &self.ooo[i..] {
+            if at >= end {
+                break;
+            }
+            if s > at {
+                n += 1;
+                first.get_or_insert((at, s.min(end)));
+            }
+            at = at.max(e);
+        }
+        if at < end {
+            n += 1;
+            first.get_or_insert((at, end));
+        }
+        (n, first)
+    }
+
     /// Adds [start, end); returns true if any of it was new.
     pub fn accept(&mut self, start: u64, end: u64) -> bool {
         if end <= self.next {
@@ -77,5 +106,19 @@ mod tests {
         assert_eq!(r.next, 50);
         assert_eq!(r.held(), 0);
         assert!(!r.accept(0, 50));
+    }
+
+    #[test]
+    fn finds_ranges_and_holes() {
+        let mut r = Reassembly::default();
+        r.accept(0, 10);
+        r.accept(20, 30);
+        r.accept(40, 50);
+        assert_eq!(r.range_containing(25), Some((20, 30)));
+        assert_eq!(r.range_containing(30), None);
+        assert_eq!(r.holes_in(0, 30), (1, Some((10, 20))));
+        assert_eq!(r.holes_in(0, 60), (3, Some((10, 20))));
+        assert_eq!(r.holes_in(20, 30), (0, None));
+        assert_eq!(r.holes_in(25, 45), (1, Some((30, 40))));
     }
 }

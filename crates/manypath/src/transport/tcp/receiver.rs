@@ -1,8 +1,10 @@
 //! The server side of a TCP connection: answers the SYN, reassembles the byte stream,
 //! and acknowledges it — every segment, or every second one with delayed ACK — echoing
 //! each CE mark with ECE on the ACK it triggers (the per-packet echo DCTCP needs).
+//! With SACK it reports up to three out-of-order ranges, most recent first (RFC 2018);
+//! with TCP-IR it recovers a single missing segment from a coded packet.
 
-use super::{Reassembly, Segment, TcpConfig};
+use super::{Reassembly, Segment, TcpConfig, MAX_SACK_BLOCKS};
 use crate::net::packet::flags;
 use crate::time::SimTime;
 
@@ -25,6 +27,11 @@ pub struct TcpReceiver {
     first_unacked_ts: SimTime,
     ce_state: bool,
     delack_deadline: Option<SimTime>,
+    /// SACK: the blocks reported most recently (absolute), most recent first.
+    recent_sack: [(u64, u64); MAX_SACK_BLOCKS],
+    recent_n: usize,
+    /// TCP-IR: segments recovered from coded packets.
+    pub ir_recovered: u32,
 }
 
 impl TcpReceiver {
@@ -43,6 +50,9 @@ impl TcpReceiver {
             first_unacked_ts: 0,
             ce_state: false,
             delack_deadline: None,
+            recent_sack: [(0, 0); MAX_SACK_BLOCKS],
+            recent_n: 0,
+            ir_recovered: 0,
         }
     }
 
@@ -71,16 +81,88 @@ impl TcpReceiver {
         if fin {
             f |= flags::FIN;
         }
-        self.pending = Some(Segment {
+        let mut seg = Segment {
             ack: self.rcv_nxt,
             flags: f,
             ecn: ece,
             rwnd: self.advertised(),
             ts_echo,
             ..Segment::default()
-        });
+        };
+        if self.cfg.recovery.sack && self.stream.held() > 0 {
+            self.fill_sack(&mut seg);
+        }
+        self.pending = Some(seg);
         self.unacked = 0;
         self.delack_deadline = None;
+    }
+
+    /// Records that out-of-order data arrived at `seq`: its range becomes the first SACK
+    /// block, followed by the earlier reported blocks that are still out of order.
+    fn note_sack(&mut self, seq: u64) {
+        let Some(first) = self.stream.range_containing(seq) else {
+            return;
+        };
+        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
+        blocks[0] = first;
+        let mut n = 1;
+        for &(s, _) in &self.recent_sack[..self.recent_n] {
+            if n == MAX_SACK_BLOCKS {
+                break;
+            }
+            if let Some(r) = self.stream.range_containing(s) {
+                if !blocks[..n].contains(&r) {
+                    blocks[n] = r;
+                    n += 1;
+                }
+            }
+        }
+        self.recent_sack = blocks;
+        self.recent_n = n;
+    }
+
+    /// Puts the current SACK blocks on an ACK (ranges may have merged since reported).
+    fn fill_sack(&mut self, seg: &mut Segment) {
+        let mut n = 0;
+        for i in 0..self.recent_n {
+            let Some((s, e)) = self.stream.range_containing(self.recent_sack[i].0) else {
+                continue;
+            };
+            let block = ((s - self.rcv_nxt) as u32, (e - self.rcv_nxt) as u32);
+            if !seg.sack[..n].contains(&block) {
+                seg.sack[n] = block;
+                n += 1;
+            }
+        }
+        if n > 0 {
+            seg.sack_n = n as u8;
+            seg.flags |= flags::SACK;
+        }
+    }
+
+    /// A TCP-IR coded packet: if exactly one hole of at most one MSS is missing in the
+    /// range it protects, that hole is recovered. Either way it is acknowledged at once.
+    fn on_coded(&mut self, seg: &Segment) {
+        let (holes, first) = self
+            .stream
+            .holes_in(seg.seq, seg.seq + seg.coded_len as u64);
+        if let (1, Some((s, e))) = (holes, first) {
+            if e - s <= self.cfg.mss as u64 {
+                self.stream.accept(s, e);
+                self.ir_recovered += 1;
+                self.rcv_nxt = self.stream.next;
+                if self.stream.held() > 0 && s > self.rcv_nxt {
+                    self.note_sack(s);
+                }
+            }
+        }
+        let mut fin_now = false;
+        if !self.fin_done && self.fin_seq == Some(self.rcv_nxt) {
+            self.rcv_nxt += 1;
+            self.fin_done = true;
+            fin_now = true;
+        }
+        self.ack_now(seg.ts, seg.ecn, fin_now);
     }
 
     pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
@@ -93,6 +175,10 @@ impl TcpReceiver {
         if !self.established {
             return;
         }
+        if seg.has(flags::CODED) {
+            self.on_coded(seg);
+            return;
+        }
         let is_fin = seg.has(flags::FIN);
         if seg.len == 0 && !is_fin {
             return; // A pure ACK (handshake completion or the ACK of our FIN).
@@ -101,6 +187,13 @@ impl TcpReceiver {
         let in_order = seg.seq <= self.rcv_nxt;
         let new = seg.len > 0 && self.stream.accept(seg.seq, seg.seq + seg.len as u64);
         self.rcv_nxt = self.stream.next;
+        if self.cfg.recovery.sack {
+            if self.stream.held() == 0 {
+                self.recent_n = 0;
+            } else if new && seg.seq > self.rcv_nxt {
+                self.note_sack(seg.seq);
+            }
+        }
         if is_fin {
             self.fin_seq = Some(seg.seq + seg.len as u64);
         }

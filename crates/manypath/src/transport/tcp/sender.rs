@@ -4,23 +4,54 @@
 //! Sequence space: data bytes are [0, size); the FIN takes sequence number `size`.
 //! The flow is complete when every data byte is acknowledged (that instant is its finish
 //! time); the connection closes when the FIN is acknowledged.
+//!
+//! Loss recovery is NewReno (RFC 6582) unless `cfg.recovery` turns on SACK-based
+//! recovery (RFC 6675) and the other options of `LossRecovery`, each independent of the
+//! congestion controller, which only sees `on_ack`, `on_fast_retransmit` and `on_timeout`.
+
+use std::collections::VecDeque;
 
 use super::{RttEstimator, Segment, TcpConfig};
 use crate::net::packet::flags;
 use crate::time::SimTime;
 use crate::transport::cc::{AckEvent, Cc, CongestionControl, Window};
-use std::collections::VecDeque;
 
 /// Per-connection counters reported in the flows table.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SenderStats {
-    /// Payload bytes put on the wire, retransmissions included.
+    /// Payload bytes put on the wire, retransmissions included (Proactive copies and
+    /// coded packets are counted apart).
     pub bytes_sent: u64,
     pub bytes_retx: u64,
     pub bytes_acked: u64,
+    /// Retransmission timeouts, the SYN's included.
     pub timeouts: u32,
+    /// Timeouts of the SYN (before any data could be sent).
+    pub syn_timeouts: u32,
     pub fast_retx: u32,
     pub finish: Option<SimTime>,
+    /// Data segments put on the wire, retransmissions included.
+    pub packets_sent: u64,
+    pub packets_retx: u64,
+    /// `packets_sent` just after the last retransmission (0: none yet).
+    pub packets_at_last_retx: u64,
+    /// Tail loss probes sent.
+    pub tlp_probes: u32,
+    /// TCP-IR coded packets sent.
+    pub ir_coded: u32,
+    /// Proactive duplicate copies sent.
+    pub proactive_copies: u64,
+}
+
+impl SenderStats {
+    /// Data segments sent since, and including, the last retransmission (0 if none).
+    pub fn packets_since_last_retx(&self) -> u64 {
+        if self.packets_at_last_retx == 0 {
+            0
+        } else {
+            self.packets_sent - self.packets_at_last_retx + 1
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +61,27 @@ pub enum SenderState {
     Established,
     Closed,
 }
+
+/// TCP-IR: the coding block open for new segments.
+#[derive(Clone, Copy, Debug)]
+struct IrOpen {
+    start: u64,
+    end: u64,
+    segs: u32,
+    /// The block closes at this time (half an RTT after its first segment).
+    close_at: SimTime,
+}
+
+/// TCP-IR: a closed block whose coded packet goes out at `due`.
+#[derive(Clone, Copy, Debug)]
+struct IrBlock {
+    start: u64,
+    end: u64,
+    due: SimTime,
+}
+
+/// TCP-IR's largest coding block, in segments.
+const IR_MAX_BLOCK: u32 = 16;
 
 #[derive(Clone, Debug)]
 pub struct TcpSender {
@@ -59,14 +111,43 @@ pub struct TcpSender {
     /// Multipath: the ends of the chunks handed over by `offer_chunk`, above `snd_una`.
     /// Each chunk has its own data sequence mapping, so no segment may span two.
     chunk_ends: VecDeque<u64>,
+    /// SACK scoreboard: SACKed ranges above `snd_una`, sorted, disjoint, not adjacent.
+    sacked: Vec<(u64, u64)>,
+    /// SACK recovery: every unSACKed byte below this was retransmitted in this episode.
+    high_rxt: u64,
+    /// An RTO's go-back-N is under way (until `snd_una` reaches `recover`): unSACKed
+    /// bytes above `snd_nxt` are presumed lost.
+    after_rto: bool,
+    /// Limited transmit: new segments the dupacks received so far allow beyond cwnd.
+    lt_allowance: u32,
+    tlp_deadline: SimTime,
+    tlp_probe_due: bool,
+    /// A probe was sent and no ACK has arrived since.
+    tlp_outstanding: bool,
+    ir_open: Option<IrOpen>,
+    ir_pending: VecDeque<IrBlock>,
+    /// Proactive: the copy of the segment just sent.
+    copy_pending: Option<Segment>,
+    /// When the last segment was sent (idle restart).
+    last_send: Option<SimTime>,
     pub stats: SenderStats,
 }
 
 const NO_TIMER: SimTime = 0;
 
+/// The earlier of two deadlines, `NO_TIMER` meaning none.
+fn earliest(a: SimTime, b: SimTime) -> SimTime {
+    match (a, b) {
+        (NO_TIMER, b) => b,
+        (a, NO_TIMER) => a,
+        (a, b) => a.min(b),
+    }
+}
+
 impl TcpSender {
     pub fn new(cfg: TcpConfig, cc: Cc, size: u64) -> TcpSender {
         let mss = cfg.mss as f64;
+        let r = cfg.recovery;
         TcpSender {
             cfg,
             cc,
@@ -91,6 +172,25 @@ impl TcpSender {
             rto_deadline: NO_TIMER,
             backoff: 0,
             chunk_ends: VecDeque::new(),
+            sacked: if r.sack {
+                Vec::with_capacity(8)
+            } else {
+                Vec::new()
+            },
+            high_rxt: 0,
+            after_rto: false,
+            lt_allowance: 0,
+            tlp_deadline: NO_TIMER,
+            tlp_probe_due: false,
+            tlp_outstanding: false,
+            ir_open: None,
+            ir_pending: if r.tcp_ir {
+                VecDeque::with_capacity(8)
+            } else {
+                VecDeque::new()
+            },
+            copy_pending: None,
+            last_send: None,
             stats: SenderStats::default(),
         }
     }
@@ -151,7 +251,7 @@ impl TcpSender {
         flight == 0 || (flight + self.cfg.mss as u64) as f64 <= window
     }
 
-    /// Bytes sent and not yet acknowledged.
+    /// Bytes in flight: sent and not yet acknowledged, or with SACK the RFC 6675 pipe.
     pub fn in_flight(&self) -> u64 {
         self.flight()
     }
@@ -160,26 +260,85 @@ impl TcpSender {
         self.in_recovery
     }
 
-    /// When the retransmission timer expires, if armed.
+    /// The first sequence number at or above `from` (and `snd_una`), below `snd_max`,
+    /// that the receiver has not SACKed.
+    pub fn next_unsacked(&self, from: u64) -> Option<u64> {
+        let mut at = from.max(self.snd_una);
+        for &(s, e) in &self.sacked {
+            if s > at {
+                break;
+            }
+            at = at.max(e);
+        }
+        (at < self.snd_max).then_some(at)
+    }
+
+    /// When the next timer (RTO, loss probe, TCP-IR coding) expires, if any is armed.
     pub fn timer_deadline(&self) -> Option<SimTime> {
-        (self.rto_deadline != NO_TIMER).then_some(self.rto_deadline)
+        let mut d = earliest(self.rto_deadline, self.tlp_deadline);
+        if let Some(b) = &self.ir_open {
+            d = earliest(d, b.close_at);
+        }
+        if let Some(b) = self.ir_pending.front() {
+            d = earliest(d, b.due);
+        }
+        (d != NO_TIMER).then_some(d)
     }
 
     fn mss(&self) -> f64 {
         self.cfg.mss as f64
     }
 
+    fn data_end(&self) -> u64 {
+        self.size.min(self.avail)
+    }
+
     fn flight(&self) -> u64 {
-        self.snd_nxt - self.snd_una
+        if self.cfg.recovery.sack {
+            self.pipe()
+        } else {
+            self.snd_nxt - self.snd_una
+        }
     }
 
     fn arm_timer(&mut self, now: SimTime) {
         self.rto_deadline = now + self.rtt.rto(self.backoff);
     }
 
-    fn data_segment(&mut self, now: SimTime, seq: u64) -> Segment {
+    /// Payload bytes of the segment starting at `seq` (a data byte): up to one MSS, and
+    /// with SACK not into the next SACKed range.
+    fn seg_len(&self, seq: u64) -> u64 {
+        let mut len = self.segment_end(seq) - seq;
+        if let Some(&(s, _)) = self.sacked.iter().find(|&&(s, _)| s > seq) {
+            len = len.min(s - seq);
+        }
+        len
+    }
+
+    /// Whether the data segment [seq, seq + len) carries the FIN.
+    fn fin_rides(&self, seq: u64, len: u64) -> bool {
+        self.cfg.recovery.fin_with_data && seq + len == self.size
+    }
+
+    /// Sequence length a segment starting at `seq` occupies (payload, plus one for a FIN).
+    fn seg_span(&self, seq: u64) -> u64 {
         if seq >= self.size {
-            // The FIN.
+            1
+        } else {
+            let len = self.seg_len(seq);
+            len + self.fin_rides(seq, len) as u64
+        }
+    }
+
+    /// Builds the segment at `seq` and does the bookkeeping of sending it: counters,
+    /// the RTO, the Proactive copy, TCP-IR's block.
+    fn emit(&mut self, now: SimTime, seq: u64) -> Segment {
+        self.last_send = Some(now);
+        if self.rto_deadline == NO_TIMER {
+            self.arm_timer(now);
+        }
+        if seq >= self.size {
+            // The FIN alone.
             return Segment {
                 seq: self.size,
                 flags: flags::FIN | flags::ACK,
@@ -188,29 +347,52 @@ impl TcpSender {
                 ..Segment::default()
             };
         }
-        let len = (self.segment_end(seq) - seq) as u32;
-        self.stats.bytes_sent += len as u64;
-        if seq < self.snd_max {
-            self.stats.bytes_retx += len as u64;
+        let len = self.seg_len(seq);
+        let mut f = flags::ACK;
+        if self.fin_rides(seq, len) {
+            f |= flags::FIN;
         }
-        Segment {
+        self.stats.bytes_sent += len;
+        self.stats.packets_sent += 1;
+        if seq < self.snd_max {
+            self.stats.bytes_retx += len;
+            self.stats.packets_retx += 1;
+            self.stats.packets_at_last_retx = self.stats.packets_sent;
+        } else if self.cfg.recovery.tcp_ir {
+            self.ir_add(now, seq, seq + len);
+        }
+        let seg = Segment {
             seq,
-            len,
-            flags: flags::ACK,
+            len: len as u32,
+            flags: f,
             ecn: self.cfg.ecn,
             ts: now,
             rwnd: self.cfg.rcv_wnd,
             ..Segment::default()
+        };
+        if self.cfg.recovery.proactive {
+            self.copy_pending = Some(seg);
+            self.stats.proactive_copies += 1;
         }
+        seg
     }
 
-    /// Sequence length a segment starting at `seq` occupies (payload, or 1 for the FIN).
-    fn seg_span(&self, seq: u64) -> u64 {
-        if seq >= self.size {
-            1
-        } else {
-            self.segment_end(seq) - seq
-        }
+    /// Sends the segment at `snd_nxt` and advances it.
+    fn emit_next(&mut self, now: SimTime) -> Segment {
+        let seq = self.snd_nxt;
+        let span = self.seg_span(seq);
+        let seg = self.emit(now, seq);
+        self.snd_nxt += span;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        self.arm_tlp(now);
+        seg
+    }
+
+    /// Retransmits the segment at `seq` (below `snd_max`) during SACK recovery.
+    fn emit_sack_retx(&mut self, now: SimTime, seq: u64) -> Segment {
+        let span = self.seg_span(seq);
+        self.high_rxt = self.high_rxt.max(seq + span);
+        self.emit(now, seq)
     }
 
     /// The next segment to send now, if any. Call until it returns `None`.
@@ -218,6 +400,7 @@ impl TcpSender {
         match self.state {
             SenderState::SynSent if self.syn_pending => {
                 self.syn_pending = false;
+                self.last_send = Some(now);
                 if self.rto_deadline == NO_TIMER {
                     self.arm_timer(now);
                 }
@@ -230,33 +413,36 @@ impl TcpSender {
                 })
             }
             SenderState::Established => {
-                if let Some(seq) = self.retx_seq.take() {
-                    // An ACK may have covered it since it was scheduled.
-                    if seq >= self.snd_una && seq < self.snd_max {
-                        let seg = self.data_segment(now, seq);
-                        if self.rto_deadline == NO_TIMER {
-                            self.arm_timer(now);
-                        }
+                if let Some(copy) = self.copy_pending.take() {
+                    return Some(copy);
+                }
+                if self.cfg.recovery.tcp_ir {
+                    if let Some(seg) = self.ir_coded_due(now) {
                         return Some(seg);
                     }
                 }
-                let data_end = self.size.min(self.avail);
-                let fin_due = self.size != u64::MAX && self.snd_nxt == self.size;
-                if self.snd_nxt < data_end || fin_due {
-                    let span = self.seg_span(self.snd_nxt);
-                    let window = self.win.cwnd.min(self.peer_rwnd as f64);
-                    let flight = self.flight();
-                    let is_fin = self.snd_nxt >= self.size;
-                    if is_fin || flight == 0 || (flight + span) as f64 <= window {
-                        let seq = self.snd_nxt;
-                        let seg = self.data_segment(now, seq);
-                        self.snd_nxt += span;
-                        self.snd_max = self.snd_max.max(self.snd_nxt);
-                        if self.rto_deadline == NO_TIMER {
-                            self.arm_timer(now);
-                        }
+                if self.tlp_probe_due {
+                    self.tlp_probe_due = false;
+                    if let Some(seg) = self.send_probe(now) {
                         return Some(seg);
                     }
+                }
+                if let Some(seq) = self.retx_seq.take() {
+                    // An ACK may have covered it since it was scheduled.
+                    if seq >= self.snd_una && seq < self.snd_max {
+                        if self.cfg.recovery.sack {
+                            return Some(self.emit_sack_retx(now, seq));
+                        }
+                        return Some(self.emit(now, seq));
+                    }
+                }
+                let next = if self.cfg.recovery.sack && self.in_recovery {
+                    self.sack_recovery_next(now)
+                } else {
+                    self.send_next(now)
+                };
+                if next.is_some() {
+                    return next;
                 }
                 if self.ack_fin_pending {
                     self.ack_fin_pending = false;
@@ -276,6 +462,320 @@ impl TcpSender {
             }
             _ => None,
         }
+    }
+
+    /// The segment at `snd_nxt` (new data, the FIN, or an RTO's go-back-N) if the
+    /// window allows it, or limited transmit does.
+    fn send_next(&mut self, now: SimTime) -> Option<Segment> {
+        if self.cfg.recovery.sack && self.snd_nxt < self.snd_max {
+            // Go-back-N after an RTO skips what the receiver holds.
+            self.snd_nxt = self.next_unsacked(self.snd_nxt).unwrap_or(self.snd_max);
+        }
+        let data_end = self.data_end();
+        let fin_due = self.size != u64::MAX && self.snd_nxt == self.size;
+        if self.snd_nxt >= data_end && !fin_due {
+            return None;
+        }
+        if self.cfg.recovery.idle_restart {
+            self.restart_after_idle(now);
+        }
+        let span = self.seg_span(self.snd_nxt);
+        let window = self.win.cwnd.min(self.peer_rwnd as f64);
+        let flight = self.flight();
+        let is_fin = self.snd_nxt >= self.size;
+        if is_fin || flight == 0 || (flight + span) as f64 <= window {
+            return Some(self.emit_next(now));
+        }
+        // RFC 3042: past cwnd by at most two segments, within the receive window.
+        if self.lt_allowance > 0
+            && self.snd_nxt == self.snd_max
+            && (flight + span) as f64 <= self.win.cwnd + 2.0 * self.mss()
+            && self.snd_max + span - self.snd_una <= self.peer_rwnd
+        {
+            self.lt_allowance -= 1;
+            return Some(self.emit_next(now));
+        }
+        None
+    }
+
+    /// RFC 5681 §4.1: a sender that has been idle for longer than its RTO restarts from
+    /// at most the initial window.
+    fn restart_after_idle(&mut self, now: SimTime) {
+        if self.snd_una < self.snd_max || self.snd_nxt != self.snd_max {
+            return;
+        }
+        if let Some(last) = self.last_send {
+            if now.saturating_sub(last) > self.rtt.rto(0) {
+                let iw = self.cfg.init_cwnd as f64 * self.mss();
+                self.win.cwnd = self.win.cwnd.min(iw);
+            }
+        }
+    }
+
+    /// RFC 6675 NextSeg during SACK recovery, while cwnd − pipe ≥ one MSS: a lost hole
+    /// not yet retransmitted, else new data, else any hole below the highest SACKed byte.
+    fn sack_recovery_next(&mut self, now: SimTime) -> Option<Segment> {
+        let mss = self.cfg.mss as u64;
+        if (self.pipe() + mss) as f64 > self.win.cwnd {
+            return None;
+        }
+        let hole = self.next_unsacked(self.high_rxt);
+        if let Some(seq) = hole {
+            if seq < self.lost_end() {
+                return Some(self.emit_sack_retx(now, seq));
+            }
+        }
+        let new_ok = self.snd_nxt < self.data_end()
+            && self.snd_max + self.seg_span(self.snd_nxt) - self.snd_una <= self.peer_rwnd
+            || self.size != u64::MAX && self.snd_nxt == self.size;
+        if new_ok {
+            return Some(self.emit_next(now));
+        }
+        let top = self.sacked.last().map_or(0, |r| r.1);
+        match hole {
+            Some(seq) if seq < top => Some(self.emit_sack_retx(now, seq)),
+            _ => None,
+        }
+    }
+
+    /// RFC 6675 IsLost as a boundary: the unSACKed bytes below the returned sequence
+    /// have at least DupThresh SACKed segments (or more than (DupThresh − 1)·MSS SACKed
+    /// bytes) above them.
+    fn lost_end(&self) -> u64 {
+        let k = self.dupthresh() as u64;
+        let mss = self.cfg.mss as u64;
+        let (mut bytes, mut segs) = (0, 0);
+        for &(s, e) in self.sacked.iter().rev() {
+            bytes += e - s;
+            segs += (e - s).div_ceil(mss);
+            if segs >= k || bytes > (k - 1) * mss {
+                return s;
+            }
+        }
+        self.snd_una
+    }
+
+    /// RFC 6675 SetPipe: unSACKed bytes not deemed lost, plus those retransmitted.
+    /// After an RTO, the bytes resent since (each once).
+    fn pipe(&self) -> u64 {
+        let (una, nxt) = (self.snd_una, self.snd_nxt);
+        if self.sacked.is_empty() && self.high_rxt <= una {
+            return nxt - una;
+        }
+        let (lost_end, rxt) = if self.after_rto {
+            (una, una)
+        } else {
+            (self.lost_end(), self.high_rxt)
+        };
+        let hole =
+            |a: u64, b: u64| b.saturating_sub(a.max(lost_end)) + rxt.min(b).saturating_sub(a);
+        let mut pipe = 0;
+        let mut at = una;
+        for &(s, e) in &self.sacked {
+            if s >= nxt {
+                break;
+            }
+            if s > at {
+                pipe += hole(at, s);
+            }
+            at = at.max(e);
+        }
+        if at < nxt {
+            pipe += hole(at, nxt);
+        }
+        pipe
+    }
+
+    /// The duplicate-ACK threshold now: RFC 5827's early retransmit lowers it to one
+    /// less than the segments outstanding when fewer than four are and nothing new can
+    /// be sent.
+    fn dupthresh(&self) -> u32 {
+        let k = self.cfg.dupack_threshold;
+        if !self.cfg.recovery.early_retransmit {
+            return k;
+        }
+        // Segments outstanding: the data, and a FIN sent on its own.
+        let data_out = self.snd_max.min(self.size) - self.snd_una.min(self.size);
+        let lone_fin = self.snd_max > self.size && !self.cfg.recovery.fin_with_data;
+        let oseg = data_out.div_ceil(self.cfg.mss as u64) + lone_fin as u64;
+        let can_send_new = self.snd_max < self.data_end()
+            && self.snd_max + self.seg_span(self.snd_max) - self.snd_una <= self.peer_rwnd;
+        if oseg < 4 && !can_send_new {
+            (oseg.saturating_sub(1).max(1) as u32).min(k)
+        } else {
+            k
+        }
+    }
+
+    /// Adds a SACK block to the scoreboard; returns the bytes newly SACKed.
+    fn sack_insert(&mut self, start: u64, end: u64) -> u64 {
+        let (start, end) = (start.max(self.snd_una), end.min(self.snd_max));
+        if start >= end {
+            return 0;
+        }
+        let i = self.sacked.partition_point(|r| r.1 < start);
+        let mut j = i;
+        let (mut lo, mut hi, mut old) = (start, end, 0);
+        while j < self.sacked.len() && self.sacked[j].0 <= end {
+            let (s, e) = self.sacked[j];
+            old += e.min(end).saturating_sub(s.max(start));
+            lo = lo.min(s);
+            hi = hi.max(e);
+            j += 1;
+        }
+        if j == i {
+            self.sacked.insert(i, (lo, hi));
+        } else {
+            self.sacked[i] = (lo, hi);
+            self.sacked.drain(i + 1..j);
+        }
+        end - start - old
+    }
+
+    /// Drops the scoreboard below `snd_una`.
+    fn sack_trim(&mut self) {
+        let una = self.snd_una;
+        let n = self.sacked.partition_point(|r| r.1 <= una);
+        self.sacked.drain(..n);
+        if let Some(r) = self.sacked.first_mut() {
+            r.0 = r.0.max(una);
+        }
+    }
+
+    fn enter_recovery(&mut self) {
+        let mss = self.mss();
+        self.stats.fast_retx += 1;
+        let flight = self.snd_nxt - self.snd_una;
+        self.cc.on_fast_retransmit(&mut self.win, flight, mss);
+        if self.cfg.recovery.sack {
+            self.win.cwnd = self.win.ssthresh.max(mss);
+            self.high_rxt = self.snd_una;
+        } else {
+            self.win.cwnd = self.win.ssthresh + 3.0 * mss;
+        }
+        self.recover = self.snd_max;
+        self.in_recovery = true;
+        self.retx_seq = Some(self.snd_una);
+        self.lt_allowance = 0;
+        self.tlp_deadline = NO_TIMER;
+    }
+
+    /// Schedules a tail loss probe 2·SRTT from now while data is outstanding outside
+    /// recovery (and no probe is unanswered), unless the RTO would come first.
+    fn arm_tlp(&mut self, now: SimTime) {
+        if !self.cfg.recovery.tlp {
+            return;
+        }
+        self.tlp_deadline = NO_TIMER;
+        if self.in_recovery
+            || self.after_rto
+            || self.tlp_outstanding
+            || self.snd_una >= self.snd_max
+            || self.state != SenderState::Established
+        {
+            return;
+        }
+        let Some(srtt) = self.rtt.srtt() else {
+            return;
+        };
+        let mut pto = 2 * srtt;
+        if self.cfg.delayed_ack && self.snd_max - self.snd_una <= self.cfg.mss as u64 {
+            // A lone segment's ACK may be delayed.
+            pto = pto.max(srtt * 3 / 2 + self.cfg.delack_timeout);
+        }
+        let at = now + pto;
+        if self.rto_deadline == NO_TIMER || at < self.rto_deadline {
+            self.tlp_deadline = at;
+        }
+    }
+
+    /// The loss probe: a new segment if the receive window allows one, else the
+    /// highest-sequence segment again.
+    fn send_probe(&mut self, now: SimTime) -> Option<Segment> {
+        if self.snd_una >= self.snd_max {
+            return None;
+        }
+        self.stats.tlp_probes += 1;
+        if self.snd_nxt == self.snd_max
+            && self.snd_max < self.data_end()
+            && self.snd_max + self.seg_span(self.snd_max) - self.snd_una <= self.peer_rwnd
+        {
+            return Some(self.emit_next(now));
+        }
+        let data_top = self.snd_max.min(self.size);
+        let seq = if self.snd_una >= data_top {
+            self.size // only the FIN is outstanding
+        } else {
+            let mss = self.cfg.mss as u64;
+            ((data_top - 1) / mss * mss).max(self.snd_una)
+        };
+        Some(self.emit(now, seq))
+    }
+
+    /// TCP-IR: adds the new segment [seq, end) to the open coding block, closing the
+    /// block at its time limit, at a gap, or when it is full.
+    fn ir_add(&mut self, now: SimTime, seq: u64, end: u64) {
+        if let Some(b) = self.ir_open {
+            if now >= b.close_at {
+                self.ir_close(b.close_at);
+            } else if b.end != seq {
+                self.ir_close(now);
+            }
+        }
+        let srtt = self.rtt.srtt().unwrap_or(self.cfg.rto_initial);
+        let b = self.ir_open.get_or_insert(IrOpen {
+            start: seq,
+            end: seq,
+            segs: 0,
+            close_at: now + srtt / 2,
+        });
+        b.end = end;
+        b.segs += 1;
+        if b.segs >= IR_MAX_BLOCK {
+            self.ir_close(now);
+        }
+    }
+
+    /// Closes the open block at `at`; its coded packet is due a quarter RTT later.
+    fn ir_close(&mut self, at: SimTime) {
+        if let Some(b) = self.ir_open.take() {
+            let srtt = self.rtt.srtt().unwrap_or(self.cfg.rto_initial);
+            self.ir_pending.push_back(IrBlock {
+                start: b.start,
+                end: b.end,
+                due: at + srtt / 4,
+            });
+        }
+    }
+
+    /// A coded packet whose time has come, for a block not yet wholly acknowledged.
+    fn ir_coded_due(&mut self, now: SimTime) -> Option<Segment> {
+        if let Some(b) = self.ir_open {
+            if now >= b.close_at {
+                self.ir_close(b.close_at);
+            }
+        }
+        while let Some(&b) = self.ir_pending.front() {
+            if b.due > now {
+                return None;
+            }
+            self.ir_pending.pop_front();
+            if self.snd_una >= b.end {
+                continue;
+            }
+            self.stats.ir_coded += 1;
+            return Some(Segment {
+                seq: b.start,
+                len: self.cfg.mss,
+                flags: flags::ACK | flags::CODED,
+                ecn: self.cfg.ecn,
+                ts: now,
+                rwnd: self.cfg.rcv_wnd,
+                coded_len: (b.end - b.start) as u32,
+                ..Segment::default()
+            });
+        }
+        None
     }
 
     /// Handles a segment from the server.
@@ -302,6 +802,8 @@ impl TcpSender {
             self.ack_fin_pending = true;
         }
         self.peer_rwnd = seg.rwnd as u64;
+        self.tlp_outstanding = false;
+        let sack = self.cfg.recovery.sack;
         let mss = self.mss();
         let cwnd_min = self.cfg.cwnd_min as f64 * mss;
         // Was the window what limited sending? In slow start, Linux counts a window at
@@ -312,7 +814,8 @@ impl TcpSender {
         } else {
             flight + mss >= self.win.cwnd
         };
-        if seg.ack > self.snd_una {
+        let advanced = seg.ack > self.snd_una;
+        if advanced {
             let newly = seg.ack - self.snd_una;
             let data_acked = seg.ack.min(self.size) - self.snd_una.min(self.size);
             self.rtt.sample(now.saturating_sub(seg.ts_echo));
@@ -323,6 +826,12 @@ impl TcpSender {
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
+            if sack {
+                self.sack_trim();
+            }
+            if self.after_rto && self.snd_una >= self.recover {
+                self.after_rto = false;
+            }
             self.backoff = 0;
             self.stats.bytes_acked += data_acked;
             // The ACK that ends recovery sets cwnd = ssthresh and does not also grow it.
@@ -331,7 +840,7 @@ impl TcpSender {
                 if seg.ack >= self.recover {
                     self.in_recovery = false;
                     self.win.cwnd = self.win.ssthresh.max(mss);
-                } else {
+                } else if !sack {
                     // NewReno partial ACK (RFC 6582): retransmit the next hole, deflate.
                     self.retx_seq = Some(self.snd_una);
                     self.win.cwnd = (self.win.cwnd - newly as f64 + mss).max(mss);
@@ -351,6 +860,7 @@ impl TcpSender {
             };
             self.cc.on_ack(&mut self.win, &ev);
             self.dupacks = 0;
+            self.lt_allowance = 0;
             if self.snd_una >= self.size && self.stats.finish.is_none() {
                 self.stats.finish = Some(now);
             }
@@ -363,11 +873,25 @@ impl TcpSender {
                 self.state = SenderState::Closed;
                 self.rto_deadline = NO_TIMER;
             }
-        } else if seg.ack == self.snd_una
-            && seg.len == 0
-            && !seg.has(flags::FIN)
+        }
+        let mut newly_sacked = 0;
+        if sack && seg.has(flags::SACK) {
+            for (s, e) in seg.sack_blocks() {
+                newly_sacked += self.sack_insert(s, e);
+            }
+        }
+        // A duplicate ACK: with SACK, one that SACKs new data (RFC 6675), so the ACKs of
+        // duplicated segments do not count.
+        let dupack = !advanced
+            && seg.ack == self.snd_una
             && self.snd_max > self.snd_una
-        {
+            && if sack {
+                newly_sacked > 0
+            } else {
+                seg.len == 0 && !seg.has(flags::FIN)
+            };
+        let may_enter = !self.in_recovery && self.snd_una >= self.recover;
+        if dupack {
             self.dupacks += 1;
             let ev = AckEvent {
                 acked: 0,
@@ -382,31 +906,58 @@ impl TcpSender {
                 min_rtt: self.rtt.min_rtt(),
             };
             self.cc.on_ack(&mut self.win, &ev);
-            if !self.in_recovery
-                && self.dupacks == self.cfg.dupack_threshold
-                && self.snd_una >= self.recover
+            if may_enter
+                && (self.dupacks >= self.dupthresh() || sack && self.snd_una < self.lost_end())
             {
-                self.stats.fast_retx += 1;
-                let flight = self.flight();
-                self.cc.on_fast_retransmit(&mut self.win, flight, mss);
-                self.win.cwnd = self.win.ssthresh + 3.0 * mss;
-                self.recover = self.snd_max;
-                self.in_recovery = true;
-                self.retx_seq = Some(self.snd_una);
-            } else if self.in_recovery {
+                self.enter_recovery();
+            } else if may_enter {
+                if self.cfg.recovery.limited_transmit && self.dupacks <= 2 {
+                    self.lt_allowance += 1;
+                }
+            } else if self.in_recovery && !sack {
                 self.win.cwnd += mss;
             }
+        } else if sack
+            && advanced
+            && may_enter
+            && self.snd_max > self.snd_una
+            && self.snd_una < self.lost_end()
+        {
+            // The cumulative ACK left a hole with enough SACKed data above it.
+            self.enter_recovery();
+        }
+        if self.cfg.recovery.tlp && self.state == SenderState::Established {
+            self.arm_tlp(now);
         }
     }
 
-    /// Handles the retransmission timer; harmless if called early.
+    /// Handles the timers (RTO, loss probe, TCP-IR blocks); harmless if called early.
     pub fn on_timer(&mut self, now: SimTime) {
+        if let Some(b) = self.ir_open {
+            if now >= b.close_at {
+                // The coded packet is sent by `poll_transmit` when due.
+                self.ir_close(b.close_at);
+            }
+        }
+        if self.tlp_deadline != NO_TIMER && now >= self.tlp_deadline {
+            self.tlp_deadline = NO_TIMER;
+            if self.state == SenderState::Established
+                && self.snd_una < self.snd_max
+                && !self.in_recovery
+            {
+                self.tlp_probe_due = true;
+                self.tlp_outstanding = true;
+                // The RTO runs from the probe.
+                self.arm_timer(now);
+            }
+        }
         if self.rto_deadline == NO_TIMER || now < self.rto_deadline {
             return;
         }
         match self.state {
             SenderState::SynSent => {
                 self.stats.timeouts += 1;
+                self.stats.syn_timeouts += 1;
                 self.backoff += 1;
                 self.syn_pending = true;
                 self.arm_timer(now);
@@ -418,7 +969,7 @@ impl TcpSender {
                 }
                 self.stats.timeouts += 1;
                 let mss = self.mss();
-                let flight = self.flight();
+                let flight = self.snd_nxt - self.snd_una;
                 self.cc.on_timeout(&mut self.win, flight, mss);
                 self.win.cwnd = mss;
                 self.in_recovery = false;
@@ -426,6 +977,13 @@ impl TcpSender {
                 self.recover = self.snd_max;
                 self.retx_seq = None;
                 self.snd_nxt = self.snd_una;
+                // RFC 6675 §5.1: forget what was retransmitted; resend every unSACKed byte.
+                self.after_rto = true;
+                self.high_rxt = self.snd_una;
+                self.lt_allowance = 0;
+                self.tlp_deadline = NO_TIMER;
+                self.tlp_probe_due = false;
+                self.tlp_outstanding = false;
                 self.backoff += 1;
                 self.arm_timer(now);
             }
@@ -604,5 +1162,353 @@ mod tests {
         assert_eq!(d, 10_000);
         s.on_timer(d);
         assert!(s.poll_transmit(d).unwrap().is_syn());
+    }
+
+    // ---- Loss-recovery options, driven against a real receiver ----
+
+    use super::super::{LossRecovery, TcpReceiver};
+
+    fn with(recovery: LossRecovery, init_cwnd: u32, size: u64) -> (TcpSender, TcpReceiver) {
+        let c = TcpConfig {
+            init_cwnd,
+            recovery,
+            ..cfg()
+        };
+        let mut s = TcpSender::new(c, Cc::Reno(Reno::default()), size);
+        s.open();
+        let mut r = TcpReceiver::new(c);
+        let syn = s.poll_transmit(0).unwrap();
+        r.on_segment(0, &syn);
+        let synack = r.poll_transmit(0).unwrap();
+        s.on_segment(100, &synack);
+        (s, r)
+    }
+
+    /// Delivers `segs` to the receiver except those starting at a sequence in `lost`;
+    /// returns the ACKs it sends.
+    fn deliver(r: &mut TcpReceiver, segs: &[Segment], lost: &[u64], now: SimTime) -> Vec<Segment> {
+        let mut acks = Vec::new();
+        for seg in segs {
+            if lost.contains(&seg.seq) && !seg.has(flags::CODED) {
+                continue;
+            }
+            r.on_segment(now, seg);
+            acks.extend(r.poll_transmit(now));
+        }
+        acks
+    }
+
+    fn data_seqs(segs: &[Segment]) -> Vec<u64> {
+        segs.iter().filter(|s| s.len > 0).map(|s| s.seq).collect()
+    }
+
+    const SACK: LossRecovery = LossRecovery {
+        sack: true,
+        limited_transmit: false,
+        early_retransmit: false,
+        tlp: false,
+        tcp_ir: false,
+        proactive: false,
+        idle_restart: false,
+        fin_with_data: false,
+    };
+
+    /// The end of a transaction without a separate FIN segment.
+    const SACK_FIN: LossRecovery = LossRecovery {
+        fin_with_data: true,
+        ..SACK
+    };
+    const LT_FIN: LossRecovery = LossRecovery {
+        sack: false,
+        ..SACK_FIN
+    };
+
+    /// Segments 1, 3 and 5 of 10 lost: SACK recovery resends all three holes in the
+    /// round after the dupacks; NewReno resends only the first.
+    #[test]
+    fn sack_recovery_repairs_several_holes_in_one_rtt() {
+        for sack in [true, false] {
+            let rec = LossRecovery {
+                sack,
+                ..LossRecovery::default()
+            };
+            let (mut s, mut r) = with(rec, 10, 10_000);
+            let segs = drain(&mut s, 100);
+            assert_eq!(data_seqs(&segs).len(), 10);
+            let acks = deliver(&mut r, &segs, &[1000, 3000, 5000], 200);
+            let mut resent = Vec::new();
+            for a in &acks {
+                s.on_segment(300, a);
+                resent.extend(drain(&mut s, 300));
+            }
+            assert_eq!(s.stats.fast_retx, 1);
+            let retx: Vec<u64> = data_seqs(&resent)
+                .into_iter()
+                .filter(|&q| q < 10_000)
+                .collect();
+            if sack {
+                assert_eq!(retx, vec![1000, 3000, 5000], "every hole in one round");
+                // The ACK of the three repairs completes the flow without an RTO.
+                for a in deliver(&mut r, &resent, &[], 400) {
+                    s.on_segment(500, &a);
+                }
+                assert_eq!(s.stats.finish, Some(500));
+                assert_eq!(s.stats.packets_retx, 3);
+            } else {
+                assert_eq!(retx, vec![1000], "NewReno: one hole per round trip");
+            }
+        }
+    }
+
+    #[test]
+    fn scoreboard_merges_and_trims() {
+        let (mut s, _) = with(SACK, 10, 10_000);
+        drain(&mut s, 100);
+        assert_eq!(s.sack_insert(3000, 4000), 1000);
+        assert_eq!(s.sack_insert(5000, 6000), 1000);
+        assert_eq!(s.sack_insert(3500, 5000), 1000, "only the new bytes");
+        assert_eq!(s.sacked, vec![(3000, 6000)]);
+        assert_eq!(s.next_unsacked(3000), Some(6000));
+        assert_eq!(s.next_unsacked(1000), Some(1000));
+        s.snd_una = 4000;
+        s.sack_trim();
+        assert_eq!(s.sacked, vec![(4000, 6000)]);
+        // pipe: [6000, 10001) (the data and the FIN) is not lost: 2 SACKed segments are
+        // fewer than DupThresh.
+        assert_eq!(s.in_flight(), 4001);
+        s.sack_insert(7000, 8000);
+        // No unSACKed byte has three SACKed segments above it yet.
+        assert_eq!(s.in_flight(), 3001);
+    }
+
+    #[test]
+    fn limited_transmit_sends_new_data_on_the_first_two_dupacks() {
+        for lt in [true, false] {
+            let rec = LossRecovery {
+                limited_transmit: lt,
+                ..LossRecovery::default()
+            };
+            let (mut s, mut r) = with(rec, 4, 100_000);
+            let segs = drain(&mut s, 100);
+            assert_eq!(segs.len(), 4);
+            let acks = deliver(&mut r, &segs, &[0], 200);
+            assert_eq!(acks.len(), 3);
+            let mut sent = Vec::new();
+            for a in &acks[..2] {
+                s.on_segment(300, a);
+                sent.push(data_seqs(&drain(&mut s, 300)));
+            }
+            if lt {
+                assert_eq!(sent, vec![vec![4000], vec![5000]]);
+            } else {
+                assert_eq!(sent, vec![Vec::<u64>::new(), vec![]]);
+            }
+            assert_eq!(s.stats.fast_retx, 0);
+        }
+    }
+
+    #[test]
+    fn early_retransmit_fires_on_one_dupack_with_two_segments_outstanding() {
+        for (rec, expect) in [
+            (
+                LossRecovery {
+                    early_retransmit: true,
+                    ..LT_FIN
+                },
+                1,
+            ),
+            (
+                LossRecovery {
+                    early_retransmit: true,
+                    ..SACK_FIN
+                },
+                1,
+            ),
+            (LT_FIN, 0),
+        ] {
+            let (mut s, mut r) = with(rec, 10, 2000);
+            let segs = drain(&mut s, 100);
+            assert_eq!(segs.len(), 2, "the FIN rides on the second");
+            let acks = deliver(&mut r, &segs, &[0], 200);
+            assert_eq!(acks.len(), 1);
+            s.on_segment(300, &acks[0]);
+            assert_eq!(s.stats.fast_retx, expect, "{rec:?}");
+            if expect == 1 {
+                assert_eq!(data_seqs(&drain(&mut s, 300)), vec![0]);
+            }
+        }
+    }
+
+    /// The last two of ten segments are lost. The probe 2·SRTT after the last ACK
+    /// resends segment 9; its SACK makes segment 8 lost (early retransmit, k = 1), and
+    /// fast recovery repairs it before the RTO.
+    #[test]
+    fn tail_loss_probe_turns_a_tail_loss_into_fast_recovery() {
+        let rec = LossRecovery {
+            tlp: true,
+            early_retransmit: true,
+            ..SACK_FIN
+        };
+        let (mut s, mut r) = with(rec, 10, 10_000);
+        let segs = drain(&mut s, 100);
+        let acks = deliver(&mut r, &segs, &[8000, 9000], 150);
+        for a in &acks {
+            s.on_segment(200, a);
+        }
+        assert_eq!(s.snd_una, 8000);
+        let srtt = s.rtt.srtt().unwrap();
+        let pto = s.timer_deadline().unwrap();
+        assert_eq!(pto, 200 + 2 * srtt);
+        assert!(pto < s.rto_deadline);
+        s.on_timer(pto);
+        let probe = drain(&mut s, pto);
+        assert_eq!(data_seqs(&probe), vec![9000]);
+        assert_eq!(s.stats.tlp_probes, 1);
+        let acks = deliver(&mut r, &probe, &[], pto + 50);
+        s.on_segment(pto + 100, &acks[0]);
+        assert_eq!(s.stats.fast_retx, 1);
+        let repair = drain(&mut s, pto + 100);
+        assert_eq!(data_seqs(&repair), vec![8000]);
+        for a in deliver(&mut r, &repair, &[], pto + 150) {
+            s.on_segment(pto + 200, &a);
+        }
+        assert_eq!(s.stats.finish, Some(pto + 200));
+        assert_eq!(s.stats.timeouts, 0);
+    }
+
+    /// TCP-IR: a block of eight segments, coded RTT/2 + RTT/4 after its first one. With
+    /// one segment lost the receiver rebuilds it; with two it cannot.
+    #[test]
+    fn tcp_ir_recovers_one_lost_segment_per_block_but_not_two() {
+        for lost in [vec![3000], vec![3000, 5000]] {
+            let rec = LossRecovery {
+                tcp_ir: true,
+                ..SACK
+            };
+            let (mut s, mut r) = with(rec, 10, 8000);
+            let srtt = s.rtt.srtt().unwrap();
+            let segs = drain(&mut s, 100);
+            assert_eq!(data_seqs(&segs).len(), 8);
+            let close = s.timer_deadline().unwrap();
+            assert_eq!(
+                close,
+                100 + srtt / 2,
+                "the block closes half an RTT after it opened"
+            );
+            let acks = deliver(&mut r, &segs, &lost, 120);
+            s.on_timer(close);
+            assert!(drain(&mut s, close).is_empty());
+            let due = s.timer_deadline().unwrap();
+            assert_eq!(due, close + srtt / 4);
+            s.on_timer(due);
+            let coded = drain(&mut s, due);
+            assert_eq!(coded.len(), 1);
+            assert!(coded[0].has(flags::CODED));
+            assert_eq!((coded[0].seq, coded[0].coded_len), (0, 8000));
+            assert_eq!(s.stats.ir_coded, 1);
+            let more = deliver(&mut r, &coded, &[], due + 10);
+            assert_eq!(more.len(), 1, "a coded packet is acknowledged at once");
+            if lost.len() == 1 {
+                assert_eq!(r.ir_recovered, 1);
+                assert_eq!(r.bytes_received(), 8000);
+                for a in acks.iter().chain(&more) {
+                    s.on_segment(due + 20, a);
+                }
+                assert_eq!(s.stats.finish, Some(due + 20));
+                assert_eq!(s.stats.packets_retx, 0, "recovered without retransmission");
+            } else {
+                assert_eq!(r.ir_recovered, 0);
+                assert_eq!(r.bytes_received(), 3000);
+            }
+        }
+    }
+
+    #[test]
+    fn proactive_sends_every_segment_twice_without_spurious_recovery() {
+        let rec = LossRecovery {
+            proactive: true,
+            ..SACK
+        };
+        let (mut s, mut r) = with(rec, 4, 20_000);
+        let mut now = 100;
+        let mut copies = 0;
+        while s.stats.finish.is_none() && now < 100_000 {
+            let segs = drain(&mut s, now);
+            let data = data_seqs(&segs);
+            for pair in data.chunks(2) {
+                assert_eq!(pair.len(), 2);
+                assert_eq!(pair[0], pair[1], "back-to-back copies");
+                copies += 1;
+            }
+            for a in deliver(&mut r, &segs, &[], now + 50) {
+                s.on_segment(now + 100, &a);
+            }
+            now += 100;
+        }
+        assert_eq!(s.stats.finish, Some(now));
+        assert_eq!(copies, 20);
+        assert_eq!(s.stats.proactive_copies, 20);
+        assert_eq!(
+            s.stats.packets_sent, 20,
+            "copies are not counted as data packets"
+        );
+        assert_eq!(s.stats.fast_retx, 0);
+        assert_eq!(s.stats.timeouts, 0);
+    }
+
+    #[test]
+    fn idle_restart_resets_cwnd_to_the_initial_window() {
+        for idle_restart in [true, false] {
+            let rec = LossRecovery {
+                idle_restart,
+                ..LossRecovery::default()
+            };
+            let (mut s, mut r) = with(rec, 2, 0);
+            s.size = u64::MAX;
+            s.offer(5000);
+            let segs = drain(&mut s, 200);
+            for a in deliver(&mut r, &segs, &[], 250) {
+                s.on_segment(300, &a);
+            }
+            assert_eq!(s.snd_una, 2000);
+            s.win.cwnd = 20_000.0;
+            drain(&mut s, 300);
+            s.on_segment(400, &ack(5000, 300));
+            assert_eq!(s.in_flight(), 0);
+            s.offer(10_000);
+            let later = 400 + 10 * s.rtt.rto(0);
+            let n = drain(&mut s, later).len();
+            if idle_restart {
+                assert_eq!(s.win.cwnd, 2000.0);
+                assert_eq!(n, 2);
+            } else {
+                assert_eq!(n, 10);
+            }
+        }
+    }
+
+    #[test]
+    fn packets_since_last_retransmission() {
+        let mut st = SenderStats::default();
+        assert_eq!(st.packets_since_last_retx(), 0);
+        st.packets_sent = 10;
+        st.packets_at_last_retx = 7;
+        assert_eq!(st.packets_since_last_retx(), 4);
+    }
+
+    #[test]
+    fn fin_rides_on_the_last_data_segment() {
+        let rec = LossRecovery {
+            fin_with_data: true,
+            ..LossRecovery::default()
+        };
+        let (mut s, mut r) = with(rec, 10, 2500);
+        let segs = drain(&mut s, 100);
+        assert_eq!(segs.len(), 3);
+        assert!(segs[2].has(flags::FIN) && segs[2].len == 500);
+        let acks = deliver(&mut r, &segs, &[], 150);
+        assert_eq!(acks.last().unwrap().ack, 2501);
+        s.on_segment(200, acks.last().unwrap());
+        assert_eq!(s.stats.finish, Some(200));
     }
 }
