@@ -111,10 +111,10 @@ def timeout_fraction(p: float, size: int, flows: int, seed: int = 1, z: float = 
 
 def _timeout_flows(size: int, full: bool) -> int:
     """Flows per point: enough that a 1% fraction is measured within about ±25%
-    (reduced) or ±10% (full) at 3.5 standard deviations."""
+    (reduced) or ±8% (full) at 3.5 standard deviations."""
     if full:
-        return {10_000: 100_000, 100_000: 40_000}.get(size, 8_000)
-    return {10_000: 8_000, 100_000: 3_000}.get(size, 500)
+        return {10_000: 200_000, 100_000: 100_000}.get(size, 10_000)
+    return {10_000: 20_000, 100_000: 20_000}.get(size, 2_000)
 
 
 def plot_timeout_probability(table: pd.DataFrame) -> Figure:
