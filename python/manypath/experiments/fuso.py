@@ -138,6 +138,8 @@ def plot_timeout_probability(table: pd.DataFrame) -> Figure:
                     label=f"{label} (simulation)")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_xticks(list(TIMEOUT_LOSS_RATES), [f"{100 * p:g}%" for p in TIMEOUT_LOSS_RATES])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("random loss rate")
     ax.set_ylabel("timeout probability")
     ax.grid(True, which="both", alpha=0.3)
