@@ -156,13 +156,20 @@ impl TcpReceiver {
                 }
             }
         }
+        if seg.has(flags::FIN) {
+            self.fin_seq = Some(seg.seq + seg.coded_len as u64);
+        }
         let mut fin_now = false;
         if !self.fin_done && self.fin_seq == Some(self.rcv_nxt) {
             self.rcv_nxt += 1;
             self.fin_done = true;
             fin_now = true;
         }
-        self.ack_now(seg.ts, seg.ecn, fin_now);
+        self.ack_now(
+            seg.ts,
+            seg.ecn,
+            fin_now || self.fin_done && seg.has(flags::FIN),
+        );
     }
 
     pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {

@@ -126,6 +126,9 @@ pub struct TcpSender {
     tlp_outstanding: bool,
     ir_open: Option<IrOpen>,
     ir_pending: VecDeque<IrBlock>,
+    /// The first pending block's coded packet is due: `poll_transmit` sends it (the
+    /// timer no longer reports its deadline, which has passed).
+    ir_due: bool,
     /// Proactive: the copy of the segment just sent.
     copy_pending: Option<Segment>,
     /// When the last segment was sent (idle restart).
@@ -189,6 +192,7 @@ impl TcpSender {
             } else {
                 VecDeque::new()
             },
+            ir_due: false,
             copy_pending: None,
             last_send: None,
             stats: SenderStats::default(),
@@ -280,7 +284,9 @@ impl TcpSender {
             d = earliest(d, b.close_at);
         }
         if let Some(b) = self.ir_pending.front() {
-            d = earliest(d, b.due);
+            if !self.ir_due {
+                d = earliest(d, b.due);
+            }
         }
         (d != NO_TIMER).then_some(d)
     }
@@ -757,6 +763,7 @@ impl TcpSender {
         }
         while let Some(&b) = self.ir_pending.front() {
             if b.due > now {
+                self.ir_due = false;
                 return None;
             }
             self.ir_pending.pop_front();
@@ -764,10 +771,16 @@ impl TcpSender {
                 continue;
             }
             self.stats.ir_coded += 1;
+            // A FIN riding on the block's last segment is protected too.
+            let fin = if self.fin_rides(b.start, b.end - b.start) {
+                flags::FIN
+            } else {
+                0
+            };
             return Some(Segment {
                 seq: b.start,
                 len: self.cfg.mss,
-                flags: flags::ACK | flags::CODED,
+                flags: flags::ACK | flags::CODED | fin,
                 ecn: self.cfg.ecn,
                 ts: now,
                 rwnd: self.cfg.rcv_wnd,
@@ -775,6 +788,7 @@ impl TcpSender {
                 ..Segment::default()
             });
         }
+        self.ir_due = false;
         None
     }
 
@@ -933,10 +947,22 @@ impl TcpSender {
 
     /// Handles the timers (RTO, loss probe, TCP-IR blocks); harmless if called early.
     pub fn on_timer(&mut self, now: SimTime) {
+        if self.state != SenderState::Established {
+            self.ir_open = None;
+            self.ir_pending.clear();
+        }
         if let Some(b) = self.ir_open {
             if now >= b.close_at {
-                // The coded packet is sent by `poll_transmit` when due.
                 self.ir_close(b.close_at);
+            }
+        }
+        // Coded packets are sent by `poll_transmit`; blocks acknowledged meanwhile need none.
+        while let Some(b) = self.ir_pending.front() {
+            if self.snd_una >= b.end {
+                self.ir_pending.pop_front();
+            } else {
+                self.ir_due = b.due <= now;
+                break;
             }
         }
         if self.tlp_deadline != NO_TIMER && now >= self.tlp_deadline {
