@@ -28,7 +28,8 @@ pub struct TcpReceiver {
     ce_state: bool,
     delack_deadline: Option<SimTime>,
     /// SACK: the blocks reported most recently (absolute), most recent first.
-    recent_sack: [(u64, u64); MAX_SACK_BLOCKS],
+    /// (Boxed: only SACK connections use it, and the receiver stays compact.)
+    recent_sack: Box<[(u64, u64); MAX_SACK_BLOCKS]>,
     recent_n: usize,
     /// TCP-IR: segments recovered from coded packets.
     pub ir_recovered: u32,
@@ -50,7 +51,7 @@ impl TcpReceiver {
             first_unacked_ts: 0,
             ce_state: false,
             delack_deadline: None,
-            recent_sack: [(0, 0); MAX_SACK_BLOCKS],
+            recent_sack: Box::new([(0, 0); MAX_SACK_BLOCKS]),
             recent_n: 0,
             ir_recovered: 0,
         }
@@ -117,7 +118,7 @@ impl TcpReceiver {
                 }
             }
         }
-        self.recent_sack = blocks;
+        *self.recent_sack = blocks;
         self.recent_n = n;
     }
 

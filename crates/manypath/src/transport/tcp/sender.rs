@@ -83,6 +83,28 @@ struct IrBlock {
 /// TCP-IR's largest coding block, in segments.
 const IR_MAX_BLOCK: u32 = 16;
 
+/// The loss-recovery options' state.
+#[derive(Clone, Debug)]
+struct Extras {
+    /// SACK scoreboard: SACKed ranges above `snd_una`, sorted, disjoint, not adjacent.
+    sacked: Vec<(u64, u64)>,
+    /// SACK recovery: every unSACKed byte below this was retransmitted in this episode.
+    high_rxt: u64,
+    /// Limited transmit: new segments the dupacks received so far allow beyond cwnd.
+    lt_allowance: u32,
+    tlp_deadline: SimTime,
+    tlp_probe_due: bool,
+    /// A probe was sent and no ACK has arrived since.
+    tlp_outstanding: bool,
+    ir_open: Option<IrOpen>,
+    ir_pending: VecDeque<IrBlock>,
+    /// The first pending block's coded packet is due: `poll_transmit` sends it (the
+    /// timer no longer reports its deadline, which has passed).
+    ir_due: bool,
+    /// Proactive: the copy of the segment just sent.
+    copy_pending: Option<Segment>,
+}
+
 #[derive(Clone, Debug)]
 pub struct TcpSender {
     pub cfg: TcpConfig,
@@ -111,26 +133,11 @@ pub struct TcpSender {
     /// Multipath: the ends of the chunks handed over by `offer_chunk`, above `snd_una`.
     /// Each chunk has its own data sequence mapping, so no segment may span two.
     chunk_ends: VecDeque<u64>,
-    /// SACK scoreboard: SACKed ranges above `snd_una`, sorted, disjoint, not adjacent.
-    sacked: Vec<(u64, u64)>,
-    /// SACK recovery: every unSACKed byte below this was retransmitted in this episode.
-    high_rxt: u64,
+    /// State of the loss-recovery options, boxed so the common sender stays compact.
+    x: Box<Extras>,
     /// An RTO's go-back-N is under way (until `snd_una` reaches `recover`): unSACKed
     /// bytes above `snd_nxt` are presumed lost.
     after_rto: bool,
-    /// Limited transmit: new segments the dupacks received so far allow beyond cwnd.
-    lt_allowance: u32,
-    tlp_deadline: SimTime,
-    tlp_probe_due: bool,
-    /// A probe was sent and no ACK has arrived since.
-    tlp_outstanding: bool,
-    ir_open: Option<IrOpen>,
-    ir_pending: VecDeque<IrBlock>,
-    /// The first pending block's coded packet is due: `poll_transmit` sends it (the
-    /// timer no longer reports its deadline, which has passed).
-    ir_due: bool,
-    /// Proactive: the copy of the segment just sent.
-    copy_pending: Option<Segment>,
     /// When the last segment was sent (idle restart).
     last_send: Option<SimTime>,
     pub stats: SenderStats,
@@ -175,25 +182,27 @@ impl TcpSender {
             rto_deadline: NO_TIMER,
             backoff: 0,
             chunk_ends: VecDeque::new(),
-            sacked: if r.sack {
-                Vec::with_capacity(8)
-            } else {
-                Vec::new()
-            },
-            high_rxt: 0,
+            x: Box::new(Extras {
+                sacked: if r.sack {
+                    Vec::with_capacity(8)
+                } else {
+                    Vec::new()
+                },
+                high_rxt: 0,
+                lt_allowance: 0,
+                tlp_deadline: NO_TIMER,
+                tlp_probe_due: false,
+                tlp_outstanding: false,
+                ir_open: None,
+                ir_pending: if r.tcp_ir {
+                    VecDeque::with_capacity(8)
+                } else {
+                    VecDeque::new()
+                },
+                ir_due: false,
+                copy_pending: None,
+            }),
             after_rto: false,
-            lt_allowance: 0,
-            tlp_deadline: NO_TIMER,
-            tlp_probe_due: false,
-            tlp_outstanding: false,
-            ir_open: None,
-            ir_pending: if r.tcp_ir {
-                VecDeque::with_capacity(8)
-            } else {
-                VecDeque::new()
-            },
-            ir_due: false,
-            copy_pending: None,
             last_send: None,
             stats: SenderStats::default(),
         }
@@ -268,7 +277,10 @@ impl TcpSender {
     /// that the receiver has not SACKed.
     pub fn next_unsacked(&self, from: u64) -> Option<u64> {
         let mut at = from.max(self.snd_una);
-        for &(s, e) in &self.sacked {
+        if !self.cfg.recovery.sack {
+            return (at < self.snd_max).then_some(at);
+        }
+        for &(s, e) in &self.x.sacked {
             if s > at {
                 break;
             }
@@ -279,13 +291,18 @@ impl TcpSender {
 
     /// When the next timer (RTO, loss probe, TCP-IR coding) expires, if any is armed.
     pub fn timer_deadline(&self) -> Option<SimTime> {
-        let mut d = earliest(self.rto_deadline, self.tlp_deadline);
-        if let Some(b) = &self.ir_open {
-            d = earliest(d, b.close_at);
+        let mut d = self.rto_deadline;
+        if self.cfg.recovery.tlp {
+            d = earliest(d, self.x.tlp_deadline);
         }
-        if let Some(b) = self.ir_pending.front() {
-            if !self.ir_due {
-                d = earliest(d, b.due);
+        if self.cfg.recovery.tcp_ir {
+            if let Some(b) = &self.x.ir_open {
+                d = earliest(d, b.close_at);
+            }
+            if let Some(b) = self.x.ir_pending.front() {
+                if !self.x.ir_due {
+                    d = earliest(d, b.due);
+                }
             }
         }
         (d != NO_TIMER).then_some(d)
@@ -315,7 +332,10 @@ impl TcpSender {
     /// with SACK not into the next SACKed range.
     fn seg_len(&self, seq: u64) -> u64 {
         let mut len = self.segment_end(seq) - seq;
-        if let Some(&(s, _)) = self.sacked.iter().find(|&&(s, _)| s > seq) {
+        if !self.cfg.recovery.sack {
+            return len;
+        }
+        if let Some(&(s, _)) = self.x.sacked.iter().find(|&&(s, _)| s > seq) {
             len = len.min(s - seq);
         }
         len
@@ -377,7 +397,7 @@ impl TcpSender {
             ..Segment::default()
         };
         if self.cfg.recovery.proactive {
-            self.copy_pending = Some(seg);
+            self.x.copy_pending = Some(seg);
             self.stats.proactive_copies += 1;
         }
         seg
@@ -397,7 +417,7 @@ impl TcpSender {
     /// Retransmits the segment at `seq` (below `snd_max`) during SACK recovery.
     fn emit_sack_retx(&mut self, now: SimTime, seq: u64) -> Segment {
         let span = self.seg_span(seq);
-        self.high_rxt = self.high_rxt.max(seq + span);
+        self.x.high_rxt = self.x.high_rxt.max(seq + span);
         self.emit(now, seq)
     }
 
@@ -419,16 +439,18 @@ impl TcpSender {
                 })
             }
             SenderState::Established => {
-                if let Some(copy) = self.copy_pending.take() {
-                    return Some(copy);
+                if self.cfg.recovery.proactive {
+                    if let Some(copy) = self.x.copy_pending.take() {
+                        return Some(copy);
+                    }
                 }
                 if self.cfg.recovery.tcp_ir {
                     if let Some(seg) = self.ir_coded_due(now) {
                         return Some(seg);
                     }
                 }
-                if self.tlp_probe_due {
-                    self.tlp_probe_due = false;
+                if self.cfg.recovery.tlp && self.x.tlp_probe_due {
+                    self.x.tlp_probe_due = false;
                     if let Some(seg) = self.send_probe(now) {
                         return Some(seg);
                     }
@@ -493,12 +515,13 @@ impl TcpSender {
             return Some(self.emit_next(now));
         }
         // RFC 3042: past cwnd by at most two segments, within the receive window.
-        if self.lt_allowance > 0
+        if self.cfg.recovery.limited_transmit
+            && self.x.lt_allowance > 0
             && self.snd_nxt == self.snd_max
             && (flight + span) as f64 <= self.win.cwnd + 2.0 * self.mss()
             && self.snd_max + span - self.snd_una <= self.peer_rwnd
         {
-            self.lt_allowance -= 1;
+            self.x.lt_allowance -= 1;
             return Some(self.emit_next(now));
         }
         None
@@ -525,7 +548,7 @@ impl TcpSender {
         if (self.pipe() + mss) as f64 > self.win.cwnd {
             return None;
         }
-        let hole = self.next_unsacked(self.high_rxt);
+        let hole = self.next_unsacked(self.x.high_rxt);
         if let Some(seq) = hole {
             if seq < self.lost_end() {
                 return Some(self.emit_sack_retx(now, seq));
@@ -537,7 +560,7 @@ impl TcpSender {
         if new_ok {
             return Some(self.emit_next(now));
         }
-        let top = self.sacked.last().map_or(0, |r| r.1);
+        let top = self.x.sacked.last().map_or(0, |r| r.1);
         match hole {
             Some(seq) if seq < top => Some(self.emit_sack_retx(now, seq)),
             _ => None,
@@ -551,7 +574,7 @@ impl TcpSender {
         let k = self.dupthresh() as u64;
         let mss = self.cfg.mss as u64;
         let (mut bytes, mut segs) = (0, 0);
-        for &(s, e) in self.sacked.iter().rev() {
+        for &(s, e) in self.x.sacked.iter().rev() {
             bytes += e - s;
             segs += (e - s).div_ceil(mss);
             if segs >= k || bytes > (k - 1) * mss {
@@ -565,19 +588,19 @@ impl TcpSender {
     /// After an RTO, the bytes resent since (each once).
     fn pipe(&self) -> u64 {
         let (una, nxt) = (self.snd_una, self.snd_nxt);
-        if self.sacked.is_empty() && self.high_rxt <= una {
+        if self.x.sacked.is_empty() && self.x.high_rxt <= una {
             return nxt - una;
         }
         let (lost_end, rxt) = if self.after_rto {
             (una, una)
         } else {
-            (self.lost_end(), self.high_rxt)
+            (self.lost_end(), self.x.high_rxt)
         };
         let hole =
             |a: u64, b: u64| b.saturating_sub(a.max(lost_end)) + rxt.min(b).saturating_sub(a);
         let mut pipe = 0;
         let mut at = una;
-        for &(s, e) in &self.sacked {
+        for &(s, e) in &self.x.sacked {
             if s >= nxt {
                 break;
             }
@@ -619,21 +642,21 @@ impl TcpSender {
         if start >= end {
             return 0;
         }
-        let i = self.sacked.partition_point(|r| r.1 < start);
+        let i = self.x.sacked.partition_point(|r| r.1 < start);
         let mut j = i;
         let (mut lo, mut hi, mut old) = (start, end, 0);
-        while j < self.sacked.len() && self.sacked[j].0 <= end {
-            let (s, e) = self.sacked[j];
+        while j < self.x.sacked.len() && self.x.sacked[j].0 <= end {
+            let (s, e) = self.x.sacked[j];
             old += e.min(end).saturating_sub(s.max(start));
             lo = lo.min(s);
             hi = hi.max(e);
             j += 1;
         }
         if j == i {
-            self.sacked.insert(i, (lo, hi));
+            self.x.sacked.insert(i, (lo, hi));
         } else {
-            self.sacked[i] = (lo, hi);
-            self.sacked.drain(i + 1..j);
+            self.x.sacked[i] = (lo, hi);
+            self.x.sacked.drain(i + 1..j);
         }
         end - start - old
     }
@@ -641,9 +664,9 @@ impl TcpSender {
     /// Drops the scoreboard below `snd_una`.
     fn sack_trim(&mut self) {
         let una = self.snd_una;
-        let n = self.sacked.partition_point(|r| r.1 <= una);
-        self.sacked.drain(..n);
-        if let Some(r) = self.sacked.first_mut() {
+        let n = self.x.sacked.partition_point(|r| r.1 <= una);
+        self.x.sacked.drain(..n);
+        if let Some(r) = self.x.sacked.first_mut() {
             r.0 = r.0.max(una);
         }
     }
@@ -655,15 +678,15 @@ impl TcpSender {
         self.cc.on_fast_retransmit(&mut self.win, flight, mss);
         if self.cfg.recovery.sack {
             self.win.cwnd = self.win.ssthresh.max(mss);
-            self.high_rxt = self.snd_una;
+            self.x.high_rxt = self.snd_una;
         } else {
             self.win.cwnd = self.win.ssthresh + 3.0 * mss;
         }
         self.recover = self.snd_max;
         self.in_recovery = true;
         self.retx_seq = Some(self.snd_una);
-        self.lt_allowance = 0;
-        self.tlp_deadline = NO_TIMER;
+        self.x.lt_allowance = 0;
+        self.x.tlp_deadline = NO_TIMER;
     }
 
     /// Schedules a tail loss probe 2·SRTT from now while data is outstanding outside
@@ -672,10 +695,10 @@ impl TcpSender {
         if !self.cfg.recovery.tlp {
             return;
         }
-        self.tlp_deadline = NO_TIMER;
+        self.x.tlp_deadline = NO_TIMER;
         if self.in_recovery
             || self.after_rto
-            || self.tlp_outstanding
+            || self.x.tlp_outstanding
             || self.snd_una >= self.snd_max
             || self.state != SenderState::Established
         {
@@ -691,7 +714,7 @@ impl TcpSender {
         }
         let at = now + pto;
         if self.rto_deadline == NO_TIMER || at < self.rto_deadline {
-            self.tlp_deadline = at;
+            self.x.tlp_deadline = at;
         }
     }
 
@@ -721,7 +744,7 @@ impl TcpSender {
     /// TCP-IR: adds the new segment [seq, end) to the open coding block, closing the
     /// block at its time limit, at a gap, or when it is full.
     fn ir_add(&mut self, now: SimTime, seq: u64, end: u64) {
-        if let Some(b) = self.ir_open {
+        if let Some(b) = self.x.ir_open {
             if now >= b.close_at {
                 self.ir_close(b.close_at);
             } else if b.end != seq {
@@ -729,7 +752,7 @@ impl TcpSender {
             }
         }
         let srtt = self.rtt.srtt().unwrap_or(self.cfg.rto_initial);
-        let b = self.ir_open.get_or_insert(IrOpen {
+        let b = self.x.ir_open.get_or_insert(IrOpen {
             start: seq,
             end: seq,
             segs: 0,
@@ -744,9 +767,9 @@ impl TcpSender {
 
     /// Closes the open block at `at`; its coded packet is due a quarter RTT later.
     fn ir_close(&mut self, at: SimTime) {
-        if let Some(b) = self.ir_open.take() {
+        if let Some(b) = self.x.ir_open.take() {
             let srtt = self.rtt.srtt().unwrap_or(self.cfg.rto_initial);
-            self.ir_pending.push_back(IrBlock {
+            self.x.ir_pending.push_back(IrBlock {
                 start: b.start,
                 end: b.end,
                 due: at + srtt / 4,
@@ -756,17 +779,17 @@ impl TcpSender {
 
     /// A coded packet whose time has come, for a block not yet wholly acknowledged.
     fn ir_coded_due(&mut self, now: SimTime) -> Option<Segment> {
-        if let Some(b) = self.ir_open {
+        if let Some(b) = self.x.ir_open {
             if now >= b.close_at {
                 self.ir_close(b.close_at);
             }
         }
-        while let Some(&b) = self.ir_pending.front() {
+        while let Some(&b) = self.x.ir_pending.front() {
             if b.due > now {
-                self.ir_due = false;
+                self.x.ir_due = false;
                 return None;
             }
-            self.ir_pending.pop_front();
+            self.x.ir_pending.pop_front();
             if self.snd_una >= b.end {
                 continue;
             }
@@ -788,7 +811,7 @@ impl TcpSender {
                 ..Segment::default()
             });
         }
-        self.ir_due = false;
+        self.x.ir_due = false;
         None
     }
 
@@ -816,7 +839,9 @@ impl TcpSender {
             self.ack_fin_pending = true;
         }
         self.peer_rwnd = seg.rwnd as u64;
-        self.tlp_outstanding = false;
+        if self.cfg.recovery.tlp {
+            self.x.tlp_outstanding = false;
+        }
         let sack = self.cfg.recovery.sack;
         let mss = self.mss();
         let cwnd_min = self.cfg.cwnd_min as f64 * mss;
@@ -874,7 +899,9 @@ impl TcpSender {
             };
             self.cc.on_ack(&mut self.win, &ev);
             self.dupacks = 0;
-            self.lt_allowance = 0;
+            if self.cfg.recovery.limited_transmit {
+                self.x.lt_allowance = 0;
+            }
             if self.snd_una >= self.size && self.stats.finish.is_none() {
                 self.stats.finish = Some(now);
             }
@@ -926,7 +953,7 @@ impl TcpSender {
                 self.enter_recovery();
             } else if may_enter {
                 if self.cfg.recovery.limited_transmit && self.dupacks <= 2 {
-                    self.lt_allowance += 1;
+                    self.x.lt_allowance += 1;
                 }
             } else if self.in_recovery && !sack {
                 self.win.cwnd += mss;
@@ -947,39 +974,58 @@ impl TcpSender {
 
     /// Handles the timers (RTO, loss probe, TCP-IR blocks); harmless if called early.
     pub fn on_timer(&mut self, now: SimTime) {
-        if self.state != SenderState::Established {
-            self.ir_open = None;
-            self.ir_pending.clear();
+        if self.cfg.recovery.tcp_ir {
+            self.ir_timer(now);
         }
-        if let Some(b) = self.ir_open {
+        if self.cfg.recovery.tlp {
+            self.tlp_timer(now);
+        }
+        if self.rto_deadline == NO_TIMER || now < self.rto_deadline {
+            return;
+        }
+        self.rto_timer(now);
+    }
+
+    /// TCP-IR: closes the open block at its time and notes a due coded packet.
+    fn ir_timer(&mut self, now: SimTime) {
+        if self.state != SenderState::Established {
+            self.x.ir_open = None;
+            self.x.ir_pending.clear();
+        }
+        if let Some(b) = self.x.ir_open {
             if now >= b.close_at {
                 self.ir_close(b.close_at);
             }
         }
         // Coded packets are sent by `poll_transmit`; blocks acknowledged meanwhile need none.
-        while let Some(b) = self.ir_pending.front() {
+        while let Some(b) = self.x.ir_pending.front() {
             if self.snd_una >= b.end {
-                self.ir_pending.pop_front();
+                self.x.ir_pending.pop_front();
             } else {
-                self.ir_due = b.due <= now;
+                self.x.ir_due = b.due <= now;
                 break;
             }
         }
-        if self.tlp_deadline != NO_TIMER && now >= self.tlp_deadline {
-            self.tlp_deadline = NO_TIMER;
+    }
+
+    /// The loss probe's timer: the probe goes out at the next `poll_transmit`.
+    fn tlp_timer(&mut self, now: SimTime) {
+        if self.x.tlp_deadline != NO_TIMER && now >= self.x.tlp_deadline {
+            self.x.tlp_deadline = NO_TIMER;
             if self.state == SenderState::Established
                 && self.snd_una < self.snd_max
                 && !self.in_recovery
             {
-                self.tlp_probe_due = true;
-                self.tlp_outstanding = true;
+                self.x.tlp_probe_due = true;
+                self.x.tlp_outstanding = true;
                 // The RTO runs from the probe.
                 self.arm_timer(now);
             }
         }
-        if self.rto_deadline == NO_TIMER || now < self.rto_deadline {
-            return;
-        }
+    }
+
+    /// The retransmission timer has expired.
+    fn rto_timer(&mut self, now: SimTime) {
         match self.state {
             SenderState::SynSent => {
                 self.stats.timeouts += 1;
@@ -1005,11 +1051,11 @@ impl TcpSender {
                 self.snd_nxt = self.snd_una;
                 // RFC 6675 §5.1: forget what was retransmitted; resend every unSACKed byte.
                 self.after_rto = true;
-                self.high_rxt = self.snd_una;
-                self.lt_allowance = 0;
-                self.tlp_deadline = NO_TIMER;
-                self.tlp_probe_due = false;
-                self.tlp_outstanding = false;
+                self.x.high_rxt = self.snd_una;
+                self.x.lt_allowance = 0;
+                self.x.tlp_deadline = NO_TIMER;
+                self.x.tlp_probe_due = false;
+                self.x.tlp_outstanding = false;
                 self.backoff += 1;
                 self.arm_timer(now);
             }
@@ -1293,12 +1339,12 @@ mod tests {
         assert_eq!(s.sack_insert(3000, 4000), 1000);
         assert_eq!(s.sack_insert(5000, 6000), 1000);
         assert_eq!(s.sack_insert(3500, 5000), 1000, "only the new bytes");
-        assert_eq!(s.sacked, vec![(3000, 6000)]);
+        assert_eq!(s.x.sacked, vec![(3000, 6000)]);
         assert_eq!(s.next_unsacked(3000), Some(6000));
         assert_eq!(s.next_unsacked(1000), Some(1000));
         s.snd_una = 4000;
         s.sack_trim();
-        assert_eq!(s.sacked, vec![(4000, 6000)]);
+        assert_eq!(s.x.sacked, vec![(4000, 6000)]);
         // pipe: [6000, 10001) (the data and the FIN) is not lost: 2 SACKed segments are
         // fewer than DupThresh.
         assert_eq!(s.in_flight(), 4001);
