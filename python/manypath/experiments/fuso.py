@@ -296,17 +296,22 @@ def run_subflows(full: bool, seed: int) -> pd.DataFrame:
                       for n in (1, 2, 4, 8)], ignore_index=True)
 
 
-def plot_loss_and_congestion(table: pd.DataFrame) -> Figure:
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
-    for ax, col, ylabel in ((axes[0], "fct_mean_ms", "average FCT (ms)"),
-                            (axes[1], "fct_p99_ms", "99th percentile FCT (ms)")):
+def _fct_vs_load(mean_ax: Any, p99_ax: Any, table: pd.DataFrame) -> None:
+    """Queries' average and 99th percentile FCT against load, a line per scheme."""
+    for ax, col, ylabel in ((mean_ax, "fct_mean_ms", "average FCT (ms)"),
+                            (p99_ax, "fct_p99_ms", "99th percentile FCT (ms)")):
         _by_scheme(ax, table, "load", col)
         ax.set_xlabel("load")
         ax.set_ylabel(ylabel)
         ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
+
+
+def plot_loss_and_congestion(table: pd.DataFrame) -> Figure:
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    _fct_vs_load(axes[0], axes[1], table)
     fuso = table[table["scheme"] == "fuso"]
     axes[2].bar(fuso["load"].astype(str), fuso["fuso_extra_load"] * 100)
     axes[2].set_xlabel("load")
@@ -436,14 +441,8 @@ def plot_fattree(table: pd.DataFrame) -> Figure:
     workloads = list(dict.fromkeys(table["workload"]))
     fig, axes = plt.subplots(len(workloads), 2, figsize=(11, 4 * len(workloads)), squeeze=False)
     for row, w in zip(axes, workloads):
-        t = table[table["workload"] == w]
-        for ax, col, ylabel in ((row[0], "fct_mean_ms", "average FCT (ms)"),
-                                (row[1], "fct_p99_ms", "99th percentile FCT (ms)")):
-            _by_scheme(ax, t, "load", col)
-            ax.set_xlabel("load")
-            ax.set_ylabel(ylabel)
-            ax.set_yscale("log")
-            ax.grid(True, alpha=0.3)
+        _fct_vs_load(row[0], row[1], table[table["workload"] == w])
+        for ax in row:
             ax.set_title(w)
         row[0].legend(fontsize="small")
     fig.suptitle("FUSO Fig. 8: 4-pod fat tree, 5% of links lossy, 8 subflows")

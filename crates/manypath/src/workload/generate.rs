@@ -256,16 +256,9 @@ impl TrafficGen {
                 } else {
                     Vec::new()
                 };
-                let mean_gap = PS_PER_S as f64 / rate_per_s;
-                let mut t = self.start as f64;
-                let cap = self.flows.unwrap_or(u32::MAX);
+                let mut clock = self.poisson_clock(rate_per_s);
                 let mut n = 0;
-                loop {
-                    t += rng.exponential(mean_gap);
-                    if t >= self.until as f64 || n >= cap {
-                        break;
-                    }
-                    let start = t as SimTime;
+                while let Some(start) = clock.next(rng, n) {
                     let (src, dst) = match pattern {
                         Pattern::Permutation => {
                             let i = rng.below(self.hosts.len() as u64) as usize;
@@ -289,7 +282,32 @@ impl TrafficGen {
     }
 }
 
+/// Poisson arrival times from an entry's start until its end or its flow cap.
+struct PoissonClock {
+    t: f64,
+    mean_gap: f64,
+    until: f64,
+    cap: u32,
+}
+
+impl PoissonClock {
+    /// The next arrival, if before the end and fewer than the cap of flows were drawn.
+    fn next(&mut self, rng: &mut Rng, drawn: u32) -> Option<SimTime> {
+        self.t += rng.exponential(self.mean_gap);
+        (self.t < self.until && drawn < self.cap).then_some(self.t as SimTime)
+    }
+}
+
 impl TrafficGen {
+    fn poisson_clock(&self, rate_per_s: f64) -> PoissonClock {
+        PoissonClock {
+            t: self.start as f64,
+            mean_gap: PS_PER_S as f64 / rate_per_s,
+            until: self.until as f64,
+            cap: self.flows.unwrap_or(u32::MAX),
+        }
+    }
+
     /// A size for the requests pattern: the entry's distribution, conditioned on
     /// `sizes_below` when set.
     fn request_size(&self, r: &RequestsGen, rng: &mut Rng) -> u64 {
@@ -340,15 +358,9 @@ impl TrafficGen {
             return;
         };
         let mut next_slot = vec![0u32; first.len() * kinds];
-        let mean_gap = PS_PER_S as f64 / rate_per_s;
-        let mut t = self.start as f64;
-        let cap = self.flows.unwrap_or(u32::MAX);
+        let mut clock = self.poisson_clock(rate_per_s);
         let mut n = 0;
-        loop {
-            t += rng.exponential(mean_gap);
-            if t >= self.until as f64 || n >= cap {
-                break;
-            }
+        while let Some(start) = clock.next(rng, n) {
             let ci = rng.below(r.clients.len() as u64) as usize;
             let si = loop {
                 let si = rng.below(r.servers.len() as u64) as usize;
@@ -368,7 +380,7 @@ impl TrafficGen {
                 src: r.servers[si],
                 dst: r.clients[ci],
                 size: Some(size),
-                start: t as SimTime,
+                start,
                 transport: conns[conn].transport,
                 class: if background {
                     r.background_class
@@ -420,15 +432,9 @@ impl TrafficGen {
             return;
         };
         let mut next_slot = vec![0u32; first.len()];
-        let mean_gap = PS_PER_S as f64 / rate_per_s;
-        let mut t = self.start as f64;
-        let cap = self.flows.unwrap_or(u32::MAX);
+        let mut clock = self.poisson_clock(rate_per_s);
         let mut n = 0;
-        loop {
-            t += rng.exponential(mean_gap);
-            if t >= self.until as f64 || n >= cap {
-                break;
-            }
+        while let Some(start) = clock.next(rng, n) {
             let ci = rng.below(r.clients.len() as u64) as usize;
             let job = *next_job;
             *next_job += 1;
@@ -440,7 +446,7 @@ impl TrafficGen {
                     src: conns[conn as usize].src,
                     dst: r.clients[ci],
                     size: Some(self.request_size(r, rng)),
-                    start: t as SimTime,
+                    start,
                     transport: self.transport,
                     class: self.class,
                     priority: self.priority,

@@ -281,20 +281,18 @@ impl MptcpSender {
         if seg.len > 0 {
             seg.dsn = self.dsn_of(i, seg.seq);
             seg.scatter = i == 0 && self.scatter_until > 0;
-            let retransmission = seg.seq < snd_max;
-            self.loss[i].on_sent(retransmission);
-            // Limited transmit (RFC 3042) lets two segments beyond cwnd out on dupacks.
-            let lt = if self.subs[i].cfg.recovery.limited_transmit {
-                2.0 * self.mss as f64
-            } else {
-                0.0
-            };
-            if self.fuso.is_some()
-                && !retransmission
-                && flight > 0
-                && (flight + seg.len as u64) as f64 > cwnd + lt
-            {
-                self.counters.window_violations += 1;
+            if self.fuso.is_some() {
+                let retransmission = seg.seq < snd_max;
+                self.loss[i].on_sent(retransmission);
+                // Limited transmit (RFC 3042) lets two segments beyond cwnd out on dupacks.
+                let lt = if self.subs[i].cfg.recovery.limited_transmit {
+                    2.0 * self.mss as f64
+                } else {
+                    0.0
+                };
+                if !retransmission && flight > 0 && (flight + seg.len as u64) as f64 > cwnd + lt {
+                    self.counters.window_violations += 1;
+                }
             }
         }
         Some(seg)
@@ -539,42 +537,16 @@ mod tests {
         MptcpSender::new(subs, size, coupling, Scheduler::RoundRobin, 0)
     }
 
-    /// Runs a connection over a lossless, zero-delay "network" by hand: every segment is
-    /// delivered at once, in order; `on_send(subflow, segment)` sees each one sent.
-    fn exchange(
+    /// Runs a connection over a zero-delay "network" by hand from time `now` until
+    /// nothing moves: every segment is delivered at once, in order, unless
+    /// `drop(subflow, segment)` says it is lost (no timers run: a loss only a timeout
+    /// would repair stalls it). Returns the time reached.
+    fn run_until_idle(
         tx: &mut MptcpSender,
         rx: &mut MptcpReceiver,
-        mut on_send: impl FnMut(usize, &Segment),
-    ) {
-        tx.open();
-        let mut now = 1;
-        for _ in 0..10_000 {
-            let mut progressed = false;
-            while let Some((i, seg)) = tx.poll_transmit(now) {
-                on_send(i, &seg);
-                rx.on_segment(now, i, &seg);
-                progressed = true;
-            }
-            now += 10;
-            while let Some((i, seg)) = rx.poll_transmit(now) {
-                tx.on_segment(now, i, &seg);
-                progressed = true;
-            }
-            if !progressed {
-                break;
-            }
-        }
-    }
-
-    /// Like `exchange`, but data segments for which `drop(subflow, segment)` is true are
-    /// lost on the way (no timers run: a loss only a timeout would repair stalls it).
-    fn exchange_lossy(
-        tx: &mut MptcpSender,
-        rx: &mut MptcpReceiver,
+        mut now: SimTime,
         mut drop: impl FnMut(usize, &Segment) -> bool,
-    ) {
-        tx.open();
-        let mut now = 1;
+    ) -> SimTime {
         for _ in 0..10_000 {
             let mut progressed = false;
             while let Some((i, seg)) = tx.poll_transmit(now) {
@@ -592,6 +564,31 @@ mod tests {
                 break;
             }
         }
+        now
+    }
+
+    /// Opens the connection and runs it without loss; `on_send(subflow, segment)` sees
+    /// each segment sent.
+    fn exchange(
+        tx: &mut MptcpSender,
+        rx: &mut MptcpReceiver,
+        mut on_send: impl FnMut(usize, &Segment),
+    ) {
+        tx.open();
+        run_until_idle(tx, rx, 1, |i, seg| {
+            on_send(i, seg);
+            false
+        });
+    }
+
+    /// Opens the connection and runs it, losing the segments `drop` picks.
+    fn exchange_lossy(
+        tx: &mut MptcpSender,
+        rx: &mut MptcpReceiver,
+        drop: impl FnMut(usize, &Segment) -> bool,
+    ) {
+        tx.open();
+        run_until_idle(tx, rx, 1, drop);
     }
 
     #[test]
@@ -655,22 +652,7 @@ mod tests {
         assert_eq!(tx.subflows_opened(), 2);
         for (k, bytes) in [(1, 2_500u64), (2, 7_300)] {
             tx.offer(bytes);
-            let mut now = 100_000 * k;
-            for _ in 0..1000 {
-                let mut progressed = false;
-                while let Some((i, seg)) = tx.poll_transmit(now) {
-                    rx.on_segment(now, i, &seg);
-                    progressed = true;
-                }
-                now += 10;
-                while let Some((i, seg)) = rx.poll_transmit(now) {
-                    tx.on_segment(now, i, &seg);
-                    progressed = true;
-                }
-                if !progressed {
-                    break;
-                }
-            }
+            run_until_idle(&mut tx, &mut rx, 100_000 * k, |_, _| false);
         }
         assert_eq!(rx.bytes_received(), 9_800);
         assert_eq!(tx.data_una, 9_800);
