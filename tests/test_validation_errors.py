@@ -96,6 +96,21 @@ CASES = [
         STAR.replace('transport = "tcp"', 'transport = "tcp"\nsenders = 9'),
         ("traffic[0].senders", "9"),
     ),
+    Case(
+        "red-thresholds-reversed",
+        STAR + "\n[network.queue.red]\nmin_packets = 30\nmax_packets = 10\n",
+        ("network.queue.red.max_packets", "10"),
+    ),
+    Case(
+        "red-max-p-above-one",
+        STAR + "\n[network.queue.red]\nmin_packets = 5\nmax_packets = 15\nmax_p = 2\n",
+        ("network.queue.red.max_p", "2"),
+    ),
+    Case(
+        "red-on-host-nic",
+        STAR + "\n[network.host_queue.red]\nmin_packets = 5\nmax_packets = 15\n",
+        ("network.host_queue.red",),
+    ),
 ]
 
 Entry = Callable[..., object]

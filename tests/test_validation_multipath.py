@@ -148,13 +148,35 @@ def test_coupling_restrains_subflows_at_a_shared_bottleneck(run_checked: RunFn) 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="LIA with 2 subflows takes 1.5x TCP's throughput at a 100-packet drop-tail "
-    "bottleneck (1.36x at 30 packets, 1.21x at 300): its subflows see fewer drops per packet "
-    "than the burstier single-path flow; with ECN marking it takes 0.62x instead",
+    reason="at a drop-tail bottleneck LIA with 2 subflows takes 1.5-1.6x TCP's throughput "
+    "(2 s runs: 1.59x at 30 and 100 packets, 1.57x at 300): in this deterministic model the "
+    "packet that overflows the queue is the one a window increase added, so losses follow "
+    "window growth (1 MSS per RTT for TCP, a = 1/2 MSS for the LIA connection) rather than "
+    "packet rate, against LIA's assumption of equal loss per packet; with RED the same setup "
+    "is fair (test below)",
 )
 def test_lia_is_fair_to_tcp_at_a_shared_bottleneck(run_checked: RunFn) -> None:
     ratio = share(run_checked, "lia", 2)
     assert 1 / 1.3 <= ratio <= 1.3, ratio
+
+
+def test_lia_is_fair_to_tcp_at_a_red_bottleneck(run_checked: RunFn) -> None:
+    """RFC 6356's goal 2 (take no more than TCP at a shared bottleneck) assumes every path
+    drops the same fraction of packets, which RED provides: drops follow arrivals."""
+    red = {"limit_packets": 100, "red": {"min_packets": 20, "max_packets": 60}}
+
+    def red_share(cc: str) -> float:
+        sc = shared_bottleneck(cc, 2)
+        sc["network"]["queue"] = red
+        res = run_checked(sc)
+        assert res.queues["early_drops"].sum() > 0.8 * res.queues["drops"].sum()
+        g = res.flows["goodput_bps"].to_numpy()
+        return float(g[0] / g[1])
+
+    assert red_share("reno") >= 1.7, "two uncoupled subflows take about twice TCP's share"
+    for cc in ("lia", "olia"):
+        ratio = red_share(cc)
+        assert 1 / 1.3 <= ratio <= 1.3, f"{cc}: {ratio:.2f}"
 
 
 def one_flow(transport: str, size: int) -> dict[str, Any]:

@@ -172,6 +172,10 @@ fn queues_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDi
     d.set_item("enqueued", q.iter().map(|x| x.enqueued).collect::<Vec<_>>())?;
     d.set_item("drops", q.iter().map(|x| x.drops).collect::<Vec<_>>())?;
     d.set_item(
+        "early_drops",
+        q.iter().map(|x| x.early_drops).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
         "fault_drops",
         q.iter().map(|x| x.fault_drops).collect::<Vec<_>>(),
     )?;

@@ -459,7 +459,11 @@ impl Sim {
         let now = self.now;
         let ect = d.ecn != Ecn::NotEct;
         let port = &mut self.net.ports[port_id as usize];
-        if !port.txdone_pending && port.busy_until <= now && port.queue.is_empty() {
+        if !port.txdone_pending
+            && port.busy_until <= now
+            && port.queue.is_empty()
+            && !port.queue.has_red()
+        {
             // An idle link: the packet goes straight onto the wire.
             port.queue.pass_through();
             if ect && (port.queue.marks_on_enqueue() || port.queue.marks_on_dequeue()) {
@@ -1019,6 +1023,7 @@ impl Sim {
                     utilization: p.busy_time.min(end) as f64 / secs,
                     enqueued: st.enqueued,
                     drops: st.drops,
+                    early_drops: st.early_drops,
                     fault_drops: p.fault_drops,
                     fault_bursts: net.fault_of(i as u32).map_or(0, |f| f.bursts),
                     loss_rate: net.fault_of(i as u32).map_or(0.0, |f| f.random_loss_rate()),

@@ -34,6 +34,7 @@ pub mod stream {
     pub const LINK: u64 = 4;
     pub const HOST: u64 = 5;
     pub const FAULT: u64 = 6;
+    pub const QUEUE: u64 = 7;
 }
 
 impl Rng {

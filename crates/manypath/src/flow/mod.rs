@@ -97,18 +97,24 @@ pub fn level_problems(
             "link faults are not modelled at the flow level (level = \"flow\")",
         );
     }
-    let rwndq_queues = std::iter::once(("network.queue".to_string(), &s.network.queue)).chain(
+    let switch_queues = std::iter::once(("network.queue".to_string(), &s.network.queue)).chain(
         s.network.tiers.iter().filter_map(|(t, o)| {
             o.queue
                 .as_ref()
                 .map(|q| (format!("network.tiers.{t}.queue"), q))
         }),
     );
-    for (path, q) in rwndq_queues {
+    for (path, q) in switch_queues {
         if q.rwndq.is_some() {
             err(
                 format!("{path}.rwndq"),
                 "RWNDQ is a packet-level switch feature; it is not modelled at the flow level (level = \"flow\")",
+            );
+        }
+        if q.red.is_some() {
+            err(
+                format!("{path}.red"),
+                "RED is a packet-level queue discipline; it is not modelled at the flow level (level = \"flow\")",
             );
         }
     }

@@ -110,6 +110,8 @@ pub struct QueueRecord {
     pub enqueued: u64,
     /// Queue (congestion) drops.
     pub drops: u64,
+    /// Of the drops, those RED made before the queue was full.
+    pub early_drops: u64,
     /// Packets the link lost to faults (loss models, black holes, the link being down).
     pub fault_drops: u64,
     /// Runs of consecutive packets the link lost to faults.
@@ -155,6 +157,7 @@ impl QueueRecord {
             utilization: 0.0,
             enqueued: 0,
             drops: 0,
+            early_drops: 0,
             fault_drops: 0,
             fault_bursts: 0,
             loss_rate: 0.0,

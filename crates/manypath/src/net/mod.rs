@@ -4,6 +4,7 @@ pub mod faults;
 pub mod network;
 pub mod packet;
 pub mod queue;
+pub mod red;
 pub mod rwndq;
 pub mod topology;
 

@@ -8,6 +8,7 @@
 
 use super::faults::{PortFault, NO_FAULT};
 use super::queue::{OutQueue, QueueConfig};
+use super::red::RedConfig;
 use super::rwndq::{RwndqConfig, RwndqPort};
 use super::topology::{NodeRole, Topology};
 use crate::engine::rng::{mix64, stream, Rng};
@@ -36,6 +37,8 @@ pub struct LinkParams {
     pub queue: QueueConfig,
     /// RWNDQ on the switch ports of this tier.
     pub rwndq: Option<RwndqConfig>,
+    /// RED on the switch ports of this tier.
+    pub red: Option<RedConfig>,
 }
 
 /// An output port: a queue feeding one direction of a link.
@@ -156,6 +159,15 @@ impl Network {
             }
         }
         port_start.push(ports.len() as u32);
+        // RED's idle decay counts the empty queue in 1500-byte transmission times.
+        for (i, port) in ports.iter_mut().enumerate() {
+            let red = tier_params[port.tier as usize].red;
+            if let (Some(cfg), NodeKind::Switch) = (red, kinds[port.owner as usize]) {
+                let rng = Rng::new(seed, stream::QUEUE, i as u64);
+                port.queue
+                    .start_red(cfg, port.rate.serialization(1500), rng);
+            }
+        }
         // Each port's reverse: the peer's port back to its owner. Parallel links between
         // two nodes pair up in order.
         for p in 0..ports.len() {
@@ -422,6 +434,7 @@ impl Network {
             delay: 1_000_000,
             queue: QueueConfig::default(),
             rwndq: None,
+            red: None,
         };
         Network::build(
             &topo,

@@ -1,11 +1,13 @@
 //! Output queues: drop-tail in packets or bytes, ECN step marking on the instantaneous
-//! queue at a threshold K (at enqueue, or at dequeue), and strict priority between two
-//! classes. One struct with plain settings rather than a boxed discipline: the checks are
+//! queue at a threshold K (at enqueue, or at dequeue), RED (`net::red`) as an option, and
+//! strict priority between two classes. One struct with plain settings rather than a boxed discipline: the checks are
 //! a few compares on the per-packet path.
 //!
 //! Occupancy counts the packets waiting, not the one being serialised.
 
 use super::packet::Desc;
+use super::red::{Red, RedConfig, RedVerdict};
+use crate::engine::rng::Rng;
 use crate::time::SimTime;
 use std::collections::VecDeque;
 
@@ -60,6 +62,8 @@ impl QueueConfig {
 pub struct QueueStats {
     pub enqueued: u64,
     pub drops: u64,
+    /// Of the drops, those RED made early (before the queue was full).
+    pub early_drops: u64,
     pub marks: u64,
     pub max_packets: u64,
     pub max_bytes: u64,
@@ -82,6 +86,7 @@ pub struct OutQueue {
     packets: u64,
     bytes: u64,
     pub stats: QueueStats,
+    red: Option<Box<Red>>,
 }
 
 impl OutQueue {
@@ -93,7 +98,25 @@ impl OutQueue {
             packets: 0,
             bytes: 0,
             stats: QueueStats::default(),
+            red: None,
         }
+    }
+
+    /// Puts RED in front of the drop-tail limit; `packet_time` is the transmission time
+    /// of a full-sized packet on the port's link.
+    pub fn start_red(&mut self, cfg: RedConfig, packet_time: SimTime, rng: Rng) {
+        self.red = Some(Box::new(Red::new(cfg, packet_time, rng)));
+    }
+
+    /// RED runs on this queue, so every arrival must pass through `enqueue`.
+    #[inline]
+    pub fn has_red(&self) -> bool {
+        self.red.is_some()
+    }
+
+    /// RED's average queue in packets (NaN without RED).
+    pub fn red_average(&self) -> f64 {
+        self.red.as_ref().map_or(f64::NAN, |r| r.avg)
     }
 
     #[inline]
@@ -149,13 +172,25 @@ impl OutQueue {
     #[inline]
     pub fn enqueue(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admit {
         let (wire, class) = (d.wire as u32, d.class);
+        let mut red_mark = false;
+        if let Some(red) = self.red.as_deref_mut() {
+            if red.on_arrival(now, self.packets) == RedVerdict::Early {
+                if ect && red.cfg.ecn {
+                    red_mark = true;
+                } else {
+                    self.stats.drops += 1;
+                    self.stats.early_drops += 1;
+                    return Admit::Dropped;
+                }
+            }
+        }
         if self.packets + 1 > self.cfg.limit_packets
             || self.bytes + wire as u64 > self.cfg.limit_bytes
         {
             self.stats.drops += 1;
             return Admit::Dropped;
         }
-        let mark = ect && self.marks_on_enqueue();
+        let mark = ect && (red_mark || self.marks_on_enqueue());
         if mark {
             self.stats.marks += 1;
             d.ecn = super::packet::Ecn::Ce;
@@ -195,6 +230,11 @@ impl OutQueue {
         self.account(now);
         self.packets -= 1;
         self.bytes -= d.wire as u64;
+        if self.packets == 0 {
+            if let Some(red) = self.red.as_deref_mut() {
+                red.on_empty(now);
+            }
+        }
         Some(d)
     }
 

@@ -8,6 +8,7 @@ use crate::engine::{rng::stream, Rng};
 use crate::flow::{FlowModelConfig, Level};
 use crate::net::network::{LinkParams, LoadBalancing};
 use crate::net::queue::{MarkAt, QueueConfig};
+use crate::net::red::RedConfig;
 use crate::net::rwndq::RwndqConfig;
 use crate::net::topology::{Topology, TopologyKind};
 use crate::time::{from_ms, from_us, Rate, SimTime};
@@ -267,6 +268,7 @@ impl Plan {
                 delay,
                 queue,
                 rwndq: None,
+                red: None,
             });
         }
 
@@ -279,13 +281,26 @@ impl Plan {
                     .into(),
             );
         }
+        if s.network.host_queue.red.is_some() {
+            c.err(
+                "network.host_queue.red",
+                "RED runs on switch ports; a host never drops its own packets (its NIC \
+                 holds the sender back instead); set it on `network.queue` or a tier's queue"
+                    .into(),
+            );
+        }
         for (t, params) in tiers.iter().zip(tier_params.iter_mut()) {
             let (spec, path) = match s.network.tiers.get(*t).and_then(|o| o.queue.as_ref()) {
-                Some(q) => (q, format!("network.tiers.{t}.queue.rwndq")),
-                None => (&s.network.queue, "network.queue.rwndq".to_string()),
+                Some(q) => (q, format!("network.tiers.{t}.queue")),
+                None => (&s.network.queue, "network.queue".to_string()),
             };
             if let Some(r) = &spec.rwndq {
+                let path = format!("{path}.rwndq");
                 params.rwndq = Some(rwndq_config(r, &path, &params.queue, &base_tcp, &mut c));
+            }
+            if let Some(r) = &spec.red {
+                let path = format!("{path}.red");
+                params.red = Some(red_config(r, &path, params.queue.limit_packets, &mut c));
             }
         }
         let ecn_tcp = TcpConfig {
@@ -917,6 +932,48 @@ fn queue_config(
         priority: q.priority,
         histogram,
     }
+}
+
+fn red_config(r: &RedSpec, path: &str, limit_packets: u64, c: &mut Checker) -> RedConfig {
+    let cfg = RedConfig {
+        min_th: r.min_packets,
+        max_th: r.max_packets,
+        max_p: r.max_p.unwrap_or(0.1),
+        weight: r.weight.unwrap_or(0.002),
+        gentle: r.gentle.unwrap_or(true),
+        ecn: r.ecn,
+    };
+    if !(cfg.min_th.is_finite() && cfg.min_th >= 0.0) {
+        c.err(
+            &format!("{path}.min_packets"),
+            format!("must be a number ≥ 0, got {}", cfg.min_th),
+        );
+    } else if !(cfg.max_th.is_finite() && cfg.max_th > cfg.min_th) {
+        c.err(
+            &format!("{path}.max_packets"),
+            format!(
+                "must be greater than min_packets ({}), got {}",
+                cfg.min_th, cfg.max_th
+            ),
+        );
+    } else if limit_packets != u64::MAX && cfg.min_th >= limit_packets as f64 {
+        c.err(
+            &format!("{path}.min_packets"),
+            format!(
+                "must be below the queue's limit of {limit_packets} packets, got {}",
+                cfg.min_th
+            ),
+        );
+    }
+    for (field, v) in [("max_p", cfg.max_p), ("weight", cfg.weight)] {
+        if !(v.is_finite() && v > 0.0 && v <= 1.0) {
+            c.err(
+                &format!("{path}.{field}"),
+                format!("must be in (0, 1], got {v}"),
+            );
+        }
+    }
+    cfg
 }
 
 /// RWNDQ's parameters for ports with queue `q`: the preset's, with the user's overrides.

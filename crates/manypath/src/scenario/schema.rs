@@ -352,6 +352,31 @@ pub struct QueueSpec {
     /// RWNDQ on these switch ports: flow counting and receive-window rewriting of the
     /// ACKs that come in through them (not on host NICs).
     pub rwndq: Option<RwndqSpec>,
+    /// Random Early Detection in front of the drop-tail limit.
+    pub red: Option<RedSpec>,
+}
+
+/// Random Early Detection (Floyd and Jacobson): an arriving packet is dropped (or, with
+/// `ecn`, an ECT packet marked) with a probability that grows linearly from 0 at an
+/// average queue of `min_packets` to `max_p` at `max_packets` (and on to 1 at twice
+/// `max_packets` when `gentle`). The average is an exponentially weighted moving average
+/// of the queue in packets at each arrival, decayed over idle periods.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RedSpec {
+    /// Average queue (packets) below which nothing is dropped early.
+    pub min_packets: f64,
+    /// Average queue (packets) at which the drop probability reaches `max_p`.
+    pub max_packets: f64,
+    /// Drop probability at `max_packets` (default 0.1).
+    pub max_p: Option<f64>,
+    /// Weight of a new sample in the average (default 0.002).
+    pub weight: Option<f64>,
+    /// Rise from `max_p` to 1 between `max_packets` and twice that (default true).
+    pub gentle: Option<bool>,
+    /// Mark ECT packets instead of dropping them (default false).
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
