@@ -15,7 +15,7 @@ use crate::metrics::{
 use crate::net::faults::{LinkEvent, NO_FAULT};
 use crate::net::network::{Network, NodeKind, NO_RWNDQ};
 use crate::net::packet::flags;
-use crate::net::packet::{Desc, Ecn, Packet, PacketArena, PacketExt, TO_CLIENT, TO_SERVER};
+use crate::net::packet::{Desc, Ecn, Packet, PacketArena, PacketExt, PINNED, TO_CLIENT, TO_SERVER};
 use crate::net::queue::Admit;
 use crate::scenario::Plan;
 use crate::time::SimTime;
@@ -33,8 +33,13 @@ struct Conn {
     /// Source port of subflow 0; subflow i uses `sport + i`.
     sport: u16,
     dport: u16,
-    /// ECMP hash of each subflow's 5-tuple, per direction.
+    /// ECMP hash of each subflow's 5-tuple, per direction; for a pinned connection, the
+    /// id of each subflow's route per direction.
     hash: Vec<[u32; 2]>,
+    /// `PINNED` if the subflows follow pinned routes, else 0 (ORed into the class).
+    pinned: u8,
+    /// The client sends nothing from this time on (`traffic.stop_us`; `SimTime::MAX`: never).
+    stop_at: SimTime,
     header: u32,
     /// Wire size of a full segment, for the NIC's room check.
     max_wire: u32,
@@ -207,7 +212,7 @@ impl Sim {
             plan.seed,
         );
         let link_events = plan.faults.install(plan.seed, &plan.topology, &mut net);
-        let (specs, persistent) = plan.workload();
+        let (specs, persistent, flow_entry, conn_entry) = plan.workload_entries();
         let seed = plan.seed;
         let mut events = EventQueue::new();
         let mut conns = Vec::with_capacity(specs.len());
@@ -216,12 +221,15 @@ impl Sim {
         let mut think = vec![0; specs.len()];
         let mut unfinished = 0;
         let mut long_lived = 0;
-        let new_conn = |conns: &mut Vec<Conn>,
-                        src: u32,
-                        dst: u32,
-                        transport: u16,
-                        size: Option<u64>,
-                        owner: u32| {
+        let mut route = Vec::new();
+        let mut back = Vec::new();
+        let mut new_conn = |conns: &mut Vec<Conn>,
+                            src: u32,
+                            dst: u32,
+                            transport: u16,
+                            size: Option<u64>,
+                            owner: u32,
+                            entry: u32| {
             let t = &plan.transports[transport as usize];
             // MMPTCP's duplicate-ACK threshold while scattering: 3 plus the number of
             // equal-cost paths between the hosts (when there is more than one).
@@ -236,12 +244,27 @@ impl Sim {
             let i = conns.len();
             let sport = source_port(i);
             let dport = DATA_PORT;
+            let paths = &plan.entry_paths[entry as usize];
             let hash = (0..ep.subflows() as u16)
                 .map(|k| {
-                    [
-                        tuple_hash(src, dst, sport + k, dport),
-                        tuple_hash(dst, src, dport, sport + k),
-                    ]
+                    if paths.is_empty() {
+                        return [
+                            tuple_hash(src, dst, sport + k, dport),
+                            tuple_hash(dst, src, dport, sport + k),
+                        ];
+                    }
+                    // Subflow k follows path `paths[k % len]` both ways (ACKs on the
+                    // reverse of the data's path).
+                    route.clear();
+                    back.clear();
+                    let index = paths[k as usize % paths.len()];
+                    if net.indexed_path(src, dst, index, &mut route) {
+                        net.reverse_path(&route, &mut back);
+                    } else {
+                        // No path: empty routes, whose packets routing drops.
+                        route.clear();
+                    }
+                    [net.pin(&route), net.pin(&back)]
                 })
                 .collect();
             conns.push(Conn {
@@ -251,6 +274,8 @@ impl Sim {
                 sport,
                 dport,
                 hash,
+                pinned: if paths.is_empty() { 0 } else { PINNED },
+                stop_at: plan.entry_stop[entry as usize],
                 header: t.tcp.header,
                 max_wire: t.tcp.mss + t.tcp.header,
                 blocked: [false; 2],
@@ -269,7 +294,15 @@ impl Sim {
             let mut conns_of = [NO_CONN; MAX_COPIES];
             let mut copies = 1;
             if f.conn.is_none() {
-                conns_of[0] = new_conn(&mut conns, f.src, f.dst, f.transport, f.size, i as u32);
+                conns_of[0] = new_conn(
+                    &mut conns,
+                    f.src,
+                    f.dst,
+                    f.transport,
+                    f.size,
+                    i as u32,
+                    flow_entry[i],
+                );
                 conns[i].priority = f.priority;
             }
             match f.size {
@@ -300,18 +333,27 @@ impl Sim {
         }
         for (i, f) in specs.iter().enumerate() {
             for k in 1..flows[i].copies as usize {
-                let c = new_conn(&mut conns, f.src, f.dst, f.transport, f.size, i as u32);
+                let c = new_conn(
+                    &mut conns,
+                    f.src,
+                    f.dst,
+                    f.transport,
+                    f.size,
+                    i as u32,
+                    flow_entry[i],
+                );
                 conns[c as usize].priority = f.priority;
                 flows[i].conns[k] = c;
             }
         }
         // Persistent connections, with their replicas, open at their start.
         let mut persistent_conns = Vec::with_capacity(persistent.len());
-        for p in &persistent {
+        for (pi, p) in persistent.iter().enumerate() {
             let mut ids = [NO_CONN; MAX_COPIES];
             let copies = plan.transports[p.transport as usize].replicas as usize;
             for id in ids.iter_mut().take(copies) {
-                *id = new_conn(&mut conns, p.src, p.dst, p.transport, None, NO_FLOW);
+                let entry = conn_entry[pi];
+                *id = new_conn(&mut conns, p.src, p.dst, p.transport, None, NO_FLOW, entry);
                 conns[*id as usize].priority = p.priority;
                 events.schedule(p.start, EventKind::ConnOpen, *id, 0);
             }
@@ -436,7 +478,12 @@ impl Sim {
     #[inline]
     fn arrive(&mut self, node: u32, via: u32, d: Desc) {
         if self.net.kinds[node as usize] == NodeKind::Switch {
-            match self.net.next_port(node, d.dst, d.hash) {
+            let next = if d.pinned() {
+                self.net.pinned_port(node, d.hash)
+            } else {
+                self.net.next_port(node, d.dst, d.hash)
+            };
+            match next {
                 Some(port) => {
                     if self.rwndq_on && self.net.rwndq_node[node as usize] {
                         self.rwndq_inspect(via, port, d);
@@ -794,6 +841,9 @@ impl Sim {
     fn pump(&mut self, conn_id: u32, ep: usize, host: u32) {
         let now = self.now;
         let nic = self.net.host_nic[host as usize];
+        if ep == 0 && now >= self.conns[conn_id as usize].stop_at {
+            return;
+        }
         loop {
             let c = &mut self.conns[conn_id as usize];
             if !self.net.ports[nic as usize].queue.has_room(c.max_wire) {
@@ -848,7 +898,7 @@ impl Sim {
             } else {
                 Ecn::NotEct
             },
-            class: c.priority,
+            class: c.priority | c.pinned,
             dir,
             sub: sub as u8,
         };

@@ -148,7 +148,7 @@ impl OutQueue {
     /// Admits (marking it CE if the queue is at K and it is ECT) or drops a packet.
     #[inline]
     pub fn enqueue(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admit {
-        let (wire, class) = (d.wire as u32, d.class);
+        let (wire, class) = (d.wire as u32, d.priority());
         if self.packets + 1 > self.cfg.limit_packets
             || self.bytes + wire as u64 > self.cfg.limit_bytes
         {

@@ -630,6 +630,18 @@ pub struct TrafficSpec {
     pub dst: Option<u32>,
     /// `requests`: clients, servers and connections.
     pub requests: Option<RequestsSpec>,
+    /// Pin the entry's connections to equal-cost paths (packet level): subflow j of a
+    /// connection takes path `paths[j % len]`, both ways. Path indices count the
+    /// equal-cost paths between the two hosts: at each switch with several next hops,
+    /// in the order the topology joins them, the index modulo their number picks one
+    /// and the quotient goes on to the next choice point (leaf-spine: path i goes by
+    /// spine i; FUSO testbed: by parallel link i; fat tree: i mod k/2 picks the
+    /// aggregation switch, i div k/2 the core). A pair with fewer paths takes the index
+    /// modulo its number of paths.
+    pub paths: Option<Vec<u32>>,
+    /// Long-lived flows of this entry stop sending at this time, in microseconds (they
+    /// stay unfinished; packets in flight are still delivered).
+    pub stop_us: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
