@@ -179,3 +179,63 @@ fn stopped_flows_send_nothing_after_their_stop() {
     assert!(early < at && at < sent(PINNED) / 2);
     assert!(after > early && after <= at, "{early} < {after} <= {at}");
 }
+
+/// BCube(4, 1): host 0 = (0, 0) sends to host 5 = (1, 1) on path 1 of the path set:
+/// out of its level-1 interface to host 4 = (1, 0), which relays it to host 5 at level 0.
+const BCUBE: &str = r#"
+    duration_ms = 10
+    stop_when_done = false
+    [topology.bcube]
+    n = 4
+    k = 1
+    [[traffic]]
+    pattern = "pair"
+    src = 0
+    dst = 5
+    size = "long_lived"
+    paths = [1]
+"#;
+
+#[test]
+fn bcube_hosts_relay_along_pinned_paths() {
+    let r = run_toml(BCUBE, Path::new("."), None).unwrap();
+    assert!(r.counters.conserved(), "{:?}", r.counters);
+    assert_eq!(r.counters.route_drops, 0);
+    let tx = |node: &str, tier: &str| {
+        r.queues
+            .iter()
+            .find(|q| q.node == node && q.tier == tier)
+            .unwrap()
+            .tx_bytes
+    };
+    assert_eq!(
+        tx("host0", "level0"),
+        0,
+        "path 1 leaves by the level-1 interface"
+    );
+    assert!(tx("host0", "level1") > 1_000_000);
+    assert!(tx("host4", "level0") > 1_000_000, "host 4 relays the data");
+    assert!(tx("host5", "level0") > 10_000, "ACKs go back the same way");
+    assert_eq!(tx("host5", "level1"), 0);
+    assert!(r.flows[0].goodput_bps > 8e9, "{}", r.flows[0].goodput_bps);
+}
+
+#[test]
+fn bcube_rejects_what_it_cannot_route() {
+    let e = run_toml(
+        &BCUBE.replace("paths = [1]", "paths = [2]"),
+        Path::new("."),
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("traffic[0].paths[0]: path index 2 is out of range"),
+        "{e}"
+    );
+    let mmptcp = BCUBE.replace("paths = [1]", "transport = \"mmptcp\"");
+    let e = run_toml(&mmptcp, Path::new("."), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("traffic[0].transport: MMPTCP"), "{e}");
+}

@@ -9,7 +9,7 @@
 use super::faults::{PortFault, NO_FAULT};
 use super::queue::{OutQueue, QueueConfig};
 use super::rwndq::{RwndqConfig, RwndqPort};
-use super::topology::{NodeRole, Topology};
+use super::topology::{NodeRole, Topology, TopologyKind};
 use crate::engine::rng::{mix64, stream, Rng};
 use crate::time::{Rate, SimTime};
 use std::collections::{HashMap, VecDeque};
@@ -131,11 +131,14 @@ impl Network {
         }
         let mut ports = Vec::with_capacity(topo.links.len() * 2);
         let mut port_start = Vec::with_capacity(n + 1);
+        // BCube's hosts relay others' packets: their interfaces are switch ports of
+        // their level and take its queue (their own packets still wait for room in it).
+        let relaying_hosts = matches!(topo.kind, TopologyKind::BCube { .. });
         for (node, nbrs) in adj.iter().enumerate() {
             port_start.push(ports.len() as u32);
             for &(peer, tier) in nbrs {
                 let p = tier_params[tier as usize];
-                let qcfg = if kinds[node] == NodeKind::Host {
+                let qcfg = if kinds[node] == NodeKind::Host && !relaying_hosts {
                     host_queue
                 } else {
                     p.queue
@@ -359,6 +362,17 @@ impl Network {
             .iter()
             .find(|h| h.0 == node)
             .map(|h| h.1)
+    }
+
+    /// The first port of pinned route `route` (the NIC its packets leave by), if any.
+    pub fn pinned_first(&self, route: u32) -> Option<u32> {
+        let (start, len) = self.pinned[route as usize];
+        (len > 0).then(|| self.pinned_hops[start as usize].1)
+    }
+
+    /// Number of host ports (hosts are nodes 0..n_hosts, so their ports come first).
+    pub fn host_ports(&self) -> usize {
+        self.port_start[self.n_hosts as usize] as usize
     }
 
     /// Stores a route given as the ports it crosses (the source's NIC first) and returns

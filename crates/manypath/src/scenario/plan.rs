@@ -639,19 +639,24 @@ fn check_path_indices(
         }
         return;
     }
-    // The topologies here are symmetric: host 0's largest number of equal-cost paths to
-    // another host is every pair's largest.
-    let net = Network::build(
-        topo,
-        tier_params,
-        QueueConfig::default(),
-        LoadBalancing::Ecmp,
-        s.seed,
-    );
-    let most = (1..topo.n_hosts)
-        .map(|h| net.ecmp_paths(0, h))
-        .max()
-        .unwrap_or(1);
+    let most = if let TopologyKind::BCube { k, .. } = topo.kind {
+        // BCube's parallel path set: one path per interface.
+        k + 1
+    } else {
+        // The topologies here are symmetric: host 0's largest number of equal-cost paths
+        // to another host is every pair's largest.
+        let net = Network::build(
+            topo,
+            tier_params,
+            QueueConfig::default(),
+            LoadBalancing::Ecmp,
+            s.seed,
+        );
+        (1..topo.n_hosts)
+            .map(|h| net.ecmp_paths(0, h))
+            .max()
+            .unwrap_or(1)
+    };
     for (i, p) in entry_paths.iter().enumerate() {
         for (j, &index) in p.iter().enumerate() {
             if index >= most {

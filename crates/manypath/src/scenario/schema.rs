@@ -239,7 +239,7 @@ pub enum TopologySpec {
         hosts_per_tor: u32,
     },
     /// BCube(n, k): n^(k+1) hosts with k+1 interfaces each, n-port switches at k+1
-    /// levels; hosts relay traffic. Flow level only. Tiers: `level0` … `level<k>`.
+    /// levels; hosts relay traffic along source routes. Tiers: `level0` … `level<k>`.
     Bcube { n: u32, k: u32 },
 }
 fn two() -> u32 {
