@@ -159,7 +159,9 @@ def run_syndrome(full: bool, seed: int) -> pd.DataFrame:
 # Traffic shifting (§4.1 Fig. 5/6, §5.2 Fig. 11): senders S1, S2, S3 on leaf 0 (hosts 0-2),
 # receivers D1, D2, D3 on leaf 1 (hosts 3-5); two spines, so two paths: path 0 (spine 0)
 # is the upper path, path 1 (spine 1) the lower one.
-SHIFT_SCHEMES = ("dcm", "xmp", "amp")
+SHIFT_SCHEMES = ("mptcp-beta4", "dcm", "xmp", "amp")
+# "MPTCP with β = 4" (§4.1): LIA's increase with a cut by 1/4 per marked window.
+MPTCP_BETA4 = {"cc": "lia", "ecn": True, "beta": 4}
 SHIFT_SAMPLE_US = 100
 SHIFT_WINDOW_US = 500
 SHIFT_SHARE = 0.1
@@ -191,7 +193,8 @@ def shifting_scenario(scheme: str, phase_s: float, seed: int, mss: int = 1400) -
         # backlog from ECN (the host link is as fast as a path).
         "network": {"link": {"rate_gbps": 10, "delay_us": 5}, "queue": queue, "host_queue": queue},
         "tcp": {**AMP_TCP, "mss": mss},
-        "transports": {"mp": {"cc": scheme, "subflows": 2}},
+        "transports": {"mp": {**(MPTCP_BETA4 if scheme == "mptcp-beta4" else {"cc": scheme}),
+                               "subflows": 2}},
         "traffic": traffic,
         "output": {"flow_sample_us": SHIFT_SAMPLE_US},
     }
@@ -275,7 +278,7 @@ def plot_shifting(table: pd.DataFrame) -> Figure:
     import matplotlib.pyplot as plt
 
     schemes = list(table["scheme"])
-    fig, axes = plt.subplots(1, len(schemes), figsize=(4 * len(schemes), 3.2), sharey=True)
+    fig, axes = plt.subplots(1, len(schemes), figsize=(3.6 * len(schemes), 3.2), sharey=True)
     for ax, scheme, shift in zip(np.atleast_1d(axes), schemes, table["shift_ms"]):
         t = traces[traces["scheme"] == scheme]
         for k, label in ((0, "upper path (subflow 0)"), (1, "lower path (subflow 1)")):
@@ -296,7 +299,7 @@ def plot_shifting(table: pd.DataFrame) -> Figure:
     name="amp-traffic-shifting",
     document="AMP (000) §4.1 and §5.2",
     figure="Fig. 6 and Fig. 11: per-subflow cwnd around the switch, traffic shifting time",
-    compares="DCM, XMP, AMP (2 subflows pinned to the two paths of a 2x2 leaf-spine): a "
+    compares="MPTCP with beta = 4, DCM, XMP, AMP (2 subflows pinned to the two paths of a 2x2 leaf-spine): a "
     "DCTCP flow on the lower path, then one on the upper path; time until the multipath "
     "flow's upper subflow carries < 10% of its traffic",
     reduced_time="~3 s",

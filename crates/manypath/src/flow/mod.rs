@@ -177,6 +177,12 @@ pub fn level_problems(
             );
         }
         if let Some(tp) = transports.iter().find(|p| p.name == t.transport) {
+            if tp.lia_beta.is_some() {
+                err(
+                    format!("{path}.transport"),
+                    "LIA's ECN cut (beta) is modelled at the packet level only",
+                );
+            }
             if tp.fuso.is_some() || tp.replicas > 1 {
                 err(
                     format!("{path}.transport"),

@@ -91,6 +91,9 @@ pub struct TransportPlan {
     pub fuso: Option<FusoConfig>,
     /// Copies of every flow, each on its own connection; the first to finish counts.
     pub replicas: u32,
+    /// LIA only: cut a subflow's window by 1/β on an ECN echo instead of halving it
+    /// (the AMP document's "MPTCP with β", §4.1).
+    pub lia_beta: Option<f64>,
 }
 
 impl TransportPlan {
@@ -104,6 +107,7 @@ impl TransportPlan {
             subflow_gap: 0,
             fuso: None,
             replicas: 1,
+            lia_beta: None,
         }
     }
 
@@ -344,6 +348,12 @@ impl Plan {
                 cc,
                 CcKind::Reno | CcKind::Cubic | CcKind::Lia | CcKind::Olia
             ));
+            if cc == CcKind::Lia && t.beta.is_some() && !tcp.ecn {
+                c.err(
+                    &format!("{path}.beta"),
+                    "LIA cuts by 1/beta on ECN echoes: it needs ecn = true".into(),
+                );
+            }
             let default_subflows = if cc.is_coupled() { DEFAULT_SUBFLOWS } else { 1 };
             let subflows = t.subflows.unwrap_or(default_subflows);
             if !(1..=64).contains(&subflows) {
@@ -370,6 +380,7 @@ impl Plan {
                 ),
                 fuso: fuso_config(t, &path, &cc, &mut c),
                 replicas: t.replicas.unwrap_or(1),
+                lia_beta: t.beta.filter(|_| cc == CcKind::Lia),
             };
             if !(1..=4).contains(&plan.replicas) {
                 c.err(
@@ -758,7 +769,12 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
         &[CcSpec::Dctcp],
         c,
     );
-    uses("beta", t.beta.is_some(), &[CcSpec::Xmp, CcSpec::Amp], c);
+    uses(
+        "beta",
+        t.beta.is_some(),
+        &[CcSpec::Xmp, CcSpec::Amp, CcSpec::Lia],
+        c,
+    );
     uses("amp_gamma", t.amp_gamma.is_some(), &[CcSpec::Amp], c);
     uses("amp_tau", t.amp_tau.is_some(), &[CcSpec::Amp], c);
     uses(
@@ -1888,6 +1904,28 @@ mod tests {
         let e = errors(&(GOOD.replace("\"long_lived\"", "{ fixed = 1000 }") + "stop_us = 500\n"));
         assert!(
             e.contains("traffic[0].stop_us: applies only to long-lived flows"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn lia_takes_a_beta_cut_with_ecn_only() {
+        let lia = |extra: &str| {
+            GOOD.replace("transport = \"dctcp\"", "transport = \"mp\"")
+                + &format!("[transports.mp]\ncc = \"lia\"\nbeta = 4\n{extra}")
+        };
+        let plan = Plan::from_toml(&lia("ecn = true\n"), Path::new(".")).unwrap();
+        let mp = plan.transports.iter().find(|t| t.name == "mp").unwrap();
+        assert_eq!(mp.lia_beta, Some(4.0));
+        let e = errors(&lia(""));
+        assert!(e.contains("transports.mp.beta: LIA cuts by 1/beta"), "{e}");
+        let e = errors(
+            &GOOD
+                .replace("transport = \"dctcp\"", "transport = \"mp\"")
+                .replace("k = 4", "k = 4\n[transports.mp]\ncc = \"olia\"\nbeta = 4"),
+        );
+        assert!(
+            e.contains("transports.mp.beta: applies only to cc = "),
             "{e}"
         );
     }

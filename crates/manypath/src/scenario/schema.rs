@@ -485,7 +485,8 @@ pub struct TransportSpec {
     pub dctcp_alpha_init: Option<f64>,
     /// Subflows per connection (default 1 for reno/dctcp, 4 for the multipath controllers).
     pub subflows: Option<u32>,
-    /// XMP's and AMP's ECN cut factor β (default 4).
+    /// XMP's and AMP's ECN cut factor β (default 4); with `lia`, a cut by 1/β on an ECN
+    /// echo instead of halving (the AMP document's "MPTCP with β").
     pub beta: Option<f64>,
     /// AMP: rounds with every subflow at cwnd_min before suppression (default 2).
     pub amp_gamma: Option<u32>,
