@@ -103,12 +103,40 @@ def test_what_the_flow_level_cannot_model_is_rejected(change: dict[str, Any], ex
         manypath.run(doc)
 
 
-def test_bcube_is_flow_level_only() -> None:
-    doc = fl.scenario("bcube", 3, 2, seed=1)
-    with pytest.raises(ValueError, match="topology.bcube: the packet-level simulator"):
-        manypath.run(doc, level="packet")
-    res = manypath.run(doc)
-    assert res.counters["n_hosts"] == 27 and res.counters["converged"]
+def bcube_permutation(cc: str, subflows: int) -> dict[str, Any]:
+    """A permutation on BCube(4, 1) (16 hosts with 2 interfaces, hosts relay), 100 ms with
+    the second half measured."""
+    return {
+        **permutation(4, cc, subflows),
+        "name": f"xval-bcube-{cc}{subflows}",
+        "duration_ms": 100,
+        "warmup_ms": 50,
+        "topology": {"bcube": {"n": 4, "k": 1}},
+    }
+
+
+@pytest.mark.parametrize("cc,subflows", [("reno", 1), ("lia", 2), ("lia", 4)])
+def test_bcube_flow_level_matches_packet_level(cc: str, subflows: int) -> None:
+    doc = bcube_permutation(cc, subflows)
+    packet = manypath.run(doc).counters["goodput_fraction"]
+    flow = manypath.run(doc, level="flow").counters["goodput_fraction"]
+    assert abs(flow / packet - 1) < 0.10, f"flow {flow:.3f} vs packet {packet:.3f}"
+
+
+def test_bcube_runs_at_both_levels_on_the_same_paths() -> None:
+    """BCube(3, 2), 2-subflow MPTCP: the hosts relay along the paths the flow level uses."""
+    doc = {**fl.scenario("bcube", 3, 2, seed=1), "duration_ms": 3, "warmup_ms": 1}
+    packet, flow = manypath.run(doc, level="packet"), manypath.run(doc)
+    assert packet.counters["n_hosts"] == flow.counters["n_hosts"] == 27
+    assert flow.counters["converged"] and packet.counters["route_drops"] == 0
+    assert (packet.flows["goodput_bps"] > 0).all()
+    # A one-hop path crosses two ports (interface, switch); relayed packets cross more.
+    assert packet.counters["packet_hops"] > 2.5 * packet.counters["packets_delivered"]
+    # Both levels put each subflow's data and ACKs on the same ports.
+    used_flow = flow.queues["utilization"] > 0
+    used_packet = packet.queues["tx_packets"] > 0
+    assert (~used_flow).any()
+    assert used_flow.tolist() == used_packet.tolist()
 
 
 def test_vl2_runs_at_both_levels_on_the_same_paths() -> None:

@@ -50,10 +50,15 @@ impl Endpoints {
                 let cc = t.cc;
                 (Coupling::Uncoupled, Box::new(move || single(&cc)))
             }
-            CcKind::Lia | CcKind::Mmptcp { .. } => (
-                Coupling::Lia,
-                Box::new(move || Cc::Coupled(Coupled::new(EcnResponse::Halve, two_mss))),
-            ),
+            CcKind::Lia | CcKind::Mmptcp { .. } => {
+                let response = t
+                    .lia_beta
+                    .map_or(EcnResponse::Halve, |beta| EcnResponse::Beta { beta });
+                (
+                    Coupling::Lia,
+                    Box::new(move || Cc::Coupled(Coupled::new(response, two_mss))),
+                )
+            }
             CcKind::Olia => (
                 Coupling::Olia,
                 Box::new(move || Cc::Coupled(Coupled::new(EcnResponse::Halve, two_mss))),

@@ -8,6 +8,7 @@ use crate::connection::Endpoints;
 use crate::engine::queue::EventKind;
 use crate::engine::rng::{mix64, stream};
 use crate::engine::{EventQueue, Rng};
+use crate::flow::paths::{bcube_connection, BCubeEnds};
 use crate::metrics::{
     histogram_quantile, FlowRecord, FlowSample, QueueRecord, QueueSample, RecoveryCounters,
     Results, RunCounters, SubflowRecord,
@@ -15,8 +16,9 @@ use crate::metrics::{
 use crate::net::faults::{LinkEvent, NO_FAULT};
 use crate::net::network::{Network, NodeKind, NO_RWNDQ};
 use crate::net::packet::flags;
-use crate::net::packet::{Desc, Ecn, Packet, PacketArena, PacketExt, TO_CLIENT, TO_SERVER};
+use crate::net::packet::{Desc, Ecn, Packet, PacketArena, PacketExt, PINNED, TO_CLIENT, TO_SERVER};
 use crate::net::queue::Admit;
+use crate::net::topology::TopologyKind;
 use crate::scenario::Plan;
 use crate::time::SimTime;
 use crate::transport::mptcp::sender::MptcpCounters;
@@ -33,8 +35,13 @@ struct Conn {
     /// Source port of subflow 0; subflow i uses `sport + i`.
     sport: u16,
     dport: u16,
-    /// ECMP hash of each subflow's 5-tuple, per direction.
+    /// ECMP hash of each subflow's 5-tuple, per direction; for a pinned connection, the
+    /// id of each subflow's route per direction.
     hash: Vec<[u32; 2]>,
+    /// `PINNED` if the subflows follow pinned routes, else 0 (ORed into the class).
+    pinned: u8,
+    /// The client sends nothing from this time on (`traffic.stop_us`; `SimTime::MAX`: never).
+    stop_at: SimTime,
     header: u32,
     /// Wire size of a full segment, for the NIC's room check.
     max_wire: u32,
@@ -139,9 +146,11 @@ pub struct Sim {
     peak_packets: u64,
     unfinished: u64,
     long_lived: u64,
-    /// Per host, the connection endpoints (conn << 1 | endpoint) waiting for room in its
-    /// NIC queue, served in order as the NIC drains.
+    /// Per host port (NIC), the connection endpoints (conn << 1 | endpoint) waiting for
+    /// room in its queue, served in order as it drains.
     blocked: Vec<VecDeque<u32>>,
+    /// The hosts relay packets (BCube): they send without waiting for room.
+    relaying: bool,
     /// Draws the random paths of MMPTCP's scattered packets.
     scatter_rng: Rng,
     /// The run was stopped before its end (by the progress callback).
@@ -207,7 +216,7 @@ impl Sim {
             plan.seed,
         );
         let link_events = plan.faults.install(plan.seed, &plan.topology, &mut net);
-        let (specs, persistent) = plan.workload();
+        let (specs, persistent, flow_entry, conn_entry) = plan.workload_entries();
         let seed = plan.seed;
         let mut events = EventQueue::new();
         let mut conns = Vec::with_capacity(specs.len());
@@ -216,12 +225,20 @@ impl Sim {
         let mut think = vec![0; specs.len()];
         let mut unfinished = 0;
         let mut long_lived = 0;
-        let new_conn = |conns: &mut Vec<Conn>,
-                        src: u32,
-                        dst: u32,
-                        transport: u16,
-                        size: Option<u64>,
-                        owner: u32| {
+        let mut route = Vec::new();
+        let mut back = Vec::new();
+        let mut bcube_paths: Vec<Vec<u32>> = Vec::new();
+        let bcube = match plan.topology.kind {
+            TopologyKind::BCube { n, k } => Some((n, k)),
+            _ => None,
+        };
+        let mut new_conn = |conns: &mut Vec<Conn>,
+                            src: u32,
+                            dst: u32,
+                            transport: u16,
+                            size: Option<u64>,
+                            owner: u32,
+                            entry: u32| {
             let t = &plan.transports[transport as usize];
             // MMPTCP's duplicate-ACK threshold while scattering: 3 plus the number of
             // equal-cost paths between the hosts (when there is more than one).
@@ -236,14 +253,46 @@ impl Sim {
             let i = conns.len();
             let sport = source_port(i);
             let dport = DATA_PORT;
-            let hash = (0..ep.subflows() as u16)
-                .map(|k| {
-                    [
-                        tuple_hash(src, dst, sport + k, dport),
-                        tuple_hash(dst, src, dport, sport + k),
-                    ]
-                })
-                .collect();
+            let paths = &plan.entry_paths[entry as usize];
+            // BCube's hosts relay: every connection follows source routes, on the paths
+            // the flow level gives it too.
+            let hash = if let Some((n, k)) = bcube {
+                let subflows = ep.subflows();
+                bcube_paths.resize(subflows.max(bcube_paths.len()), Vec::new());
+                let at = BCubeEnds { n, k, src, dst };
+                bcube_connection(&net, plan.seed, i, at, paths, &mut bcube_paths[..subflows]);
+                bcube_paths[..subflows]
+                    .iter()
+                    .map(|p| {
+                        back.clear();
+                        net.reverse_path(p, &mut back);
+                        [net.pin(p), net.pin(&back)]
+                    })
+                    .collect()
+            } else {
+                (0..ep.subflows() as u16)
+                    .map(|k| {
+                        if paths.is_empty() {
+                            return [
+                                tuple_hash(src, dst, sport + k, dport),
+                                tuple_hash(dst, src, dport, sport + k),
+                            ];
+                        }
+                        // Subflow k follows path `paths[k % len]` both ways (ACKs on the
+                        // reverse of the data's path).
+                        route.clear();
+                        back.clear();
+                        let index = paths[k as usize % paths.len()];
+                        if net.indexed_path(src, dst, index, &mut route) {
+                            net.reverse_path(&route, &mut back);
+                        } else {
+                            // No path: empty routes, whose packets routing drops.
+                            route.clear();
+                        }
+                        [net.pin(&route), net.pin(&back)]
+                    })
+                    .collect()
+            };
             conns.push(Conn {
                 src,
                 dst,
@@ -251,6 +300,12 @@ impl Sim {
                 sport,
                 dport,
                 hash,
+                pinned: if paths.is_empty() && bcube.is_none() {
+                    0
+                } else {
+                    PINNED
+                },
+                stop_at: plan.entry_stop[entry as usize],
                 header: t.tcp.header,
                 max_wire: t.tcp.mss + t.tcp.header,
                 blocked: [false; 2],
@@ -269,7 +324,15 @@ impl Sim {
             let mut conns_of = [NO_CONN; MAX_COPIES];
             let mut copies = 1;
             if f.conn.is_none() {
-                conns_of[0] = new_conn(&mut conns, f.src, f.dst, f.transport, f.size, i as u32);
+                conns_of[0] = new_conn(
+                    &mut conns,
+                    f.src,
+                    f.dst,
+                    f.transport,
+                    f.size,
+                    i as u32,
+                    flow_entry[i],
+                );
                 conns[i].priority = f.priority;
             }
             match f.size {
@@ -300,18 +363,27 @@ impl Sim {
         }
         for (i, f) in specs.iter().enumerate() {
             for k in 1..flows[i].copies as usize {
-                let c = new_conn(&mut conns, f.src, f.dst, f.transport, f.size, i as u32);
+                let c = new_conn(
+                    &mut conns,
+                    f.src,
+                    f.dst,
+                    f.transport,
+                    f.size,
+                    i as u32,
+                    flow_entry[i],
+                );
                 conns[c as usize].priority = f.priority;
                 flows[i].conns[k] = c;
             }
         }
         // Persistent connections, with their replicas, open at their start.
         let mut persistent_conns = Vec::with_capacity(persistent.len());
-        for p in &persistent {
+        for (pi, p) in persistent.iter().enumerate() {
             let mut ids = [NO_CONN; MAX_COPIES];
             let copies = plan.transports[p.transport as usize].replicas as usize;
             for id in ids.iter_mut().take(copies) {
-                *id = new_conn(&mut conns, p.src, p.dst, p.transport, None, NO_FLOW);
+                let entry = conn_entry[pi];
+                *id = new_conn(&mut conns, p.src, p.dst, p.transport, None, NO_FLOW, entry);
                 conns[*id as usize].priority = p.priority;
                 events.schedule(p.start, EventKind::ConnOpen, *id, 0);
             }
@@ -324,7 +396,8 @@ impl Sim {
                 flows[i].copies = copies;
             }
         }
-        let n_hosts = plan.topology.n_hosts as usize;
+        let host_ports = net.host_ports();
+        let relaying = bcube.is_some();
         let rwndq_on = !net.rwndq.is_empty();
         if let Some(p) = plan.flow_sample {
             events.schedule(p, EventKind::Sample, SAMPLE_FLOWS, 0);
@@ -360,7 +433,8 @@ impl Sim {
             peak_packets: 0,
             unfinished,
             long_lived,
-            blocked: vec![VecDeque::new(); n_hosts],
+            blocked: vec![VecDeque::new(); host_ports],
+            relaying,
             scatter_rng: Rng::new(seed, stream::HOST, u64::MAX),
             partial: false,
             rwndq_on,
@@ -436,7 +510,12 @@ impl Sim {
     #[inline]
     fn arrive(&mut self, node: u32, via: u32, d: Desc) {
         if self.net.kinds[node as usize] == NodeKind::Switch {
-            match self.net.next_port(node, d.dst, d.hash) {
+            let next = if d.pinned() {
+                self.net.pinned_port(node, d.hash)
+            } else {
+                self.net.next_port(node, d.dst, d.hash)
+            };
+            match next {
                 Some(port) => {
                     if self.rwndq_on && self.net.rwndq_node[node as usize] {
                         self.rwndq_inspect(via, port, d);
@@ -449,8 +528,22 @@ impl Sim {
                     self.pkts.free(d.pkt);
                 }
             }
+        } else if d.pinned() && d.dst != node {
+            self.relay(node, d);
         } else {
             self.deliver(d);
+        }
+    }
+
+    /// A host on a pinned route that is not the packet's destination passes it on (BCube).
+    fn relay(&mut self, node: u32, d: Desc) {
+        match self.net.pinned_port(node, d.hash) {
+            Some(port) => self.enqueue(port, d),
+            None => {
+                self.route_drops += 1;
+                self.dropped += 1;
+                self.pkts.free(d.pkt);
+            }
         }
     }
 
@@ -637,21 +730,21 @@ impl Sim {
             }
             self.transmit(port_id, d);
         }
-        let host = self.net.ports[port_id as usize].owner as usize;
-        if host < self.blocked.len() {
-            self.unblock(host, port_id);
+        if (port_id as usize) < self.blocked.len() {
+            self.unblock(port_id);
         }
     }
 
     /// Lets endpoints waiting for room in a host's NIC queue send again.
-    fn unblock(&mut self, host: usize, nic: u32) {
-        while let Some(&entry) = self.blocked[host].front() {
+    fn unblock(&mut self, nic: u32) {
+        let waiting = nic as usize;
+        while let Some(&entry) = self.blocked[waiting].front() {
             let (conn_id, ep) = (entry >> 1, (entry & 1) as usize);
             let wire = self.conns[conn_id as usize].max_wire;
             if !self.net.ports[nic as usize].queue.has_room(wire) {
                 return;
             }
-            self.blocked[host].pop_front();
+            self.blocked[waiting].pop_front();
             self.conns[conn_id as usize].blocked[ep] = false;
             self.flush(conn_id);
         }
@@ -798,12 +891,17 @@ impl Sim {
     fn pump(&mut self, conn_id: u32, ep: usize, host: u32) {
         let now = self.now;
         let nic = self.net.host_nic[host as usize];
+        if ep == 0 && now >= self.conns[conn_id as usize].stop_at {
+            return;
+        }
         loop {
             let c = &mut self.conns[conn_id as usize];
-            if !self.net.ports[nic as usize].queue.has_room(c.max_wire) {
+            // Relaying hosts (BCube) offer their own packets to their interfaces as they
+            // do relayed ones: a full queue drops them.
+            if !self.net.ports[nic as usize].queue.has_room(c.max_wire) && !self.relaying {
                 if !c.blocked[ep] {
                     c.blocked[ep] = true;
-                    self.blocked[host as usize].push_back(conn_id << 1 | ep as u32);
+                    self.blocked[nic as usize].push_back(conn_id << 1 | ep as u32);
                 }
                 return;
             }
@@ -852,7 +950,7 @@ impl Sim {
             } else {
                 Ecn::NotEct
             },
-            class: c.priority,
+            class: c.priority | c.pinned,
             dir,
             sub: sub as u8,
         };
@@ -868,7 +966,13 @@ impl Sim {
             );
         }
         self.peak_packets = self.peak_packets.max(self.pkts.live());
-        let nic = self.net.host_nic[src as usize];
+        let nic = if pkt.class & PINNED != 0 {
+            self.net
+                .pinned_first(pkt.hash)
+                .unwrap_or(self.net.host_nic[src as usize])
+        } else {
+            self.net.host_nic[src as usize]
+        };
         self.enqueue(nic, pkt.desc(id));
     }
 

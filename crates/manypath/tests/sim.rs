@@ -99,3 +99,143 @@ fn incast_flows_all_finish_and_bytes_add_up() {
         .unwrap();
     assert!(to_receiver.tx_bytes >= 8 * 100_000);
 }
+
+/// A leaf-spine with four spines: a 2-subflow LIA flow pinned to paths 1 and 3 and a
+/// TCP flow pinned to path 2, so spine 0 must stay idle.
+const PINNED: &str = r#"
+    duration_ms = 3
+    stop_when_done = false
+    [topology.leaf_spine]
+    leaves = 2
+    spines = 4
+    hosts_per_leaf = 2
+    [network.queue]
+    limit_packets = 100
+    [transports.mp]
+    cc = "lia"
+    subflows = 2
+    [[traffic]]
+    pattern = "pair"
+    src = 0
+    dst = 2
+    transport = "mp"
+    size = "long_lived"
+    paths = [1, 3]
+    [[traffic]]
+    pattern = "pair"
+    src = 1
+    dst = 3
+    size = "long_lived"
+    paths = [2]
+"#;
+
+#[test]
+fn pinned_subflows_follow_their_paths() {
+    let r = run_toml(PINNED, Path::new("."), None).unwrap();
+    assert!(r.counters.conserved(), "{:?}", r.counters);
+    let tx = |node: &str, peer: &str| {
+        r.queues
+            .iter()
+            .find(|q| q.node == node && q.peer == peer)
+            .unwrap()
+            .tx_bytes
+    };
+    // Data one way, ACKs back on the same spine.
+    for (a, b) in [("leaf0", "spine0"), ("spine0", "leaf1")] {
+        assert_eq!(tx(a, b), 0, "{a} -> {b} carries nothing");
+        assert_eq!(tx(b, a), 0, "{b} -> {a} carries nothing");
+    }
+    for s in ["spine1", "spine2", "spine3"] {
+        assert!(tx("leaf0", s) > 1_000_000, "data goes by {s}");
+        assert!(tx(s, "leaf1") > 1_000_000, "data goes by {s}");
+        assert!(tx("leaf1", s) > 10_000, "ACKs come back by {s}");
+    }
+    // Each data path carries its subflow's bytes: at least those acknowledged, at most
+    // those handed to the NIC, with headers.
+    let sub = r.subflows.iter().filter(|s| s.flow == 0);
+    for (s, spine) in sub.zip(["spine1", "spine3"]) {
+        let bytes = tx(spine, "leaf1");
+        assert!(
+            bytes >= s.bytes_acked && (bytes as f64) < s.bytes_sent as f64 * 1.05,
+            "subflow {}: {} bytes acked, {} sent, {bytes} on {spine}",
+            s.subflow,
+            s.bytes_acked,
+            s.bytes_sent,
+        );
+    }
+}
+
+#[test]
+fn stopped_flows_send_nothing_after_their_stop() {
+    let sent = |text: &str| run_toml(text, Path::new("."), None).unwrap().flows[1].bytes_sent;
+    let stopped = PINNED.replace("paths = [2]", "paths = [2]\n    stop_us = 1000");
+    let r = run_toml(&stopped, Path::new("."), None).unwrap();
+    assert!(r.counters.conserved(), "{:?}", r.counters);
+    assert!(r.flows[1].finish.is_none());
+    let after = r.flows[1].bytes_sent;
+    // What the flow had handed to its NIC by 0.99 ms and by 1 ms, without a stop.
+    let by = |ms: &str| sent(&PINNED.replace("duration_ms = 3", &format!("duration_ms = {ms}")));
+    let (early, at) = (by("0.99"), by("1"));
+    assert!(early < at && at < sent(PINNED) / 2);
+    assert!(after > early && after <= at, "{early} < {after} <= {at}");
+}
+
+/// BCube(4, 1): host 0 = (0, 0) sends to host 5 = (1, 1) on path 1 of the path set:
+/// out of its level-1 interface to host 4 = (1, 0), which relays it to host 5 at level 0.
+const BCUBE: &str = r#"
+    duration_ms = 10
+    stop_when_done = false
+    [topology.bcube]
+    n = 4
+    k = 1
+    [[traffic]]
+    pattern = "pair"
+    src = 0
+    dst = 5
+    size = "long_lived"
+    paths = [1]
+"#;
+
+#[test]
+fn bcube_hosts_relay_along_pinned_paths() {
+    let r = run_toml(BCUBE, Path::new("."), None).unwrap();
+    assert!(r.counters.conserved(), "{:?}", r.counters);
+    assert_eq!(r.counters.route_drops, 0);
+    let tx = |node: &str, tier: &str| {
+        r.queues
+            .iter()
+            .find(|q| q.node == node && q.tier == tier)
+            .unwrap()
+            .tx_bytes
+    };
+    assert_eq!(
+        tx("host0", "level0"),
+        0,
+        "path 1 leaves by the level-1 interface"
+    );
+    assert!(tx("host0", "level1") > 1_000_000);
+    assert!(tx("host4", "level0") > 1_000_000, "host 4 relays the data");
+    assert!(tx("host5", "level0") > 10_000, "ACKs go back the same way");
+    assert_eq!(tx("host5", "level1"), 0);
+    assert!(r.flows[0].goodput_bps > 8e9, "{}", r.flows[0].goodput_bps);
+}
+
+#[test]
+fn bcube_rejects_what_it_cannot_route() {
+    let e = run_toml(
+        &BCUBE.replace("paths = [1]", "paths = [2]"),
+        Path::new("."),
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("traffic[0].paths[0]: path index 2 is out of range"),
+        "{e}"
+    );
+    let mmptcp = BCUBE.replace("paths = [1]", "transport = \"mmptcp\"");
+    let e = run_toml(&mmptcp, Path::new("."), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("traffic[0].transport: MMPTCP"), "{e}");
+}

@@ -84,10 +84,19 @@ pub fn level_problems(
     let mut err = |path: String, msg: &str| out.push((path, msg.to_string()));
     if level == Level::Packet {
         if matches!(kind, TopologyKind::BCube { .. }) {
-            err(
-                "topology.bcube".into(),
-                "the packet-level simulator does not model hosts that relay packets; run BCube with level = \"flow\"",
-            );
+            // BCube's hosts relay along source routes; MMPTCP's scatter needs ECMP.
+            for (i, t) in s.traffic.iter().enumerate() {
+                let scatter = transports
+                    .iter()
+                    .find(|p| p.name == t.transport)
+                    .is_some_and(|p| matches!(p.cc, CcKind::Mmptcp { .. }));
+                if scatter {
+                    err(
+                        format!("traffic[{i}].transport"),
+                        "MMPTCP scatters packets over ECMP paths; BCube's hosts forward along source routes",
+                    );
+                }
+            }
         }
         return out;
     }
@@ -174,6 +183,12 @@ pub fn level_problems(
             );
         }
         if let Some(tp) = transports.iter().find(|p| p.name == t.transport) {
+            if tp.lia_beta.is_some() {
+                err(
+                    format!("{path}.transport"),
+                    "LIA's ECN cut (beta) is modelled at the packet level only",
+                );
+            }
             if tp.fuso.is_some() || tp.replicas > 1 {
                 err(
                     format!("{path}.transport"),

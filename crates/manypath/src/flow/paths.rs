@@ -101,14 +101,13 @@ impl Paths {
             acks.resize(n, Vec::new());
             match plan.topology.kind {
                 TopologyKind::BCube { n: ports, k } => {
-                    let mut rng = Rng::new(plan.seed, stream::HOST, (1 << 40) | i as u64);
-                    let mut order: Vec<u32> = (0..=k).collect();
-                    rng.shuffle(&mut order);
-                    for (s, p) in scratch.iter_mut().enumerate() {
-                        p.clear();
-                        let j = order[s % order.len()];
-                        bcube_path(net, ports, k, f.src, f.dst, j, &mut rng, p);
-                    }
+                    let at = BCubeEnds {
+                        n: ports,
+                        k,
+                        src: f.src,
+                        dst: f.dst,
+                    };
+                    bcube_connection(net, plan.seed, i, at, &[], &mut scratch[..n]);
                     // ACKs retrace the path: the same hosts relay them.
                     for (p, a) in scratch.iter().zip(acks.iter_mut()) {
                         a.clear();
@@ -160,6 +159,41 @@ impl Paths {
                 base + queueing
             })
             .collect()
+    }
+}
+
+/// A connection's ends in BCube(n, k).
+#[derive(Clone, Copy, Debug)]
+pub struct BCubeEnds {
+    pub n: u32,
+    pub k: u32,
+    pub src: u32,
+    pub dst: u32,
+}
+
+/// The paths of connection `i`'s subflows (one per slot of `out`, each cleared first),
+/// as both levels place them: subflow s takes path `pinned[s % len]` of BCube's path set
+/// if `pinned` names any, else the paths in a random order drawn per connection (so
+/// with up to k+1 subflows each leaves on its own interface).
+pub fn bcube_connection(
+    net: &Network,
+    seed: u64,
+    i: usize,
+    at: BCubeEnds,
+    pinned: &[u32],
+    out: &mut [Vec<u32>],
+) {
+    let mut rng = Rng::new(seed, stream::HOST, (1 << 40) | i as u64);
+    let mut order: Vec<u32> = (0..=at.k).collect();
+    rng.shuffle(&mut order);
+    for (s, p) in out.iter_mut().enumerate() {
+        p.clear();
+        let j = if pinned.is_empty() {
+            order[s % order.len()]
+        } else {
+            pinned[s % pinned.len()]
+        };
+        bcube_path(net, at.n, at.k, at.src, at.dst, j, &mut rng, p);
     }
 }
 

@@ -10,7 +10,7 @@ use super::faults::{PortFault, NO_FAULT};
 use super::queue::{OutQueue, QueueConfig};
 use super::red::RedConfig;
 use super::rwndq::{RwndqConfig, RwndqPort};
-use super::topology::{NodeRole, Topology};
+use super::topology::{NodeRole, Topology, TopologyKind};
 use crate::engine::rng::{mix64, stream, Rng};
 use crate::time::{Rate, SimTime};
 use std::collections::{HashMap, VecDeque};
@@ -98,6 +98,10 @@ pub struct Network {
     pub rwndq: Vec<RwndqPort>,
     /// Per node: some port of this switch runs RWNDQ, so it inspects TCP headers.
     pub rwndq_node: Vec<bool>,
+    /// Pinned routes (`pin`): per route, a range of `pinned_hops`, each hop a node and
+    /// the port it sends the route's packets on.
+    pinned: Vec<(u32, u32)>,
+    pinned_hops: Vec<(u32, u32)>,
 }
 
 const NO_ROUTE: u32 = u32::MAX;
@@ -130,11 +134,14 @@ impl Network {
         }
         let mut ports = Vec::with_capacity(topo.links.len() * 2);
         let mut port_start = Vec::with_capacity(n + 1);
+        // BCube's hosts relay others' packets: their interfaces are switch ports of
+        // their level and take its queue (their own packets still wait for room in it).
+        let relaying_hosts = matches!(topo.kind, TopologyKind::BCube { .. });
         for (node, nbrs) in adj.iter().enumerate() {
             port_start.push(ports.len() as u32);
             for &(peer, tier) in nbrs {
                 let p = tier_params[tier as usize];
-                let qcfg = if kinds[node] == NodeKind::Host {
+                let qcfg = if kinds[node] == NodeKind::Host && !relaying_hosts {
                     host_queue
                 } else {
                     p.queue
@@ -259,6 +266,8 @@ impl Network {
             edges,
             rwndq,
             rwndq_node,
+            pinned: Vec::new(),
+            pinned_hops: Vec::new(),
         };
         net.compute_routes();
         net
@@ -354,6 +363,88 @@ impl Network {
             LoadBalancing::Spray => self.spray_rng[node as usize].below(len as u64) as u32,
         };
         Some(self.set_ports[(start + i) as usize])
+    }
+
+    /// The port pinned route `route` leaves `node` by, or `None` if `node` is not on it.
+    /// A route has a few hops, so a scan is as quick as anything.
+    #[inline]
+    pub fn pinned_port(&self, node: u32, route: u32) -> Option<u32> {
+        let (start, len) = self.pinned[route as usize];
+        self.pinned_hops[start as usize..(start + len) as usize]
+            .iter()
+            .find(|h| h.0 == node)
+            .map(|h| h.1)
+    }
+
+    /// The first port of pinned route `route` (the NIC its packets leave by), if any.
+    pub fn pinned_first(&self, route: u32) -> Option<u32> {
+        let (start, len) = self.pinned[route as usize];
+        (len > 0).then(|| self.pinned_hops[start as usize].1)
+    }
+
+    /// Number of host ports (hosts are nodes 0..n_hosts, so their ports come first).
+    pub fn host_ports(&self) -> usize {
+        self.port_start[self.n_hosts as usize] as usize
+    }
+
+    /// Stores a route given as the ports it crosses (the source's NIC first) and returns
+    /// its id, which pinned packets carry. Called at connection setup, never per packet.
+    pub fn pin(&mut self, ports: &[u32]) -> u32 {
+        self.pinned
+            .push((self.pinned_hops.len() as u32, ports.len() as u32));
+        for &p in ports {
+            self.pinned_hops.push((self.ports[p as usize].owner, p));
+        }
+        self.pinned.len() as u32 - 1
+    }
+
+    /// Appends to `out` the ports of equal-cost path `index` from host `src` to host
+    /// `dst`, the source's NIC first; false if there is no path. Paths are numbered in
+    /// mixed radix over the choice points met from the source: at each switch with
+    /// several equal-cost next hops (in port order, i.e. in the order the topology
+    /// joins them), the choice is `index` modulo their number and the rest of the index
+    /// (the quotient) goes on to the next choice point; so consecutive indices leave the
+    /// source's switch by different next hops. `index` is first reduced modulo the
+    /// number of paths (`ecmp_paths`), so every index names a path.
+    pub fn indexed_path(&self, src: u32, dst: u32, index: u32, out: &mut Vec<u32>) -> bool {
+        let n = self.ecmp_paths(src, dst);
+        if n == 0 {
+            return false;
+        }
+        let mut rest = index % n;
+        let mut port = self.host_nic[src as usize];
+        out.push(port);
+        for _ in 0..64 {
+            let node = self.ports[port as usize].peer;
+            if node == dst {
+                return true;
+            }
+            if self.kinds[node as usize] != NodeKind::Switch {
+                return false;
+            }
+            let edge = self.host_edge[dst as usize];
+            port = if edge == node {
+                self.host_down_port[dst as usize]
+            } else {
+                let set = self.route[(self.switch_index[node as usize] * self.n_edges
+                    + self.edge_index[edge as usize])
+                    as usize];
+                if set == NO_ROUTE {
+                    return false;
+                }
+                let (start, len) = self.sets[set as usize];
+                let choice = rest % len;
+                rest /= len;
+                self.set_ports[(start + choice) as usize]
+            };
+            out.push(port);
+        }
+        false
+    }
+
+    /// The ports of the way back along `ports` (a path from one host to another).
+    pub fn reverse_path(&self, ports: &[u32], out: &mut Vec<u32>) {
+        out.extend(ports.iter().rev().map(|&p| self.ports[p as usize].reverse));
     }
 
     /// Number of equal-cost next hops at `node` towards host `dst` (1 at its edge switch).
@@ -508,6 +599,76 @@ mod tests {
         });
         let edge = n.ports[n.host_nic[0] as usize].peer;
         assert_eq!(n.path_choices(edge, 127), 4);
+    }
+
+    /// The switches an indexed path visits.
+    fn indexed(n: &Network, src: u32, dst: u32, index: u32) -> Vec<u32> {
+        let mut ports = Vec::new();
+        assert!(n.indexed_path(src, dst, index, &mut ports));
+        assert_eq!(ports[0], n.host_nic[src as usize]);
+        assert_eq!(n.ports[*ports.last().unwrap() as usize].peer, dst);
+        ports.iter().map(|&p| n.ports[p as usize].peer).collect()
+    }
+
+    #[test]
+    fn indexed_paths_follow_the_documented_order() {
+        // Leaf-spine: path i goes by spine i.
+        let n = net(TopologyKind::LeafSpine {
+            leaves: 2,
+            spines: 3,
+            hosts_per_leaf: 2,
+        });
+        for i in 0..3 {
+            let nodes = indexed(&n, 0, 2, i);
+            assert_eq!(n.names[nodes[1] as usize], format!("spine{i}"));
+        }
+        assert_eq!(
+            indexed(&n, 0, 2, 4),
+            indexed(&n, 0, 2, 1),
+            "modulo the paths"
+        );
+        // Fat tree k = 4 between pods: 4 paths, the aggregation switch is the low digit.
+        let n = net(TopologyKind::FatTree {
+            k: 4,
+            oversubscription: 1,
+        });
+        let paths: Vec<Vec<u32>> = (0..4).map(|i| indexed(&n, 0, 15, i)).collect();
+        assert_ne!(
+            paths[0][1], paths[1][1],
+            "0 and 1 differ at the first choice"
+        );
+        assert_eq!(paths[0][1], paths[2][1]);
+        assert_ne!(paths[0][2], paths[2][2], "0 and 2 differ at the core");
+        let cores: std::collections::BTreeSet<u32> = paths.iter().map(|p| p[2]).collect();
+        assert_eq!(cores.len(), 4, "the four paths use the four cores");
+        // Reversed paths end at the source.
+        let mut fwd = Vec::new();
+        n.indexed_path(0, 15, 3, &mut fwd);
+        let mut back = Vec::new();
+        n.reverse_path(&fwd, &mut back);
+        assert_eq!(back[0], n.host_nic[15]);
+        assert_eq!(n.ports[*back.last().unwrap() as usize].peer, 0);
+    }
+
+    #[test]
+    fn pinned_routes_name_each_nodes_port() {
+        let mut n = net(TopologyKind::FusoTestbed {
+            hosts_per_rack: 2,
+            paths: 3,
+        });
+        let mut ports = Vec::new();
+        n.indexed_path(0, 3, 2, &mut ports);
+        let r = n.pin(&ports);
+        let tor0 = n.ports[ports[0] as usize].peer;
+        assert_eq!(n.pinned_port(tor0, r), Some(ports[1]));
+        assert_eq!(n.pinned_port(3, r), None, "the destination is not a hop");
+        let r2 = n.pin(&ports[..1]);
+        assert_eq!(n.pinned_port(tor0, r2), None);
+        assert_eq!(
+            n.pinned_port(tor0, r),
+            Some(ports[1]),
+            "routes are separate"
+        );
     }
 
     #[test]

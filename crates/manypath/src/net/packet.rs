@@ -68,7 +68,8 @@ pub struct Packet {
     pub dport: u16,
     pub flags: u8,
     pub ecn: Ecn,
-    /// Strict-priority class: 0 is served before 1.
+    /// Strict-priority class: 0 is served before 1; with the `PINNED` bit, `hash` is a
+    /// pinned route.
     pub class: u8,
     /// `TO_SERVER` or `TO_CLIENT`.
     pub dir: u8,
@@ -83,6 +84,11 @@ impl Packet {
     }
 }
 
+/// A bit of `Desc::class` (and `Packet::class`): the packet follows a pinned route, whose
+/// id (`Network::pinned_port`) it carries in `hash` instead of the flow hash. The
+/// priority is the rest of the byte (`Desc::priority`).
+pub const PINNED: u8 = 0x80;
+
 /// What switches read of a packet, carried in its events and queue slots so that a hop
 /// through the fabric never touches the packet body (which stays cold in the arena until
 /// the destination host reads it). 16 bytes.
@@ -90,11 +96,28 @@ impl Packet {
 pub struct Desc {
     pub pkt: PacketId,
     pub dst: u32,
+    /// The flow hash ECMP reads or, with `PINNED` set in `class`, the pinned route's id.
     pub hash: u32,
     pub wire: u16,
     pub ecn: Ecn,
+    /// Strict-priority class, with the `PINNED` bit.
     pub class: u8,
 }
+
+impl Desc {
+    /// The strict-priority class without the `PINNED` bit.
+    #[inline]
+    pub fn priority(&self) -> u8 {
+        self.class & !PINNED
+    }
+
+    #[inline]
+    pub fn pinned(&self) -> bool {
+        self.class & PINNED != 0
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Desc>() == 16);
 
 impl Packet {
     pub fn desc(&self, id: PacketId) -> Desc {

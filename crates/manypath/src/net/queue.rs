@@ -171,7 +171,7 @@ impl OutQueue {
     /// Admits (marking it CE if the queue is at K and it is ECT) or drops a packet.
     #[inline]
     pub fn enqueue(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admit {
-        let (wire, class) = (d.wire as u32, d.class);
+        let (wire, class) = (d.wire as u32, d.priority());
         let mut red_mark = false;
         if let Some(red) = self.red.as_deref_mut() {
             if red.on_arrival(now, self.packets) == RedVerdict::Early {

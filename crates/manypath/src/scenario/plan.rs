@@ -6,7 +6,7 @@ use super::faults::{fault_plan, FaultPlan};
 use super::schema::*;
 use crate::engine::{rng::stream, Rng};
 use crate::flow::{FlowModelConfig, Level};
-use crate::net::network::{LinkParams, LoadBalancing};
+use crate::net::network::{LinkParams, LoadBalancing, Network};
 use crate::net::queue::{MarkAt, QueueConfig};
 use crate::net::red::RedConfig;
 use crate::net::rwndq::RwndqConfig;
@@ -92,6 +92,9 @@ pub struct TransportPlan {
     pub fuso: Option<FusoConfig>,
     /// Copies of every flow, each on its own connection; the first to finish counts.
     pub replicas: u32,
+    /// LIA only: cut a subflow's window by 1/β on an ECN echo instead of halving it
+    /// (the AMP document's "MPTCP with β", §4.1).
+    pub lia_beta: Option<f64>,
 }
 
 impl TransportPlan {
@@ -105,6 +108,7 @@ impl TransportPlan {
             subflow_gap: 0,
             fuso: None,
             replicas: 1,
+            lia_beta: None,
         }
     }
 
@@ -145,6 +149,10 @@ pub struct Plan {
     pub transports: Vec<TransportPlan>,
     pub classes: Vec<String>,
     pub traffic: Vec<TrafficGen>,
+    /// Per traffic entry: the path indices its connections are pinned to (empty: ECMP)
+    /// and when its long-lived flows stop sending (`SimTime::MAX`: never).
+    pub entry_paths: Vec<Vec<u32>>,
+    pub entry_stop: Vec<SimTime>,
     pub queue_histogram: bool,
     /// Period of the flow and queue time series (`None`: not recorded).
     pub flow_sample: Option<SimTime>,
@@ -355,6 +363,12 @@ impl Plan {
                 cc,
                 CcKind::Reno | CcKind::Cubic | CcKind::Lia | CcKind::Olia
             ));
+            if cc == CcKind::Lia && t.beta.is_some() && !tcp.ecn {
+                c.err(
+                    &format!("{path}.beta"),
+                    "LIA cuts by 1/beta on ECN echoes: it needs ecn = true".into(),
+                );
+            }
             let default_subflows = if cc.is_coupled() { DEFAULT_SUBFLOWS } else { 1 };
             let subflows = t.subflows.unwrap_or(default_subflows);
             if !(1..=64).contains(&subflows) {
@@ -381,6 +395,7 @@ impl Plan {
                 ),
                 fuso: fuso_config(t, &path, &cc, &mut c),
                 replicas: t.replicas.unwrap_or(1),
+                lia_beta: t.beta.filter(|_| cc == CcKind::Lia),
             };
             if !(1..=4).contains(&plan.replicas) {
                 c.err(
@@ -405,6 +420,7 @@ impl Plan {
         };
         let mut classes: Vec<String> = Vec::new();
         let mut traffic = Vec::new();
+        let (mut entry_paths, mut entry_stop) = (Vec::new(), Vec::new());
         if s.traffic.is_empty() {
             c.err("traffic", "at least one traffic entry is needed".into());
         }
@@ -454,6 +470,7 @@ impl Plan {
                 .requests
                 .as_ref()
                 .map(|r| requests_gen(r, &path, n_hosts, &transports, &mut classes, &mut c));
+            let (paths, stop) = entry_routing(t, &path, &transports[transport as usize], &mut c);
             if let Some(mut g) = traffic_gen(
                 t,
                 &path,
@@ -468,6 +485,8 @@ impl Plan {
             ) {
                 g.requests = requests;
                 traffic.push(g);
+                entry_paths.push(paths);
+                entry_stop.push(stop);
             }
         }
         let topology = kind.as_ref().map(|k| k.build());
@@ -503,6 +522,11 @@ impl Plan {
             c.problems
                 .extend(crate::flow::level_problems(s, level, k, &transports));
         }
+        if let Some(topo) = &topology {
+            if c.problems.is_empty() && entry_paths.iter().any(|p| !p.is_empty()) {
+                check_path_indices(s, level, topo, &tier_params, &entry_paths, &mut c);
+            }
+        }
         if !c.problems.is_empty() {
             return Err(ScenarioError {
                 problems: c.problems,
@@ -525,6 +549,8 @@ impl Plan {
             transports,
             classes,
             traffic,
+            entry_paths,
+            entry_stop,
             queue_histogram: s.output.queue_histogram,
             flow_sample,
             queue_sample,
@@ -542,14 +568,23 @@ impl Plan {
 
     /// The run's flows and the persistent connections that carry some of them.
     pub fn workload(&self) -> (Vec<FlowSpec>, Vec<ConnSpec>) {
+        let (flows, conns, _, _) = self.workload_entries();
+        (flows, conns)
+    }
+
+    /// `workload`, with the traffic entry of each flow and of each persistent connection.
+    pub fn workload_entries(&self) -> (Vec<FlowSpec>, Vec<ConnSpec>, Vec<u32>, Vec<u32>) {
         let mut out = Vec::new();
         let mut conns = Vec::new();
+        let (mut flow_entry, mut conn_entry) = (Vec::new(), Vec::new());
         let mut job = 0;
         for (i, g) in self.traffic.iter().enumerate() {
             let mut rng = Rng::new(self.seed, stream::TRAFFIC, i as u64);
             g.generate(&mut rng, &mut job, &mut out, &mut conns);
+            flow_entry.resize(out.len(), i as u32);
+            conn_entry.resize(conns.len(), i as u32);
         }
-        (out, conns)
+        (out, conns, flow_entry, conn_entry)
     }
 }
 
@@ -559,6 +594,110 @@ pub(super) const MAX_TIME_US: f64 = 1e12;
 
 /// The most flows one traffic entry may generate (they are all drawn before the run).
 const MAX_FLOWS: f64 = 1e7;
+
+/// A traffic entry's `paths` and `stop_us`, checked as far as they can be without the
+/// network (`check_path_indices` does the rest).
+fn entry_routing(
+    t: &TrafficSpec,
+    path: &str,
+    transport: &TransportPlan,
+    c: &mut Checker,
+) -> (Vec<u32>, SimTime) {
+    let paths = t.paths.clone().unwrap_or_default();
+    if t.paths.is_some() {
+        let field = format!("{path}.paths");
+        if paths.is_empty() {
+            c.err(&field, "must name at least one path index, got []".into());
+        } else if paths.len() > transport.subflows as usize {
+            c.err(
+                &field,
+                format!(
+                    "names {} paths for transport {:?}, which has {} subflow(s)",
+                    paths.len(),
+                    transport.name,
+                    transport.subflows
+                ),
+            );
+        }
+        if matches!(transport.cc, CcKind::Mmptcp { .. }) {
+            c.err(
+                &field,
+                "MMPTCP scatters packets over random paths; it cannot be pinned".into(),
+            );
+        }
+    }
+    let mut stop = SimTime::MAX;
+    if let Some(us) = t.stop_us {
+        let field = format!("{path}.stop_us");
+        stop = us_field(c, &field, Some(us), SimTime::MAX, true);
+        if !matches!(t.size, SizeSpec::LongLived) || t.pattern == PatternSpec::Requests {
+            c.err(
+                &field,
+                "applies only to long-lived flows (size = \"long_lived\") of their own".into(),
+            );
+        } else if us <= t.start_us {
+            c.err(
+                &field,
+                format!("must be after start_us ({}), got {us}", t.start_us),
+            );
+        }
+    }
+    (paths, stop)
+}
+
+/// Checks the traffic entries' path indices against the network's equal-cost paths.
+fn check_path_indices(
+    s: &Scenario,
+    level: Level,
+    topo: &Topology,
+    tier_params: &[LinkParams],
+    entry_paths: &[Vec<u32>],
+    c: &mut Checker,
+) {
+    if level == Level::Flow {
+        for (i, p) in entry_paths.iter().enumerate() {
+            if !p.is_empty() {
+                c.err(
+                    &format!("traffic[{i}].paths"),
+                    "the flow-level model does not pin paths; use level = \"packet\"".into(),
+                );
+            }
+        }
+        return;
+    }
+    let most = if let TopologyKind::BCube { k, .. } = topo.kind {
+        // BCube's parallel path set: one path per interface.
+        k + 1
+    } else {
+        // The topologies here are symmetric: host 0's largest number of equal-cost paths
+        // to another host is every pair's largest.
+        let net = Network::build(
+            topo,
+            tier_params,
+            QueueConfig::default(),
+            LoadBalancing::Ecmp,
+            s.seed,
+        );
+        (1..topo.n_hosts)
+            .map(|h| net.ecmp_paths(0, h))
+            .max()
+            .unwrap_or(1)
+    };
+    for (i, p) in entry_paths.iter().enumerate() {
+        for (j, &index) in p.iter().enumerate() {
+            if index >= most {
+                c.err(
+                    &format!("traffic[{i}].paths[{j}]"),
+                    format!(
+                        "path index {index} is out of range: this topology has at most \
+                         {most} equal-cost path(s) between two hosts (indices 0..{})",
+                        most - 1
+                    ),
+                );
+            }
+        }
+    }
+}
 
 /// FUSO's settings of a `[transports.NAME]` entry, checked; `None` when FUSO is off.
 fn fuso_config(t: &TransportSpec, path: &str, cc: &CcKind, c: &mut Checker) -> Option<FusoConfig> {
@@ -645,7 +784,12 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
         &[CcSpec::Dctcp],
         c,
     );
-    uses("beta", t.beta.is_some(), &[CcSpec::Xmp, CcSpec::Amp], c);
+    uses(
+        "beta",
+        t.beta.is_some(),
+        &[CcSpec::Xmp, CcSpec::Amp, CcSpec::Lia],
+        c,
+    );
     uses("amp_gamma", t.amp_gamma.is_some(), &[CcSpec::Amp], c);
     uses("amp_tau", t.amp_tau.is_some(), &[CcSpec::Amp], c);
     uses(
@@ -1755,6 +1899,90 @@ mod tests {
         let e = errors(&GOOD.replace("\"long_lived\"", "{ cdf = \"nope.cdf\" }"));
         assert!(
             e.contains("traffic[0].size") && e.contains("nope.cdf"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn pinned_paths_are_checked() {
+        // A k = 4 fat tree has at most 4 paths between two hosts.
+        let ok = GOOD.to_string() + "paths = [3]\n";
+        let plan = Plan::from_toml(&ok, Path::new(".")).unwrap();
+        assert_eq!(plan.entry_paths, vec![vec![3]]);
+        let e = errors(&(GOOD.to_string() + "paths = [0, 1]\n"));
+        assert!(
+            e.contains("traffic[0].paths: names 2 paths for transport \"dctcp\""),
+            "{e}"
+        );
+        let e = errors(&(GOOD.to_string() + "paths = [4]\n"));
+        assert!(
+            e.contains("traffic[0].paths[0]: path index 4 is out of range")
+                && e.contains("at most 4 equal-cost path(s)"),
+            "{e}"
+        );
+        let e = errors(&(GOOD.to_string() + "paths = []\n"));
+        assert!(
+            e.contains("traffic[0].paths: must name at least one"),
+            "{e}"
+        );
+        let flow = GOOD
+            .replace("duration_ms = 10", "duration_ms = 10\nlevel = \"flow\"")
+            .replace("dctcp", "tcp")
+            + "paths = [1]\n";
+        let e = errors(&flow);
+        assert!(
+            e.contains("traffic[0].paths: the flow-level model does not pin paths"),
+            "{e}"
+        );
+        let mmptcp = GOOD.replace("transport = \"dctcp\"", "transport = \"mp\"")
+            + "paths = [1]\n[transports.mp]\ncc = \"mmptcp\"\n";
+        let e = errors(&mmptcp);
+        assert!(e.contains("traffic[0].paths: MMPTCP"), "{e}");
+        let star = "duration_ms = 1\n[topology.star]\nsenders = 2\n[[traffic]]\n\
+                    pattern = \"incast\"\nsize = \"long_lived\"\npaths = [1]\n";
+        let e = errors(star);
+        assert!(
+            e.contains("traffic[0].paths[0]: path index 1 is out of range")
+                && e.contains("at most 1 equal-cost"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn stop_times_are_checked() {
+        let plan =
+            Plan::from_toml(&(GOOD.to_string() + "stop_us = 500\n"), Path::new(".")).unwrap();
+        assert_eq!(plan.entry_stop, vec![from_us(500.0)]);
+        let e = errors(&(GOOD.to_string() + "start_us = 10\nstop_us = 5\n"));
+        assert!(
+            e.contains("traffic[0].stop_us: must be after start_us"),
+            "{e}"
+        );
+        let e = errors(&(GOOD.replace("\"long_lived\"", "{ fixed = 1000 }") + "stop_us = 500\n"));
+        assert!(
+            e.contains("traffic[0].stop_us: applies only to long-lived flows"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn lia_takes_a_beta_cut_with_ecn_only() {
+        let lia = |extra: &str| {
+            GOOD.replace("transport = \"dctcp\"", "transport = \"mp\"")
+                + &format!("[transports.mp]\ncc = \"lia\"\nbeta = 4\n{extra}")
+        };
+        let plan = Plan::from_toml(&lia("ecn = true\n"), Path::new(".")).unwrap();
+        let mp = plan.transports.iter().find(|t| t.name == "mp").unwrap();
+        assert_eq!(mp.lia_beta, Some(4.0));
+        let e = errors(&lia(""));
+        assert!(e.contains("transports.mp.beta: LIA cuts by 1/beta"), "{e}");
+        let e = errors(
+            &GOOD
+                .replace("transport = \"dctcp\"", "transport = \"mp\"")
+                .replace("k = 4", "k = 4\n[transports.mp]\ncc = \"olia\"\nbeta = 4"),
+        );
+        assert!(
+            e.contains("transports.mp.beta: applies only to cc = "),
             "{e}"
         );
     }

@@ -239,7 +239,7 @@ pub enum TopologySpec {
         hosts_per_tor: u32,
     },
     /// BCube(n, k): n^(k+1) hosts with k+1 interfaces each, n-port switches at k+1
-    /// levels; hosts relay traffic. Flow level only. Tiers: `level0` … `level<k>`.
+    /// levels; hosts relay traffic along source routes. Tiers: `level0` … `level<k>`.
     Bcube { n: u32, k: u32 },
 }
 fn two() -> u32 {
@@ -510,7 +510,8 @@ pub struct TransportSpec {
     pub dctcp_alpha_init: Option<f64>,
     /// Subflows per connection (default 1 for reno/dctcp, 4 for the multipath controllers).
     pub subflows: Option<u32>,
-    /// XMP's and AMP's ECN cut factor β (default 4).
+    /// XMP's and AMP's ECN cut factor β (default 4); with `lia`, a cut by 1/β on an ECN
+    /// echo instead of halving (the AMP document's "MPTCP with β").
     pub beta: Option<f64>,
     /// AMP: rounds with every subflow at cwnd_min before suppression (default 2).
     pub amp_gamma: Option<u32>,
@@ -655,6 +656,18 @@ pub struct TrafficSpec {
     pub dst: Option<u32>,
     /// `requests`: clients, servers and connections.
     pub requests: Option<RequestsSpec>,
+    /// Pin the entry's connections to equal-cost paths (packet level): subflow j of a
+    /// connection takes path `paths[j % len]`, both ways. Path indices count the
+    /// equal-cost paths between the two hosts: at each switch with several next hops,
+    /// in the order the topology joins them, the index modulo their number picks one
+    /// and the quotient goes on to the next choice point (leaf-spine: path i goes by
+    /// spine i; FUSO testbed: by parallel link i; fat tree: i mod k/2 picks the
+    /// aggregation switch, i div k/2 the core). A pair with fewer paths takes the index
+    /// modulo its number of paths.
+    pub paths: Option<Vec<u32>>,
+    /// Long-lived flows of this entry stop sending at this time, in microseconds (they
+    /// stay unfinished; packets in flight are still delivered).
+    pub stop_us: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
