@@ -46,6 +46,13 @@ pub struct MptcpSender {
     data_nxt: u64,
     rr: usize,
     opened: Vec<bool>,
+    /// Bit i: subflow i may have a segment to send (bits n and up stay clear). Set
+    /// whenever something changes the subflow or what it may be handed (a segment or
+    /// timer, opening, new data, AMP's suppression), cleared when polling it yields
+    /// nothing. A subflow that had nothing to send has nothing until one of those
+    /// happens (TCP-IR, whose coded packets fall due with time alone, is single-path
+    /// only), so the scheduler skips it: an ACK polls its own subflow, not all n.
+    ready: u128,
     /// When the other subflows open (0: not scheduled).
     open_at: SimTime,
     gap: SimTime,
@@ -95,6 +102,8 @@ impl MptcpSender {
             s.avail = 0;
         }
         let n = subs.len();
+        assert!(n <= 128, "at most 128 subflows");
+        debug_assert!(!subs[0].cfg.recovery.tcp_ir, "TCP-IR is single-path only");
         MptcpSender {
             size,
             avail: size,
@@ -106,6 +115,7 @@ impl MptcpSender {
             data_nxt: 0,
             rr: 0,
             opened: vec![false; n],
+            ready: 0,
             open_at: 0,
             gap,
             mss,
@@ -135,6 +145,17 @@ impl MptcpSender {
     /// The application hands over `bytes` more data.
     pub fn offer(&mut self, bytes: u64) {
         self.avail = self.avail.saturating_add(bytes);
+        self.mark_all();
+    }
+
+    /// Subflow `i` may have something to send.
+    #[inline]
+    fn mark(&mut self, i: usize) {
+        self.ready |= 1 << i;
+    }
+
+    fn mark_all(&mut self) {
+        self.ready = u128::MAX >> (128 - self.subs.len());
     }
 
     /// The end of the data the application has handed over.
@@ -145,6 +166,7 @@ impl MptcpSender {
     pub fn open(&mut self) {
         self.subs[0].open();
         self.opened[0] = true;
+        self.mark(0);
     }
 
     /// MMPTCP: scatter subflow 0's packets over random paths, with `dupack_threshold`
@@ -227,27 +249,20 @@ impl MptcpSender {
         }
     }
 
-    /// The `k`-th subflow to offer new data to: round robin from `rr`, or by RTT.
-    #[inline]
-    fn nth(&self, k: usize) -> usize {
+    /// The subflow with the `k`-th smallest smoothed RTT (n is small; ties by index).
+    fn kth_lowest_rtt(&self, k: usize) -> usize {
         let n = self.subs.len();
-        match self.scheduler {
-            Scheduler::RoundRobin => (self.rr + k) % n,
-            Scheduler::LowestRtt => {
-                // k-th smallest smoothed RTT (n is small; ties by index).
-                let key = |i: usize| (self.subs[i].rtt.srtt().unwrap_or(u64::MAX), i);
-                let mut chosen = usize::MAX;
-                let mut prev: Option<(u64, usize)> = None;
-                for _ in 0..=k {
-                    chosen = (0..n)
-                        .filter(|&i| prev.is_none_or(|p| key(i) > p))
-                        .min_by_key(|&i| key(i))
-                        .expect("k < n");
-                    prev = Some(key(chosen));
-                }
-                chosen
-            }
+        let key = |i: usize| (self.subs[i].rtt.srtt().unwrap_or(u64::MAX), i);
+        let mut chosen = usize::MAX;
+        let mut prev: Option<(u64, usize)> = None;
+        for _ in 0..=k {
+            chosen = (0..n)
+                .filter(|&i| prev.is_none_or(|p| key(i) > p))
+                .min_by_key(|&i| key(i))
+                .expect("k < n");
+            prev = Some(key(chosen));
         }
+        chosen
     }
 
     /// The next segment to send and its subflow. Call until it returns `None`.
@@ -256,15 +271,29 @@ impl MptcpSender {
             self.open_others();
         }
         for k in 0..self.subs.len() {
-            let i = self.nth(k);
-            if !self.opened[i] {
+            if self.ready == 0 {
+                break;
+            }
+            let i = match self.scheduler {
+                // The first ready subflow from `rr` on, wrapping around.
+                Scheduler::RoundRobin => {
+                    let from_rr = self.ready & (u128::MAX << self.rr);
+                    let m = if from_rr != 0 { from_rr } else { self.ready };
+                    m.trailing_zeros() as usize
+                }
+                Scheduler::LowestRtt => self.kth_lowest_rtt(k),
+            };
+            if self.ready & (1 << i) == 0 {
                 continue;
             }
-            self.feed(i);
-            if let Some(seg) = self.transmit_on(now, i) {
-                self.rr = (i + 1) % self.subs.len();
-                return Some((i, seg));
+            if self.opened[i] {
+                self.feed(i);
+                if let Some(seg) = self.transmit_on(now, i) {
+                    self.rr = (i + 1) % self.subs.len();
+                    return Some((i, seg));
+                }
             }
+            self.ready &= !(1 << i);
         }
         if self.fuso.is_some() {
             return self.send_a_recovery(now);
@@ -346,6 +375,7 @@ impl MptcpSender {
         self.maps[best].push_back(Mapping { sub_seq: at, dsn });
         self.loss[best].copies.push_back((at, at + len));
         self.subs[best].offer_chunk(len);
+        self.mark(best);
         if flight_b > 0 && (flight_b + len) as f64 > cwnd_b {
             self.counters.window_violations += 1;
         }
@@ -399,6 +429,7 @@ impl MptcpSender {
             if !self.opened[i] && self.finish.is_none() {
                 self.subs[i].open();
                 self.opened[i] = true;
+                self.mark(i);
             }
         }
     }
@@ -414,6 +445,7 @@ impl MptcpSender {
             }
         }
         self.subs[sub].on_segment(now, seg);
+        self.mark(sub);
         if sub == 0
             && !was_established
             && self.subs[0].is_established()
@@ -448,6 +480,7 @@ impl MptcpSender {
                             in_recovery: s.in_recovery(),
                         }),
                 );
+                let was_suppressed = ssr.suppressed;
                 let s0 = &self.subs[0];
                 ssr.on_first_subflow_ack(
                     seg.ecn,
@@ -456,10 +489,14 @@ impl MptcpSender {
                     &self.ssr_views,
                     self.cwnd_min,
                 );
+                if ssr.suppressed != was_suppressed {
+                    self.mark_all();
+                }
             }
         }
         if self.size != u64::MAX && self.data_una >= self.size && self.finish.is_none() {
             self.finish = Some(now);
+            self.mark_all();
             for (i, s) in self.subs.iter_mut().enumerate() {
                 if self.opened[i] {
                     s.close();
@@ -475,6 +512,7 @@ impl MptcpSender {
         for s in &mut self.subs {
             s.on_timer(now);
         }
+        self.mark_all();
     }
 
     pub fn timer_deadline(&self) -> Option<SimTime> {
