@@ -10,8 +10,8 @@ pub fn alpha(subs: &[SubflowView]) -> f64 {
     let mut best = 0.0f64;
     let mut sum = 0.0;
     for s in subs.iter().filter(|s| s.active) {
-        best = best.max(s.cwnd / (s.rtt * s.rtt));
-        sum += s.cwnd / s.rtt;
+        best = best.max(s.w_rtt2);
+        sum += s.w_rtt;
     }
     if sum <= 0.0 {
         return 1.0;

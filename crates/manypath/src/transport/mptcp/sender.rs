@@ -63,8 +63,14 @@ pub struct MptcpSender {
     /// bytes have been handed out, then the other subflows open and take the new data
     /// (0: no scatter phase).
     scatter_until: u64,
-    /// Reused per ACK so the coupling allocates nothing.
+    /// What the coupling sees of each subflow, kept from ACK to ACK: a view depends on
+    /// its own subflow only (see `refresh_views`), so an ACK recomputes the views of the
+    /// subflows that changed since the last one, not all n.
     views: Vec<SubflowView>,
+    /// Bit i: subflow i changed since `views[i]` was computed.
+    stale: u128,
+    /// Some view holds a guessed RTT (its subflow has no sample yet).
+    rtt_guessed: bool,
     ssr_views: Vec<SsrView>,
     /// FUSO's proactive multipath loss recovery, when enabled.
     fuso: Option<FusoConfig>,
@@ -123,6 +129,8 @@ impl MptcpSender {
             finish: None,
             scatter_until: 0,
             views: Vec::with_capacity(n),
+            stale: u128::MAX >> (128 - n),
+            rtt_guessed: true,
             ssr_views: Vec::with_capacity(n),
             fuso: None,
             loss: vec![SubflowLoss::default(); n],
@@ -148,14 +156,17 @@ impl MptcpSender {
         self.mark_all();
     }
 
-    /// Subflow `i` may have something to send.
+    /// Subflow `i` changed: it may have something to send, and its view is stale.
     #[inline]
     fn mark(&mut self, i: usize) {
         self.ready |= 1 << i;
+        self.stale |= 1 << i;
     }
 
     fn mark_all(&mut self) {
-        self.ready = u128::MAX >> (128 - self.subs.len());
+        let all = u128::MAX >> (128 - self.subs.len());
+        self.ready = all;
+        self.stale = all;
     }
 
     /// The end of the data the application has handed over.
@@ -187,32 +198,58 @@ impl MptcpSender {
         matches!(&self.coupling, Coupling::Amp(ssr) if ssr.suppressed)
     }
 
-    /// Refreshes `self.views`, what the coupling sees of every subflow.
-    fn fill_views(&mut self) {
+    /// Brings `self.views`, what the coupling sees of every subflow, up to date. A view
+    /// is a function of its subflow's state, except for the RTT guessed for a subflow
+    /// without a sample (the smallest measured one) and the activity that AMP's
+    /// suppression and MMPTCP's switch decide: while a guess is in use or MMPTCP runs,
+    /// every view is recomputed; AMP marks all stale when its suppression changes.
+    fn refresh_views(&mut self) {
+        let n = self.subs.len();
+        if self.rtt_guessed || self.scatter_until > 0 {
+            self.stale = u128::MAX >> (128 - n);
+        }
+        if self.stale == 0 {
+            return;
+        }
         let suppressed = self.suppressed();
-        let fallback = self
-            .subs
-            .iter()
-            .filter_map(|s| s.rtt.srtt())
-            .min()
-            .unwrap_or(100_000_000);
-        let opened = &self.opened;
+        let fallback = if self.rtt_guessed {
+            self.subs
+                .iter()
+                .filter_map(|s| s.rtt.srtt())
+                .min()
+                .unwrap_or(100_000_000)
+        } else {
+            0
+        };
         // After MMPTCP's switch the scatter subflow only finishes its retransmissions.
         let switched = self.scatter_until > 0 && !self.scattering();
-        self.views.clear();
-        self.views
-            .extend(self.subs.iter().enumerate().map(|(i, s)| SubflowView {
-                cwnd: s.win.cwnd,
-                rtt: s.rtt.srtt().unwrap_or(fallback).max(1) as f64 / 1e12,
-                active: opened[i]
+        if self.views.len() != n {
+            self.views.resize(n, SubflowView::new(0.0, 1.0, false, 0.0));
+        }
+        let mut guessed = false;
+        while self.stale != 0 {
+            let i = self.stale.trailing_zeros() as usize;
+            self.stale &= !(1 << i);
+            let s = &self.subs[i];
+            let srtt = s.rtt.srtt();
+            guessed |= srtt.is_none();
+            self.views[i] = SubflowView::new(
+                s.win.cwnd,
+                srtt.unwrap_or(fallback).max(1) as f64 / 1e12,
+                self.opened[i]
                     && s.is_established()
                     && (i == 0 || !suppressed)
                     && !(i == 0 && switched),
-                ell: match &s.cc {
+                match &s.cc {
                     Cc::Coupled(c) => c.ell(),
                     _ => 0.0,
                 },
-            }));
+            );
+        }
+        if self.rtt_guessed {
+            // Every view was recomputed: is any still a guess? (Samples are never lost.)
+            self.rtt_guessed = guessed;
+        }
     }
 
     fn dsn_of(&self, sub: usize, seq: u64) -> u64 {
@@ -307,6 +344,7 @@ impl MptcpSender {
         let s = &self.subs[i];
         let (flight, cwnd, snd_max) = (s.in_flight(), s.win.cwnd, s.snd_max);
         let mut seg = self.subs[i].poll_transmit(now)?;
+        self.stale |= 1 << i;
         if seg.len > 0 {
             seg.dsn = self.dsn_of(i, seg.seq);
             seg.scatter = i == 0 && self.scatter_until > 0;
@@ -438,7 +476,7 @@ impl MptcpSender {
         let was_established = self.subs[sub].is_established();
         if let Coupling::Uncoupled = self.coupling {
         } else if !seg.has(flags::SYN) {
-            self.fill_views();
+            self.refresh_views();
             let inc = self.coupling.increase(sub, &self.views, self.mss as f64);
             if let Cc::Coupled(c) = &mut self.subs[sub].cc {
                 c.increase = inc;
