@@ -14,6 +14,9 @@ pub struct MptcpReceiver {
     /// Bit i: subflow i may have an ACK to send (set by its segments and the timers,
     /// cleared when polling it yields nothing), so polling skips the others.
     ready: u128,
+    /// Each subflow's timer deadline (it changes only with the subflow's segments and
+    /// timers), so the connection's deadline reads one small array.
+    deadlines: Vec<Option<SimTime>>,
 }
 
 impl MptcpReceiver {
@@ -24,6 +27,7 @@ impl MptcpReceiver {
             subs: (0..subflows).map(|_| TcpReceiver::new(cfg)).collect(),
             data: Reassembly::default(),
             ready: 0,
+            deadlines: vec![None; subflows],
         }
     }
 
@@ -35,20 +39,22 @@ impl MptcpReceiver {
     pub fn on_segment(&mut self, now: SimTime, sub: usize, seg: &Segment) {
         self.subs[sub].on_segment(now, seg);
         self.ready |= 1 << sub;
+        self.deadlines[sub] = self.subs[sub].timer_deadline();
         if seg.len > 0 {
             self.data.accept(seg.dsn, seg.dsn + seg.len as u64);
         }
     }
 
     pub fn on_timer(&mut self, now: SimTime) {
-        for s in &mut self.subs {
+        for (s, d) in self.subs.iter_mut().zip(&mut self.deadlines) {
             s.on_timer(now);
+            *d = s.timer_deadline();
         }
         self.ready = u128::MAX >> (128 - self.subs.len());
     }
 
     pub fn timer_deadline(&self) -> Option<SimTime> {
-        self.subs.iter().filter_map(|s| s.timer_deadline()).min()
+        self.deadlines.iter().flatten().min().copied()
     }
 
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<(usize, Segment)> {

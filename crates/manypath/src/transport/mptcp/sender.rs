@@ -53,6 +53,9 @@ pub struct MptcpSender {
     /// happens (TCP-IR, whose coded packets fall due with time alone, is single-path
     /// only), so the scheduler skips it: an ACK polls its own subflow, not all n.
     ready: u128,
+    /// Each subflow's timer deadline, updated whenever the subflow changes, so that the
+    /// connection's deadline reads one small array instead of n senders.
+    deadlines: Vec<Option<SimTime>>,
     /// When the other subflows open (0: not scheduled).
     open_at: SimTime,
     gap: SimTime,
@@ -122,6 +125,7 @@ impl MptcpSender {
             rr: 0,
             opened: vec![false; n],
             ready: 0,
+            deadlines: vec![None; n],
             open_at: 0,
             gap,
             mss,
@@ -343,8 +347,10 @@ impl MptcpSender {
     fn transmit_on(&mut self, now: SimTime, i: usize) -> Option<Segment> {
         let s = &self.subs[i];
         let (flight, cwnd, snd_max) = (s.in_flight(), s.win.cwnd, s.snd_max);
-        let mut seg = self.subs[i].poll_transmit(now)?;
+        let polled = self.subs[i].poll_transmit(now);
         self.stale |= 1 << i;
+        self.deadlines[i] = self.subs[i].timer_deadline();
+        let mut seg = polled?;
         if seg.len > 0 {
             seg.dsn = self.dsn_of(i, seg.seq);
             seg.scatter = i == 0 && self.scatter_until > 0;
@@ -484,6 +490,7 @@ impl MptcpSender {
         }
         self.subs[sub].on_segment(now, seg);
         self.mark(sub);
+        self.deadlines[sub] = self.subs[sub].timer_deadline();
         if sub == 0
             && !was_established
             && self.subs[0].is_established()
@@ -547,14 +554,15 @@ impl MptcpSender {
         if self.open_at != 0 && now >= self.open_at {
             self.open_others();
         }
-        for s in &mut self.subs {
+        for (s, d) in self.subs.iter_mut().zip(&mut self.deadlines) {
             s.on_timer(now);
+            *d = s.timer_deadline();
         }
         self.mark_all();
     }
 
     pub fn timer_deadline(&self) -> Option<SimTime> {
-        let subs = self.subs.iter().filter_map(|s| s.timer_deadline()).min();
+        let subs = self.deadlines.iter().flatten().min().copied();
         match (subs, self.open_at) {
             (d, 0) => d,
             (Some(d), t) => Some(d.min(t)),
