@@ -14,19 +14,11 @@ use crate::transport::cc::Cc;
 use crate::transport::mpcc::amp::SsrView;
 use crate::transport::mpcc::{Coupling, SubflowView};
 use crate::transport::tcp::{Segment, SenderStats, TcpSender};
-use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scheduler {
     RoundRobin,
     LowestRtt,
-}
-
-/// A chunk of a subflow's sequence space mapped to the data sequence space.
-#[derive(Clone, Copy, Debug)]
-struct Mapping {
-    sub_seq: u64,
-    dsn: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -36,8 +28,8 @@ pub struct MptcpSender {
     /// Data bytes handed over by the application so far (all of them for a flow of its
     /// own; a persistent connection gets them message by message).
     avail: u64,
+    /// The subflows; each keeps its chunks' data sequence mapping (`offer_chunk`).
     pub subs: Vec<TcpSender>,
-    maps: Vec<VecDeque<Mapping>>,
     pub coupling: Coupling,
     scheduler: Scheduler,
     /// Highest data-level cumulative ACK received.
@@ -117,7 +109,6 @@ impl MptcpSender {
             size,
             avail: size,
             subs,
-            maps: vec![VecDeque::new(); n],
             coupling,
             scheduler,
             data_una: 0,
@@ -257,10 +248,7 @@ impl MptcpSender {
     }
 
     fn dsn_of(&self, sub: usize, seq: u64) -> u64 {
-        let maps = &self.maps[sub];
-        let i = maps.partition_point(|m| m.sub_seq <= seq);
-        let m = maps[i.checked_sub(1).expect("segment has a mapping")];
-        m.dsn + (seq - m.sub_seq)
+        self.subs[sub].chunk_of(seq).expect("segment has a mapping").1
     }
 
     /// Gives subflow `i` one more chunk of data if it can send it now.
@@ -278,11 +266,7 @@ impl MptcpSender {
             return;
         }
         let chunk = (end - self.data_nxt).min(self.mss);
-        self.maps[i].push_back(Mapping {
-            sub_seq: s.avail,
-            dsn: self.data_nxt,
-        });
-        self.subs[i].offer_chunk(chunk);
+        self.subs[i].offer_chunk(chunk, self.data_nxt);
         self.data_nxt += chunk;
         if self.scatter_until > 0 && !self.scattering() && self.subs.len() > 1 && !self.opened[1] {
             // The scatter volume is out: open the MPTCP subflows.
@@ -416,9 +400,8 @@ impl MptcpSender {
         self.loss[worst].protected_to = end;
         let b = &self.subs[best];
         let (at, flight_b, cwnd_b) = (b.avail, b.in_flight(), b.win.cwnd);
-        self.maps[best].push_back(Mapping { sub_seq: at, dsn });
         self.loss[best].copies.push_back((at, at + len));
-        self.subs[best].offer_chunk(len);
+        self.subs[best].offer_chunk(len, dsn);
         self.mark(best);
         if flight_b > 0 && (flight_b + len) as f64 > cwnd_b {
             self.counters.window_violations += 1;
@@ -451,12 +434,9 @@ impl MptcpSender {
                 None => return None,
                 _ => {}
             }
-            let maps = &self.maps[i];
-            let k = maps.partition_point(|m| m.sub_seq <= seq);
-            let m = k.checked_sub(1).map(|k| maps[k])?;
-            let chunk_end = maps.get(k).map_or(s.avail, |n| n.sub_seq).min(top);
-            let end = chunk_end.min(seq + self.mss);
-            if m.dsn + (end - m.sub_seq) <= self.data_una {
+            let (chunk_end, dsn) = s.chunk_of(seq)?;
+            let end = chunk_end.min(top).min(seq + self.mss);
+            if dsn + (end - seq) <= self.data_una {
                 // Already delivered through another subflow.
                 seq = end;
                 loss.protected_to = end;
@@ -505,11 +485,6 @@ impl MptcpSender {
         }
         if seg.data_ack > self.data_una {
             self.data_una = seg.data_ack.min(self.data_end());
-        }
-        let acked_to = self.subs[sub].snd_una;
-        let maps = &mut self.maps[sub];
-        while maps.len() > 1 && maps[1].sub_seq <= acked_to {
-            maps.pop_front();
         }
         if sub == 0 {
             if let Coupling::Amp(ssr) = &mut self.coupling {
