@@ -31,11 +31,7 @@ pub fn alpha(i: usize, subs: &[SubflowView]) -> f64 {
 /// Window increase of subflow `i` per acknowledged byte, in bytes.
 pub fn increase(i: usize, subs: &[SubflowView], mss: f64) -> f64 {
     let s = &subs[i];
-    let sum: f64 = subs
-        .iter()
-        .filter(|p| p.active)
-        .map(|p| p.w_rtt)
-        .sum();
+    let sum: f64 = subs.iter().filter(|p| p.active).map(|p| p.w_rtt).sum();
     if sum <= 0.0 {
         return mss / s.cwnd;
     }

@@ -248,7 +248,10 @@ impl MptcpSender {
     }
 
     fn dsn_of(&self, sub: usize, seq: u64) -> u64 {
-        self.subs[sub].chunk_of(seq).expect("segment has a mapping").1
+        self.subs[sub]
+            .chunk_of(seq)
+            .expect("segment has a mapping")
+            .1
     }
 
     /// Gives subflow `i` one more chunk of data if it can send it now.
