@@ -2,26 +2,33 @@
 //! document eq. 1): w_i += min(a·acked·MSS / w_total, acked·MSS / w_i) with
 //! a = w_total · max_r(w_r / rtt_r²) / (Σ_r w_r / rtt_r)².
 
-use super::{total_window, SubflowView};
+use super::SubflowView;
 
-/// The aggressiveness factor a of RFC 6356.
-pub fn alpha(subs: &[SubflowView]) -> f64 {
-    let total = total_window(subs);
+/// The aggressiveness factor a of RFC 6356, and the total window.
+fn alpha_and_total(subs: &[SubflowView]) -> (f64, f64) {
+    let mut total = 0.0;
     let mut best = 0.0f64;
     let mut sum = 0.0;
     for s in subs.iter().filter(|s| s.active) {
-        best = best.max(s.cwnd / (s.rtt * s.rtt));
-        sum += s.cwnd / s.rtt;
+        total += s.cwnd;
+        best = best.max(s.w_rtt2);
+        sum += s.w_rtt;
     }
     if sum <= 0.0 {
-        return 1.0;
+        return (1.0, total);
     }
-    total * best / (sum * sum)
+    (total * best / (sum * sum), total)
+}
+
+/// The aggressiveness factor a of RFC 6356.
+pub fn alpha(subs: &[SubflowView]) -> f64 {
+    alpha_and_total(subs).0
 }
 
 pub fn increase(i: usize, subs: &[SubflowView], mss: f64) -> f64 {
-    let total = total_window(subs).max(subs[i].cwnd);
-    (alpha(subs) * mss / total).min(mss / subs[i].cwnd)
+    let (alpha, total) = alpha_and_total(subs);
+    let total = total.max(subs[i].cwnd);
+    (alpha * mss / total).min(mss / subs[i].cwnd)
 }
 
 #[cfg(test)]

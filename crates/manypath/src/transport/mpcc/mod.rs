@@ -29,6 +29,23 @@ pub struct SubflowView {
     /// Bytes carried between losses (OLIA's ℓ): the larger of those since the last loss
     /// and those between the last two.
     pub ell: f64,
+    /// cwnd / rtt and cwnd / rtt², computed with the view so that an ACK's coupling
+    /// divides only for the subflows that changed.
+    pub w_rtt: f64,
+    pub w_rtt2: f64,
+}
+
+impl SubflowView {
+    pub fn new(cwnd: f64, rtt: f64, active: bool, ell: f64) -> SubflowView {
+        SubflowView {
+            cwnd,
+            rtt,
+            active,
+            ell,
+            w_rtt: cwnd / rtt,
+            w_rtt2: cwnd / (rtt * rtt),
+        }
+    }
 }
 
 /// How a subflow reacts to an ECN echo, once per window.
@@ -171,12 +188,7 @@ mod tests {
 
     pub fn views(cw: &[(f64, f64)]) -> Vec<SubflowView> {
         cw.iter()
-            .map(|&(cwnd, rtt)| SubflowView {
-                cwnd,
-                rtt,
-                active: true,
-                ell: 0.0,
-            })
+            .map(|&(cwnd, rtt)| SubflowView::new(cwnd, rtt, true, 0.0))
             .collect()
     }
 

@@ -31,15 +31,11 @@ pub fn alpha(i: usize, subs: &[SubflowView]) -> f64 {
 /// Window increase of subflow `i` per acknowledged byte, in bytes.
 pub fn increase(i: usize, subs: &[SubflowView], mss: f64) -> f64 {
     let s = &subs[i];
-    let sum: f64 = subs
-        .iter()
-        .filter(|p| p.active)
-        .map(|p| p.cwnd / p.rtt)
-        .sum();
+    let sum: f64 = subs.iter().filter(|p| p.active).map(|p| p.w_rtt).sum();
     if sum <= 0.0 {
         return mss / s.cwnd;
     }
-    mss * (s.cwnd / (s.rtt * s.rtt)) / (sum * sum) + alpha(i, subs) * mss / s.cwnd
+    mss * s.w_rtt2 / (sum * sum) + alpha(i, subs) * mss / s.cwnd
 }
 
 #[cfg(test)]
@@ -47,12 +43,7 @@ mod tests {
     use super::*;
 
     fn view(cwnd: f64, ell: f64) -> SubflowView {
-        SubflowView {
-            cwnd,
-            rtt: 1e-4,
-            active: true,
-            ell,
-        }
+        SubflowView::new(cwnd, 1e-4, true, ell)
     }
 
     #[test]

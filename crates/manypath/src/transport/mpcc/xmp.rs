@@ -12,15 +12,11 @@ pub fn increase(i: usize, subs: &[SubflowView], mss: f64) -> f64 {
         .filter(|p| p.active)
         .map(|p| p.rtt)
         .fold(f64::INFINITY, f64::min);
-    let sum: f64 = subs
-        .iter()
-        .filter(|p| p.active)
-        .map(|p| p.cwnd / p.rtt)
-        .sum();
+    let sum: f64 = subs.iter().filter(|p| p.active).map(|p| p.w_rtt).sum();
     if sum <= 0.0 || !rtt_min.is_finite() {
         return mss / s.cwnd;
     }
-    let delta = (s.rtt / rtt_min) * (s.cwnd / s.rtt) / sum;
+    let delta = (s.rtt / rtt_min) * s.w_rtt / sum;
     delta * mss / s.cwnd
 }
 

@@ -14,19 +14,11 @@ use crate::transport::cc::Cc;
 use crate::transport::mpcc::amp::SsrView;
 use crate::transport::mpcc::{Coupling, SubflowView};
 use crate::transport::tcp::{Segment, SenderStats, TcpSender};
-use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scheduler {
     RoundRobin,
     LowestRtt,
-}
-
-/// A chunk of a subflow's sequence space mapped to the data sequence space.
-#[derive(Clone, Copy, Debug)]
-struct Mapping {
-    sub_seq: u64,
-    dsn: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -36,8 +28,8 @@ pub struct MptcpSender {
     /// Data bytes handed over by the application so far (all of them for a flow of its
     /// own; a persistent connection gets them message by message).
     avail: u64,
+    /// The subflows; each keeps its chunks' data sequence mapping (`offer_chunk`).
     pub subs: Vec<TcpSender>,
-    maps: Vec<VecDeque<Mapping>>,
     pub coupling: Coupling,
     scheduler: Scheduler,
     /// Highest data-level cumulative ACK received.
@@ -46,6 +38,16 @@ pub struct MptcpSender {
     data_nxt: u64,
     rr: usize,
     opened: Vec<bool>,
+    /// Bit i: subflow i may have a segment to send (bits n and up stay clear). Set
+    /// whenever something changes the subflow or what it may be handed (a segment or
+    /// timer, opening, new data, AMP's suppression), cleared when polling it yields
+    /// nothing. A subflow that had nothing to send has nothing until one of those
+    /// happens (TCP-IR, whose coded packets fall due with time alone, is single-path
+    /// only), so the scheduler skips it: an ACK polls its own subflow, not all n.
+    ready: u128,
+    /// Each subflow's timer deadline, updated whenever the subflow changes, so that the
+    /// connection's deadline reads one small array instead of n senders.
+    deadlines: Vec<Option<SimTime>>,
     /// When the other subflows open (0: not scheduled).
     open_at: SimTime,
     gap: SimTime,
@@ -56,8 +58,14 @@ pub struct MptcpSender {
     /// bytes have been handed out, then the other subflows open and take the new data
     /// (0: no scatter phase).
     scatter_until: u64,
-    /// Reused per ACK so the coupling allocates nothing.
+    /// What the coupling sees of each subflow, kept from ACK to ACK: a view depends on
+    /// its own subflow only (see `refresh_views`), so an ACK recomputes the views of the
+    /// subflows that changed since the last one, not all n.
     views: Vec<SubflowView>,
+    /// Bit i: subflow i changed since `views[i]` was computed.
+    stale: u128,
+    /// Some view holds a guessed RTT (its subflow has no sample yet).
+    rtt_guessed: bool,
     ssr_views: Vec<SsrView>,
     /// FUSO's proactive multipath loss recovery, when enabled.
     fuso: Option<FusoConfig>,
@@ -95,17 +103,20 @@ impl MptcpSender {
             s.avail = 0;
         }
         let n = subs.len();
+        assert!(n <= 128, "at most 128 subflows");
+        debug_assert!(!subs[0].cfg.recovery.tcp_ir, "TCP-IR is single-path only");
         MptcpSender {
             size,
             avail: size,
             subs,
-            maps: vec![VecDeque::new(); n],
             coupling,
             scheduler,
             data_una: 0,
             data_nxt: 0,
             rr: 0,
             opened: vec![false; n],
+            ready: 0,
+            deadlines: vec![None; n],
             open_at: 0,
             gap,
             mss,
@@ -113,6 +124,8 @@ impl MptcpSender {
             finish: None,
             scatter_until: 0,
             views: Vec::with_capacity(n),
+            stale: u128::MAX >> (128 - n),
+            rtt_guessed: true,
             ssr_views: Vec::with_capacity(n),
             fuso: None,
             loss: vec![SubflowLoss::default(); n],
@@ -135,6 +148,20 @@ impl MptcpSender {
     /// The application hands over `bytes` more data.
     pub fn offer(&mut self, bytes: u64) {
         self.avail = self.avail.saturating_add(bytes);
+        self.mark_all();
+    }
+
+    /// Subflow `i` changed: it may have something to send, and its view is stale.
+    #[inline]
+    fn mark(&mut self, i: usize) {
+        self.ready |= 1 << i;
+        self.stale |= 1 << i;
+    }
+
+    fn mark_all(&mut self) {
+        let all = u128::MAX >> (128 - self.subs.len());
+        self.ready = all;
+        self.stale = all;
     }
 
     /// The end of the data the application has handed over.
@@ -145,6 +172,7 @@ impl MptcpSender {
     pub fn open(&mut self) {
         self.subs[0].open();
         self.opened[0] = true;
+        self.mark(0);
     }
 
     /// MMPTCP: scatter subflow 0's packets over random paths, with `dupack_threshold`
@@ -165,39 +193,65 @@ impl MptcpSender {
         matches!(&self.coupling, Coupling::Amp(ssr) if ssr.suppressed)
     }
 
-    /// Refreshes `self.views`, what the coupling sees of every subflow.
-    fn fill_views(&mut self) {
+    /// Brings `self.views`, what the coupling sees of every subflow, up to date. A view
+    /// is a function of its subflow's state, except for the RTT guessed for a subflow
+    /// without a sample (the smallest measured one) and the activity that AMP's
+    /// suppression and MMPTCP's switch decide: while a guess is in use or MMPTCP runs,
+    /// every view is recomputed; AMP marks all stale when its suppression changes.
+    fn refresh_views(&mut self) {
+        let n = self.subs.len();
+        if self.rtt_guessed || self.scatter_until > 0 {
+            self.stale = u128::MAX >> (128 - n);
+        }
+        if self.stale == 0 {
+            return;
+        }
         let suppressed = self.suppressed();
-        let fallback = self
-            .subs
-            .iter()
-            .filter_map(|s| s.rtt.srtt())
-            .min()
-            .unwrap_or(100_000_000);
-        let opened = &self.opened;
+        let fallback = if self.rtt_guessed {
+            self.subs
+                .iter()
+                .filter_map(|s| s.rtt.srtt())
+                .min()
+                .unwrap_or(100_000_000)
+        } else {
+            0
+        };
         // After MMPTCP's switch the scatter subflow only finishes its retransmissions.
         let switched = self.scatter_until > 0 && !self.scattering();
-        self.views.clear();
-        self.views
-            .extend(self.subs.iter().enumerate().map(|(i, s)| SubflowView {
-                cwnd: s.win.cwnd,
-                rtt: s.rtt.srtt().unwrap_or(fallback).max(1) as f64 / 1e12,
-                active: opened[i]
+        if self.views.len() != n {
+            self.views.resize(n, SubflowView::new(0.0, 1.0, false, 0.0));
+        }
+        let mut guessed = false;
+        while self.stale != 0 {
+            let i = self.stale.trailing_zeros() as usize;
+            self.stale &= !(1 << i);
+            let s = &self.subs[i];
+            let srtt = s.rtt.srtt();
+            guessed |= srtt.is_none();
+            self.views[i] = SubflowView::new(
+                s.win.cwnd,
+                srtt.unwrap_or(fallback).max(1) as f64 / 1e12,
+                self.opened[i]
                     && s.is_established()
                     && (i == 0 || !suppressed)
                     && !(i == 0 && switched),
-                ell: match &s.cc {
+                match &s.cc {
                     Cc::Coupled(c) => c.ell(),
                     _ => 0.0,
                 },
-            }));
+            );
+        }
+        if self.rtt_guessed {
+            // Every view was recomputed: is any still a guess? (Samples are never lost.)
+            self.rtt_guessed = guessed;
+        }
     }
 
     fn dsn_of(&self, sub: usize, seq: u64) -> u64 {
-        let maps = &self.maps[sub];
-        let i = maps.partition_point(|m| m.sub_seq <= seq);
-        let m = maps[i.checked_sub(1).expect("segment has a mapping")];
-        m.dsn + (seq - m.sub_seq)
+        self.subs[sub]
+            .chunk_of(seq)
+            .expect("segment has a mapping")
+            .1
     }
 
     /// Gives subflow `i` one more chunk of data if it can send it now.
@@ -215,11 +269,7 @@ impl MptcpSender {
             return;
         }
         let chunk = (end - self.data_nxt).min(self.mss);
-        self.maps[i].push_back(Mapping {
-            sub_seq: s.avail,
-            dsn: self.data_nxt,
-        });
-        self.subs[i].offer_chunk(chunk);
+        self.subs[i].offer_chunk(chunk, self.data_nxt);
         self.data_nxt += chunk;
         if self.scatter_until > 0 && !self.scattering() && self.subs.len() > 1 && !self.opened[1] {
             // The scatter volume is out: open the MPTCP subflows.
@@ -227,27 +277,20 @@ impl MptcpSender {
         }
     }
 
-    /// The `k`-th subflow to offer new data to: round robin from `rr`, or by RTT.
-    #[inline]
-    fn nth(&self, k: usize) -> usize {
+    /// The subflow with the `k`-th smallest smoothed RTT (n is small; ties by index).
+    fn kth_lowest_rtt(&self, k: usize) -> usize {
         let n = self.subs.len();
-        match self.scheduler {
-            Scheduler::RoundRobin => (self.rr + k) % n,
-            Scheduler::LowestRtt => {
-                // k-th smallest smoothed RTT (n is small; ties by index).
-                let key = |i: usize| (self.subs[i].rtt.srtt().unwrap_or(u64::MAX), i);
-                let mut chosen = usize::MAX;
-                let mut prev: Option<(u64, usize)> = None;
-                for _ in 0..=k {
-                    chosen = (0..n)
-                        .filter(|&i| prev.is_none_or(|p| key(i) > p))
-                        .min_by_key(|&i| key(i))
-                        .expect("k < n");
-                    prev = Some(key(chosen));
-                }
-                chosen
-            }
+        let key = |i: usize| (self.subs[i].rtt.srtt().unwrap_or(u64::MAX), i);
+        let mut chosen = usize::MAX;
+        let mut prev: Option<(u64, usize)> = None;
+        for _ in 0..=k {
+            chosen = (0..n)
+                .filter(|&i| prev.is_none_or(|p| key(i) > p))
+                .min_by_key(|&i| key(i))
+                .expect("k < n");
+            prev = Some(key(chosen));
         }
+        chosen
     }
 
     /// The next segment to send and its subflow. Call until it returns `None`.
@@ -256,15 +299,29 @@ impl MptcpSender {
             self.open_others();
         }
         for k in 0..self.subs.len() {
-            let i = self.nth(k);
-            if !self.opened[i] {
+            if self.ready == 0 {
+                break;
+            }
+            let i = match self.scheduler {
+                // The first ready subflow from `rr` on, wrapping around.
+                Scheduler::RoundRobin => {
+                    let from_rr = self.ready & (u128::MAX << self.rr);
+                    let m = if from_rr != 0 { from_rr } else { self.ready };
+                    m.trailing_zeros() as usize
+                }
+                Scheduler::LowestRtt => self.kth_lowest_rtt(k),
+            };
+            if self.ready & (1 << i) == 0 {
                 continue;
             }
-            self.feed(i);
-            if let Some(seg) = self.transmit_on(now, i) {
-                self.rr = (i + 1) % self.subs.len();
-                return Some((i, seg));
+            if self.opened[i] {
+                self.feed(i);
+                if let Some(seg) = self.transmit_on(now, i) {
+                    self.rr = (i + 1) % self.subs.len();
+                    return Some((i, seg));
+                }
             }
+            self.ready &= !(1 << i);
         }
         if self.fuso.is_some() {
             return self.send_a_recovery(now);
@@ -277,7 +334,10 @@ impl MptcpSender {
     fn transmit_on(&mut self, now: SimTime, i: usize) -> Option<Segment> {
         let s = &self.subs[i];
         let (flight, cwnd, snd_max) = (s.in_flight(), s.win.cwnd, s.snd_max);
-        let mut seg = self.subs[i].poll_transmit(now)?;
+        let polled = self.subs[i].poll_transmit(now);
+        self.stale |= 1 << i;
+        self.deadlines[i] = self.subs[i].timer_deadline();
+        let mut seg = polled?;
         if seg.len > 0 {
             seg.dsn = self.dsn_of(i, seg.seq);
             seg.scatter = i == 0 && self.scatter_until > 0;
@@ -343,9 +403,9 @@ impl MptcpSender {
         self.loss[worst].protected_to = end;
         let b = &self.subs[best];
         let (at, flight_b, cwnd_b) = (b.avail, b.in_flight(), b.win.cwnd);
-        self.maps[best].push_back(Mapping { sub_seq: at, dsn });
         self.loss[best].copies.push_back((at, at + len));
-        self.subs[best].offer_chunk(len);
+        self.subs[best].offer_chunk(len, dsn);
+        self.mark(best);
         if flight_b > 0 && (flight_b + len) as f64 > cwnd_b {
             self.counters.window_violations += 1;
         }
@@ -377,12 +437,9 @@ impl MptcpSender {
                 None => return None,
                 _ => {}
             }
-            let maps = &self.maps[i];
-            let k = maps.partition_point(|m| m.sub_seq <= seq);
-            let m = k.checked_sub(1).map(|k| maps[k])?;
-            let chunk_end = maps.get(k).map_or(s.avail, |n| n.sub_seq).min(top);
-            let end = chunk_end.min(seq + self.mss);
-            if m.dsn + (end - m.sub_seq) <= self.data_una {
+            let (chunk_end, dsn) = s.chunk_of(seq)?;
+            let end = chunk_end.min(top).min(seq + self.mss);
+            if dsn + (end - seq) <= self.data_una {
                 // Already delivered through another subflow.
                 seq = end;
                 loss.protected_to = end;
@@ -399,6 +456,7 @@ impl MptcpSender {
             if !self.opened[i] && self.finish.is_none() {
                 self.subs[i].open();
                 self.opened[i] = true;
+                self.mark(i);
             }
         }
     }
@@ -407,13 +465,15 @@ impl MptcpSender {
         let was_established = self.subs[sub].is_established();
         if let Coupling::Uncoupled = self.coupling {
         } else if !seg.has(flags::SYN) {
-            self.fill_views();
+            self.refresh_views();
             let inc = self.coupling.increase(sub, &self.views, self.mss as f64);
             if let Cc::Coupled(c) = &mut self.subs[sub].cc {
                 c.increase = inc;
             }
         }
         self.subs[sub].on_segment(now, seg);
+        self.mark(sub);
+        self.deadlines[sub] = self.subs[sub].timer_deadline();
         if sub == 0
             && !was_established
             && self.subs[0].is_established()
@@ -429,11 +489,6 @@ impl MptcpSender {
         if seg.data_ack > self.data_una {
             self.data_una = seg.data_ack.min(self.data_end());
         }
-        let acked_to = self.subs[sub].snd_una;
-        let maps = &mut self.maps[sub];
-        while maps.len() > 1 && maps[1].sub_seq <= acked_to {
-            maps.pop_front();
-        }
         if sub == 0 {
             if let Coupling::Amp(ssr) = &mut self.coupling {
                 let opened = &self.opened;
@@ -448,6 +503,7 @@ impl MptcpSender {
                             in_recovery: s.in_recovery(),
                         }),
                 );
+                let was_suppressed = ssr.suppressed;
                 let s0 = &self.subs[0];
                 ssr.on_first_subflow_ack(
                     seg.ecn,
@@ -456,10 +512,14 @@ impl MptcpSender {
                     &self.ssr_views,
                     self.cwnd_min,
                 );
+                if ssr.suppressed != was_suppressed {
+                    self.mark_all();
+                }
             }
         }
         if self.size != u64::MAX && self.data_una >= self.size && self.finish.is_none() {
             self.finish = Some(now);
+            self.mark_all();
             for (i, s) in self.subs.iter_mut().enumerate() {
                 if self.opened[i] {
                     s.close();
@@ -472,13 +532,15 @@ impl MptcpSender {
         if self.open_at != 0 && now >= self.open_at {
             self.open_others();
         }
-        for s in &mut self.subs {
+        for (s, d) in self.subs.iter_mut().zip(&mut self.deadlines) {
             s.on_timer(now);
+            *d = s.timer_deadline();
         }
+        self.mark_all();
     }
 
     pub fn timer_deadline(&self) -> Option<SimTime> {
-        let subs = self.subs.iter().filter_map(|s| s.timer_deadline()).min();
+        let subs = self.deadlines.iter().flatten().min().copied();
         match (subs, self.open_at) {
             (d, 0) => d,
             (Some(d), t) => Some(d.min(t)),

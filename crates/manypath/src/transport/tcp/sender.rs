@@ -130,9 +130,9 @@ pub struct TcpSender {
     ack_fin_pending: bool,
     rto_deadline: SimTime,
     backoff: u32,
-    /// Multipath: the ends of the chunks handed over by `offer_chunk`, above `snd_una`.
+    /// Multipath: the chunks handed over by `offer_chunk` that end above `snd_una`.
     /// Each chunk has its own data sequence mapping, so no segment may span two.
-    chunk_ends: VecDeque<u64>,
+    chunks: VecDeque<Chunk>,
     /// State of the loss-recovery options, boxed so the common sender stays compact.
     x: Box<Extras>,
     /// An RTO's go-back-N is under way (until `snd_una` reaches `recover`): unSACKed
@@ -141,6 +141,14 @@ pub struct TcpSender {
     /// When the last segment was sent (idle restart).
     last_send: Option<SimTime>,
     pub stats: SenderStats,
+}
+
+/// A multipath chunk: where it ends in the subflow's sequence space and in the data
+/// sequence space (a chunk is contiguous in both).
+#[derive(Clone, Copy, Debug)]
+struct Chunk {
+    end: u64,
+    dsn_end: u64,
 }
 
 const NO_TIMER: SimTime = 0;
@@ -181,7 +189,7 @@ impl TcpSender {
             ack_fin_pending: false,
             rto_deadline: NO_TIMER,
             backoff: 0,
-            chunk_ends: VecDeque::new(),
+            chunks: VecDeque::new(),
             x: Box::new(Extras {
                 sacked: if r.sack {
                     Vec::with_capacity(8)
@@ -224,19 +232,31 @@ impl TcpSender {
     }
 
     /// Hands the sender a chunk of `bytes` that segments must not merge with the chunks
-    /// before or after it (a multipath subflow's data mappings).
-    pub fn offer_chunk(&mut self, bytes: u64) {
+    /// before or after it: a multipath subflow's data, mapped to the data sequence space
+    /// from `dsn` on.
+    pub fn offer_chunk(&mut self, bytes: u64, dsn: u64) {
         self.avail += bytes;
-        self.chunk_ends.push_back(self.avail);
+        self.chunks.push_back(Chunk {
+            end: self.avail,
+            dsn_end: dsn + bytes,
+        });
+    }
+
+    /// Multipath: the chunk holding byte `seq` (at or above `snd_una`): where it ends,
+    /// and the data sequence number that `seq` maps to.
+    pub fn chunk_of(&self, seq: u64) -> Option<(u64, u64)> {
+        let i = self.chunks.partition_point(|c| c.end <= seq);
+        self.chunks
+            .get(i)
+            .map(|c| (c.end, c.dsn_end - (c.end - seq)))
     }
 
     /// Where the segment starting at data byte `seq` must end: the stream's available
     /// end, the end of its chunk, or one MSS on.
     fn segment_end(&self, seq: u64) -> u64 {
         let mut end = self.size.min(self.avail).min(seq + self.cfg.mss as u64);
-        if !self.chunk_ends.is_empty() {
-            let i = self.chunk_ends.partition_point(|&e| e <= seq);
-            if let Some(&e) = self.chunk_ends.get(i) {
+        if !self.chunks.is_empty() {
+            if let Some((e, _)) = self.chunk_of(seq) {
                 end = end.min(e);
             }
         }
@@ -859,8 +879,8 @@ impl TcpSender {
             let data_acked = seg.ack.min(self.size) - self.snd_una.min(self.size);
             self.rtt.sample(now.saturating_sub(seg.ts_echo));
             self.snd_una = seg.ack;
-            while self.chunk_ends.front().is_some_and(|&e| e <= self.snd_una) {
-                self.chunk_ends.pop_front();
+            while self.chunks.front().is_some_and(|c| c.end <= self.snd_una) {
+                self.chunks.pop_front();
             }
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
