@@ -1,9 +1,12 @@
-"""The AMP document's microbenchmarks (Kheirkhah and Lee, §3 and §5.2): TCP incast with
-multipath flows, and the minimum window syndrome.
+"""The AMP document's experiments (Kheirkhah and Lee): the microbenchmarks of §3 and §5.2
+(TCP incast with multipath flows, the minimum window syndrome) and the large-scale
+fat-tree simulations of §5.3 (distributed reads with background traffic, the general
+workload of short and long flows).
 
-Settings follow the document and the authors' ns-3 scripts (docs: reference defaults):
-a star of 10 Gbps links (5 µs each), 100-packet queues marking at K, 1400-byte segments,
-initial window 1, minimum RTO 200 ms, 4 subflows per multipath flow.
+Microbenchmark settings follow the document and the authors' ns-3 scripts (docs:
+reference defaults): a star of 10 Gbps links (5 µs each), 100-packet queues marking at K,
+1400-byte segments, initial window 1, minimum RTO 200 ms, 4 subflows per multipath flow.
+The fat-tree settings are described with `fattree` below.
 """
 
 from __future__ import annotations
@@ -287,8 +290,8 @@ def run_fattree_incast(full: bool, seed: int) -> pd.DataFrame:
     from .. import run
 
     # Full: the document's 192 MB mean and a run long enough for ~1000 long flows to
-    # finish; reduced: 3 MB flows for 0.3 s (so background flows restart many times).
-    duration_ms, mean_bytes = (30_000.0, 192e6) if full else (300.0, 3e6)
+    # finish; reduced: 3 MB flows for 0.5 s (so background flows restart many times).
+    duration_ms, mean_bytes = (30_000.0, 192e6) if full else (500.0, 3e6)
     warmup_s = duration_ms / 1e3 / 10
     cases = [("dctcp", 1)] + [(s, n) for n in (4, 6, 8) for s in MULTIPATH]
     rows = []
@@ -429,37 +432,42 @@ def plot_fattree_general(table: pd.DataFrame) -> Figure:
     plot=plot_fattree_general,
 )
 def run_fattree_general(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     # Full: the document's 10 s; the data-mining flows all arrive within ~0.1 s, so its
     # run ends when most short flows are long done.
     durations = {"uniform": 10_000.0 if full else 600.0, "datamining": 1_000.0 if full else 150.0}
-    subflows = 4
-    rows = []
-    for workload, duration_ms in durations.items():
-        for scheme in ("dctcp", *MULTIPATH):
-            res = run(fattree_general_scenario(scheme, subflows, duration_ms=duration_ms,
-                                               workload=workload, seed=seed))
-            f, q = res.flows, res.queues
-            short = f[f["class"] == "short"]
-            done = short[short["completed"].astype(bool)]
-            fct = done["fct_s"].to_numpy(dtype=float) * 1e3
-            long = f[f["class"] == "long"]
-            switch = q[q["node_kind"] == "switch"]
-            row: dict[str, Any] = {
-                "workload": workload,
-                "scheme": scheme,
-                "subflows": 1 if scheme == "dctcp" else subflows,
-                "short_flows": len(short),
-                "short_done": len(done),
-                "short_fct_mean_ms": float(fct.mean()) if fct.size else math.nan,
-                "short_fct_p90_ms": analysis.percentile(fct, 90),
-                "short_fct_p99_ms": analysis.percentile(fct, 99),
-                "short_timeouts": int(short["timeouts"].sum()),
-                "long_flows": len(long),
-                "long_goodput_gbps": float(long["goodput_bps"].mean()) / 1e9,
-            }
-            for tier in ("edge_agg", "agg_core"):
-                row[f"util_{tier}"] = float(switch.loc[switch["tier"] == tier, "utilization"].mean())
-            rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame([
+        general_row(workload, scheme, 4, duration_ms, seed)
+        for workload, duration_ms in durations.items()
+        for scheme in ("dctcp", *MULTIPATH)
+    ])
+
+
+def general_row(workload: str, scheme: str, subflows: int, duration_ms: float,
+                seed: int) -> dict[str, Any]:
+    """One row of the `amp-fattree-general` table: one workload, one long-flow scheme."""
+    from .. import run
+
+    res = run(fattree_general_scenario(scheme, subflows, duration_ms=duration_ms,
+                                       workload=workload, seed=seed))
+    f, q = res.flows, res.queues
+    short = f[f["class"] == "short"]
+    done = short[short["completed"].astype(bool)]
+    fct = done["fct_s"].to_numpy(dtype=float) * 1e3
+    long = f[f["class"] == "long"]
+    switch = q[q["node_kind"] == "switch"]
+    row: dict[str, Any] = {
+        "workload": workload,
+        "scheme": scheme,
+        "subflows": 1 if scheme == "dctcp" else subflows,
+        "short_flows": len(short),
+        "short_done": len(done),
+        "short_fct_mean_ms": float(fct.mean()) if fct.size else math.nan,
+        "short_fct_p90_ms": analysis.percentile(fct, 90),
+        "short_fct_p99_ms": analysis.percentile(fct, 99),
+        "short_timeouts": int(short["timeouts"].sum()),
+        "long_flows": len(long),
+        "long_goodput_gbps": float(long["goodput_bps"].mean()) / 1e9,
+    }
+    for tier in ("edge_agg", "agg_core"):
+        row[f"util_{tier}"] = float(switch.loc[switch["tier"] == tier, "utilization"].mean())
+    return row
