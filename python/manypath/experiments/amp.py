@@ -416,8 +416,9 @@ def plot_fattree_general(table: pd.DataFrame) -> Figure:
         ax_util.bar(x + i * 0.4, uni[f"util_{tier}"], 0.4, label=tier)
     ax_util.set_ylabel("mean link utilization, uniform")
     ax_util.legend(fontsize="small")
-    for ax in (ax_fct, ax_good, ax_util):
-        ax.set_xticks(x + 0.2, schemes)
+    # Ticks under the middle of each scheme's group of bars.
+    for ax, mid in ((ax_fct, width * (len(bars) - 1) / 2), (ax_good, 0.0), (ax_util, 0.2)):
+        ax.set_xticks(x + mid, schemes)
         ax.grid(True, axis="y", alpha=0.3)
     return fig
 
