@@ -107,6 +107,13 @@ CASES = [
         ("traffic[0].size_split.transport", "quic"),
     ),
     Case(
+        "size-split-on-requests",
+        STAR.replace('pattern = "incast"', 'pattern = "requests"\nrate_per_s = 10\n'
+                     'requests = { clients = [0], servers = [1, 2] }\n'
+                     'size_split = { at_bytes = 100, transport = "tcp" }'),
+        ("traffic[0].size_split",),
+    ),
+    Case(
         "closed-loop-on-permutation",
         FAT_TREE + "closed_loop = true\n",
         ("traffic[0].closed_loop",),

@@ -1278,6 +1278,12 @@ fn traffic_gen(
         ),
         _ => {}
     }
+    if pattern == Pattern::Requests && t.size_split.is_some() {
+        c.err(
+            &format!("{path}.size_split"),
+            "does not apply to pattern \"requests\" (use requests.background_above_bytes)".into(),
+        );
+    }
     if pattern == Pattern::Requests
         && (t.hosts.is_some() || t.host_range.is_some())
         && c.problems.len() == before
