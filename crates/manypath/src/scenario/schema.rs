@@ -554,6 +554,7 @@ pub struct JobsSpec {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SizeSplitSpec {
+    /// The size, in bytes, from which flows take `transport`.
     pub at_bytes: u64,
     /// Transport of those flows.
     pub transport: String,
