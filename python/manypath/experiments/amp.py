@@ -283,7 +283,7 @@ def plot_fattree_incast(table: pd.DataFrame) -> Figure:
     "64 KB answers) on a k = 8 fat tree, each host sending Pareto background flows back "
     "to back over DCTCP, AMP, DCM or XMP (4/6/8 subflows); JCT mean, p50, p90, p99",
     reduced_time="~1 min",
-    full_time="~1 h (10 runs of ~5 min)",
+    full_time="~1.5 h (10 runs of 5-12 min, 2.3 GB each)",
     plot=plot_fattree_incast,
 )
 def run_fattree_incast(full: bool, seed: int) -> pd.DataFrame:
