@@ -92,6 +92,33 @@ CASES = [
     ),
     Case("warmup-past-the-end", "warmup_ms = 20\n" + STAR, ("warmup_ms",)),
     Case(
+        "jobs-without-table",
+        FAT_TREE.replace('pattern = "permutation"', 'pattern = "jobs"'),
+        ("traffic[0].jobs",),
+    ),
+    Case(
+        "jobs-fanout-too-large",
+        FAT_TREE.replace('pattern = "permutation"', 'pattern = "jobs"\njobs = { fanout = 16 }'),
+        ("traffic[0].jobs.fanout", "16"),
+    ),
+    Case(
+        "size-split-unknown-transport",
+        FAT_TREE + 'size_split = { at_bytes = 100, transport = "quic" }\n',
+        ("traffic[0].size_split.transport", "quic"),
+    ),
+    Case(
+        "size-split-on-requests",
+        STAR.replace('pattern = "incast"', 'pattern = "requests"\nrate_per_s = 10\n'
+                     'requests = { clients = [0], servers = [1, 2] }\n'
+                     'size_split = { at_bytes = 100, transport = "tcp" }'),
+        ("traffic[0].size_split",),
+    ),
+    Case(
+        "closed-loop-on-permutation",
+        FAT_TREE + "closed_loop = true\n",
+        ("traffic[0].closed_loop",),
+    ),
+    Case(
         "incast-too-many-senders",
         STAR.replace('transport = "tcp"', 'transport = "tcp"\nsenders = 9'),
         ("traffic[0].senders", "9"),

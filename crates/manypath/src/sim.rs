@@ -165,6 +165,10 @@ pub struct Sim {
     /// flow's think time after its predecessor's finish.
     successor: Vec<u32>,
     think: Vec<SimTime>,
+    /// Closed-loop jobs (`FlowSpec::after_job`), per job number: its flows not finished
+    /// yet and the flows waiting for it. Empty when no flow waits for a job.
+    job_left: Vec<u32>,
+    job_waiters: Vec<Vec<u32>>,
     /// Scheduled link changes, referred to by their `LinkChange` events.
     link_events: Vec<LinkEvent>,
     /// Packets a switch had no route for (a failed link cut the destination off).
@@ -223,6 +227,15 @@ impl Sim {
         let mut flows: Vec<Flow> = Vec::with_capacity(specs.len());
         let mut successor = vec![NO_FLOW; specs.len()];
         let mut think = vec![0; specs.len()];
+        let (mut job_left, mut job_waiters) = (Vec::new(), Vec::new());
+        if specs.iter().any(|f| f.after_job.is_some()) {
+            let jobs = specs.iter().map(|f| f.job + 1).max().unwrap_or(0).max(0) as usize;
+            job_left = vec![0u32; jobs];
+            job_waiters = vec![Vec::new(); jobs];
+            for f in specs.iter().filter(|f| f.job >= 0) {
+                job_left[f.job as usize] += 1;
+            }
+        }
         let mut unfinished = 0;
         let mut long_lived = 0;
         let mut route = Vec::new();
@@ -340,14 +353,20 @@ impl Sim {
                 None => long_lived += 1,
             }
             let mut spec = *f;
-            match f.after {
+            match (f.after, f.after_job) {
                 // Started by its predecessor's finish; until then it has no start time.
-                Some(p) => {
+                (Some(p), _) => {
                     successor[p as usize] = i as u32;
                     spec.start = NOT_STARTED;
                     think[i] = f.start;
                 }
-                None => events.schedule(f.start, EventKind::FlowStart, i as u32, 0),
+                // Started when every flow of the job before has finished.
+                (None, Some(j)) => {
+                    job_waiters[j as usize].push(i as u32);
+                    spec.start = NOT_STARTED;
+                    think[i] = f.start;
+                }
+                (None, None) => events.schedule(f.start, EventKind::FlowStart, i as u32, 0),
             }
             if f.conn.is_none() {
                 copies = plan.transports[f.transport as usize].replicas as usize;
@@ -443,6 +462,8 @@ impl Sim {
             sampled_ports,
             successor,
             think,
+            job_left,
+            job_waiters,
             link_events,
             route_drops: 0,
         }
@@ -869,10 +890,24 @@ impl Sim {
         self.unfinished -= 1;
         let next = self.successor[f as usize];
         if next != NO_FLOW {
-            let at = self.now + self.think[next as usize];
-            self.flows[next as usize].spec.start = at;
-            self.events.schedule(at, EventKind::FlowStart, next, 0);
+            self.start_later(next);
         }
+        let job = self.flows[f as usize].spec.job;
+        if job >= 0 && (job as usize) < self.job_left.len() {
+            self.job_left[job as usize] -= 1;
+            if self.job_left[job as usize] == 0 {
+                for w in std::mem::take(&mut self.job_waiters[job as usize]) {
+                    self.start_later(w);
+                }
+            }
+        }
+    }
+
+    /// A waiting flow's turn has come: it starts after its think time.
+    fn start_later(&mut self, f: u32) {
+        let at = self.now + self.think[f as usize];
+        self.flows[f as usize].spec.start = at;
+        self.events.schedule(at, EventKind::FlowStart, f, 0);
     }
 
     /// What flow `f`'s copies' persistent connections counted since it started.

@@ -239,3 +239,51 @@ fn bcube_rejects_what_it_cannot_route() {
         .to_string();
     assert!(e.contains("traffic[0].transport: MMPTCP"), "{e}");
 }
+
+#[test]
+fn closed_loop_jobs_start_when_the_job_before_has_ended() {
+    // Distributed reads on a small fat tree: 2 loops of 5 jobs, each a 2 KB request to
+    // each of 3 servers answered with 20 KB; 30 µs think time between jobs.
+    let text = r#"
+        duration_ms = 200
+        [topology.fat_tree]
+        k = 4
+        [[traffic]]
+        pattern = "jobs"
+        transport = "dctcp"
+        size = { fixed = 20000 }
+        repeat = 5
+        interval_us = 30
+        jobs = { parallel = 2, fanout = 3, request_bytes = 2048 }
+    "#;
+    let r = run_toml(text, Path::new("."), None).unwrap();
+    assert_eq!(r.flows.len(), 2 * 5 * 3 * 2);
+    let flows_of = |job: i64| r.flows.iter().filter(move |f| f.job == job);
+    for slot in 0..2i64 {
+        for k in 0..5i64 {
+            let job = slot * 5 + k;
+            let start = flows_of(job).map(|f| f.start).min().unwrap();
+            for f in flows_of(job) {
+                assert!(f.finish.is_some(), "job {job} flow {} unfinished", f.id);
+                let answer = f.size == Some(20_000);
+                if answer {
+                    // It started when its request finished.
+                    let req = &r.flows[f.id as usize - 1];
+                    assert_eq!(req.size, Some(2048));
+                    assert_eq!(Some(f.start), req.finish);
+                } else {
+                    assert_eq!(f.start, start, "requests start with the job");
+                }
+            }
+            if k > 0 {
+                let end = flows_of(job - 1).map(|f| f.finish.unwrap()).max().unwrap();
+                assert_eq!(
+                    start,
+                    end + 30_000_000,
+                    "job {job} starts 30 µs after the last"
+                );
+            }
+        }
+    }
+    assert!(r.counters.conserved());
+}

@@ -1,9 +1,12 @@
-"""The AMP document's microbenchmarks (Kheirkhah and Lee, §3, §4.1 and §5.2): TCP incast
-with multipath flows, the minimum window syndrome, and traffic shifting speed.
+"""The AMP document's experiments (Kheirkhah and Lee): the microbenchmarks of §3, §4.1 and
+§5.2 (TCP incast with multipath flows, the minimum window syndrome, traffic shifting
+speed) and the large-scale fat-tree simulations of §5.3 (distributed reads with
+background traffic, the general workload of short and long flows).
 
-Settings follow the document and the authors' ns-3 scripts (docs: reference defaults):
-a star of 10 Gbps links (5 µs each), 100-packet queues marking at K, 1400-byte segments,
-initial window 1, minimum RTO 200 ms, 4 subflows per multipath flow.
+Microbenchmark settings follow the document and the authors' ns-3 scripts (docs:
+reference defaults): a star of 10 Gbps links (5 µs each), 100-packet queues marking at K,
+1400-byte segments, initial window 1, minimum RTO 200 ms, 4 subflows per multipath flow.
+The fat-tree settings are described with `fattree` below.
 """
 
 from __future__ import annotations
@@ -295,6 +298,122 @@ def plot_shifting(table: pd.DataFrame) -> Figure:
     return fig
 
 
+# --- Large-scale fat-tree experiments (§5.3, Fig. 12-14) ---------------------------------
+#
+# The authors' fat-tree script (reference defaults): k = 8 (128 servers), 1 Gbps links of
+# 20 µs, 100-packet queues marking at K = 10 on every device (hosts included), 1400-byte
+# segments, initial window 1, minimum RTO 200 ms, and a 64 KB receive window per subflow.
+
+FATTREE_RATE_GBPS = 1.0
+FATTREE_DELAY_US = 20
+RCV_WND_BYTES = 65536
+MULTIPATH = ("amp", "dcm", "xmp")
+
+
+def fattree(k: int, rate_gbps: float, rcv_wnd_bytes: int | None, traffic: list[dict[str, Any]],
+            transports: dict[str, Any], **top: Any) -> dict[str, Any]:
+    """A k-ary fat tree with the AMP document's links and queues; `rcv_wnd_bytes` None
+    lifts the receive-window cap."""
+    queue = {"limit_packets": 100, "ecn_k_packets": 10}
+    tcp = dict(AMP_TCP) if rcv_wnd_bytes is None else {**AMP_TCP, "rcv_wnd_bytes": rcv_wnd_bytes}
+    return {
+        "topology": {"fat_tree": {"k": k}},
+        "network": {
+            "link": {"rate_gbps": rate_gbps, "delay_us": FATTREE_DELAY_US},
+            "queue": queue,
+            "host_queue": queue,
+        },
+        "tcp": tcp,
+        "transports": transports,
+        "traffic": traffic,
+        "stop_when_done": False,
+        **top,
+    }
+
+
+def long_transport(scheme: str, subflows: int) -> dict[str, Any]:
+    """The transport of the long (background) flows: DCTCP, or a multipath scheme."""
+    return {"cc": "dctcp"} if scheme == "dctcp" else {"cc": scheme, "subflows": subflows}
+
+
+def fattree_incast_scenario(
+    scheme: str,
+    subflows: int,
+    *,
+    duration_ms: float,
+    background_mean_bytes: float,
+    k: int = 8,
+    rate_gbps: float = FATTREE_RATE_GBPS,
+    parallel: int = 8,
+    fanout: int = 10,
+    request_bytes: int = 2048,
+    reply_bytes: int = 65536,
+    think_us: float = 0.0,
+    rcv_wnd_bytes: int | None = RCV_WND_BYTES,
+    seed: int = 1,
+) -> dict[str, Any]:
+    """Fig. 12: `parallel` closed loops of distributed reads over DCTCP (a client sends
+    `request_bytes` to `fanout` random servers, each answers `reply_bytes`), while every
+    host sends Pareto(1.5) long flows back to back to random hosts over `scheme`."""
+    duration_s = duration_ms / 1e3
+    # Enough jobs and background flows to outlast the run: a job cannot end before the
+    # client's link has carried its answers, a long flow not before its host's link has
+    # carried the Pareto minimum (mean/3 at shape 1.5).
+    min_jct_s = fanout * reply_bytes * 8 / (rate_gbps * 1e9)
+    jobs = math.ceil(duration_s / min_jct_s) + 1
+    min_long_s = background_mean_bytes / 3 * 8 / (rate_gbps * 1e9)
+    restarts = math.ceil(duration_s / min_long_s) + 1
+    reads: dict[str, Any] = {
+        "pattern": "jobs", "transport": "dctcp", "class": "reply",
+        "size": {"fixed": reply_bytes}, "repeat": jobs,
+        "jobs": {"parallel": parallel, "fanout": fanout, "request_bytes": request_bytes},
+    }
+    if think_us > 0:
+        reads["interval_us"] = think_us
+    background = {
+        "pattern": "each_to_random", "transport": "long", "class": "background",
+        "size": {"pareto": {"mean": background_mean_bytes, "shape": 1.5}},
+        "repeat": restarts, "closed_loop": True,
+    }
+    return fattree(k, rate_gbps, rcv_wnd_bytes, [reads, background],
+                   {"long": long_transport(scheme, subflows)},
+                   name=f"amp-fattree-incast-{scheme}-{subflows}", seed=seed,
+                   duration_ms=duration_ms)
+
+
+def job_completion(flows: pd.DataFrame, after_s: float = 0.0) -> pd.DataFrame:
+    """Per job that started at or after `after_s`: its answers and JCT (see
+    :func:`analysis.job_stats`)."""
+    jobs = flows[flows["job"] >= 0]
+    starts = jobs.groupby("job")["start_s"].min()
+    keep = starts.index[starts >= after_s]
+    return analysis.job_stats(jobs[jobs["job"].isin(keep)])
+
+
+JCT_QUANTILES = (10, 25, 50, 75, 90, 99)
+
+
+def plot_fattree_incast(table: pd.DataFrame) -> Figure:
+    """Fig. 12: one panel per subflow count, each the JCT CDF drawn through the table's
+    percentiles, the DCTCP baseline in every panel."""
+    fig = Figure(figsize=(12, 4), dpi=100, layout="constrained")
+    counts = sorted(int(s) for s in table.loc[table["scheme"] != "dctcp", "subflows"].unique())
+    axes = fig.subplots(1, max(len(counts), 1), sharey=True, squeeze=False)[0]
+    qs = [0.0, *(q / 100 for q in JCT_QUANTILES), 1.0]
+    for ax, n in zip(axes, counts):
+        rows = table[(table["scheme"] == "dctcp") | (table["subflows"] == n)]
+        for _, r in rows.iterrows():
+            xs = [r["jct_min_ms"], *(r[f"jct_p{q}_ms"] for q in JCT_QUANTILES), r["jct_max_ms"]]
+            ax.plot(xs, qs, marker=".", label=str(r["scheme"]))
+        ax.set_xscale("log")
+        ax.set_title(f"{n} subflows")
+        ax.set_xlabel("job completion time (ms)")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("fraction of jobs")
+    axes[0].legend(title="background", fontsize="small")
+    return fig
+
+
 @experiment(
     name="amp-traffic-shifting",
     document="AMP (000) §4.1 and §5.2",
@@ -316,3 +435,204 @@ def run_shifting(full: bool, seed: int) -> pd.DataFrame:
     table = pd.DataFrame(rows)
     table.attrs["traces"] = pd.concat(traces, ignore_index=True)
     return table
+
+
+@experiment(
+    name="amp-fattree-incast",
+    document="AMP (000) §5.3, incast with background traffic",
+    figure="Fig. 12: CDF of job completion times with 4, 6, 8 subflows",
+    compares="8 closed loops of DCTCP distributed reads (2 KB requests to 10 servers, "
+    "64 KB answers) on a k = 8 fat tree, each host sending Pareto background flows back "
+    "to back over DCTCP, AMP, DCM or XMP (4/6/8 subflows); JCT mean, p50, p90, p99",
+    reduced_time="~1 min",
+    full_time="~1.5 h (10 runs of 5-12 min, 2.3 GB each)",
+    plot=plot_fattree_incast,
+)
+def run_fattree_incast(full: bool, seed: int) -> pd.DataFrame:
+    # Full: the document's 192 MB mean and a run long enough for ~1000 long flows to
+    # finish; reduced: 3 MB flows for 0.5 s (so background flows restart many times).
+    duration_ms, mean_bytes = (30_000.0, 192e6) if full else (500.0, 3e6)
+    cases = [("dctcp", 1)] + [(s, n) for n in (4, 6, 8) for s in MULTIPATH]
+    return pd.DataFrame([incast_row(s, n, duration_ms, mean_bytes, seed) for s, n in cases])
+
+
+def incast_row(scheme: str, subflows: int, duration_ms: float, mean_bytes: float,
+               seed: int) -> dict[str, Any]:
+    """One row of the `amp-fattree-incast` table: the JCTs of the jobs that start after
+    the first tenth of the run, with `scheme` carrying the background."""
+    from .. import run
+
+    res = run(fattree_incast_scenario(scheme, subflows, duration_ms=duration_ms,
+                                      background_mean_bytes=mean_bytes, seed=seed))
+    f = res.flows
+    jct = job_completion(f, duration_ms / 1e3 / 10)["jct_ms"].to_numpy(dtype=float)
+    done = jct[~np.isnan(jct)]
+    job_flows = f[f["job"] >= 0]
+    bg = f[f["class"] == "background"]
+    row: dict[str, Any] = {
+        "scheme": scheme,
+        "subflows": subflows,
+        "jobs": int(done.size),
+        "jct_mean_ms": float(done.mean()) if done.size else math.nan,
+    }
+    row |= {f"jct_p{q}_ms": analysis.percentile(done, q) for q in JCT_QUANTILES}
+    row |= {
+        "jct_min_ms": float(done.min()) if done.size else math.nan,
+        "jct_max_ms": float(done.max()) if done.size else math.nan,
+        "job_timeouts": int(job_flows["timeouts"].sum()),
+        "background_done": int(bg["completed"].sum()),
+        "background_gbps_per_host": float(bg["bytes_acked"].sum()) * 8
+        / (duration_ms / 1e3) / 1e9 / 128,
+        "ssr_suppressions": int(bg["ssr_suppressions"].sum()),
+    }
+    return row
+
+
+def permutation_pairs(hosts: int, seed: int) -> list[tuple[int, int]]:
+    """A random permutation traffic matrix: every host sends to one other host and
+    receives from one (a derangement drawn from `seed`)."""
+    rng = np.random.default_rng(seed)
+    while True:
+        perm = rng.permutation(hosts)
+        if not (perm == np.arange(hosts)).any():
+            return [(int(s), int(d)) for s, d in enumerate(perm)]
+
+
+def fattree_general_scenario(
+    scheme: str,
+    subflows: int,
+    *,
+    duration_ms: float,
+    workload: str = "uniform",
+    k: int = 8,
+    rate_gbps: float = FATTREE_RATE_GBPS,
+    short_rate_per_s: float | None = None,
+    rcv_wnd_bytes: int | None = RCV_WND_BYTES,
+    seed: int = 1,
+) -> dict[str, Any]:
+    """Fig. 13 and 14 on a permutation traffic matrix (each host at most one sending and
+    one receiving peer).
+
+    `uniform` (Fig. 13): half the pairs, drawn at random, carry a long-lived flow over
+    `scheme` for the whole run; the other half carry short DCTCP flows of 1 KB–1 MB
+    (uniform), Poisson at `short_rate_per_s` in total (default 256/s, the authors'
+    script: one arrival process over all short pairs), until 0.2 s before the end (at
+    most a fifth of the run).
+
+    `datamining` (Fig. 14): every pair carries Poisson flows, 780 µs apart on average
+    (`short_rate_per_s` per pair overrides it), 127 per host, sized by the data-mining
+    distribution; flows of at least 100 KB are long and use `scheme`, the others DCTCP.
+    """
+    pairs = permutation_pairs(k**3 // 4, seed)
+    traffic: list[dict[str, Any]] = []
+    if workload == "uniform":
+        rng = np.random.default_rng([seed, 1])
+        long = set(rng.choice(len(pairs), size=len(pairs) // 2, replace=False).tolist())
+        shorts = [p for i, p in enumerate(pairs) if i not in long]
+        rate = (short_rate_per_s or 256.0) / len(shorts)
+        until_us = duration_ms * 1e3 - min(200e3, duration_ms * 1e3 / 5)
+        for i, (src, dst) in enumerate(pairs):
+            if i in long:
+                traffic.append({"pattern": "pair", "src": src, "dst": dst, "transport": "long",
+                                "class": "long", "size": "long_lived"})
+            else:
+                traffic.append({"pattern": "pair", "src": src, "dst": dst, "transport": "dctcp",
+                                "class": "short",
+                                "size": {"uniform": {"min": 1024, "max": 1024 * 1024}},
+                                "arrival": "poisson", "rate_per_s": rate, "until_us": until_us})
+        warmup_ms = duration_ms / 10
+    elif workload == "datamining":
+        rate = short_rate_per_s or 1e6 / 780
+        for src, dst in pairs:
+            traffic.append({"pattern": "pair", "src": src, "dst": dst, "transport": "dctcp",
+                            "class": "short", "size": {"cdf": "datamining"},
+                            "arrival": "poisson", "rate_per_s": rate, "flows": len(pairs) - 1,
+                            "size_split": {"at_bytes": 100 * 1024, "transport": "long",
+                                           "class": "long"}})
+        warmup_ms = 0.0
+    else:
+        raise ValueError(f"unknown workload {workload!r} (uniform or datamining)")
+    return fattree(k, rate_gbps, rcv_wnd_bytes, traffic, {"long": long_transport(scheme, subflows)},
+                   name=f"amp-fattree-general-{workload}-{scheme}-{subflows}", seed=seed,
+                   duration_ms=duration_ms, warmup_ms=warmup_ms)
+
+
+def plot_fattree_general(table: pd.DataFrame) -> Figure:
+    """Fig. 13 and 14: short-flow FCT (p90, p99) per long-flow scheme and workload, the
+    long flows' goodput, and the mean utilization per tier."""
+    fig = Figure(figsize=(12, 4), dpi=100, layout="constrained")
+    ax_fct, ax_good, ax_util = fig.subplots(1, 3)
+    schemes = list(dict.fromkeys(table["scheme"]))
+    x = np.arange(len(schemes))
+    bars = [(w, q) for w in dict.fromkeys(table["workload"]) for q in ("p90", "p99")]
+    width = 0.8 / len(bars)
+    for i, (w, q) in enumerate(bars):
+        t = table[table["workload"] == w].set_index("scheme").reindex(schemes)
+        ax_fct.bar(x + i * width, t[f"short_fct_{q}_ms"], width, label=f"{w} {q}")
+    ax_fct.set_ylabel("short-flow FCT (ms)")
+    ax_fct.legend(fontsize="small")
+    uni = table[table["workload"] == "uniform"].set_index("scheme").reindex(schemes)
+    ax_good.bar(x, uni["long_goodput_gbps"], 0.6)
+    ax_good.set_ylabel("mean long-flow goodput (Gbit/s), uniform")
+    for i, tier in enumerate(("edge_agg", "agg_core")):
+        ax_util.bar(x + i * 0.4, uni[f"util_{tier}"], 0.4, label=tier)
+    ax_util.set_ylabel("mean link utilization, uniform")
+    ax_util.legend(fontsize="small")
+    # Ticks under the middle of each scheme's group of bars.
+    for ax, mid in ((ax_fct, width * (len(bars) - 1) / 2), (ax_good, 0.0), (ax_util, 0.2)):
+        ax.set_xticks(x + mid, schemes)
+        ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+@experiment(
+    name="amp-fattree-general",
+    document="AMP (000) §5.3, general workload",
+    figure="Fig. 13 (short FCT, long goodput, utilization) and Fig. 14 (data mining FCT)",
+    compares="k = 8 fat tree, permutation matrix: long flows over DCTCP, AMP, DCM or XMP "
+    "(4 subflows) with short DCTCP flows (uniform 1 KB-1 MB, or data mining < 100 KB); "
+    "short-flow FCT, long-flow goodput, utilization per tier",
+    reduced_time="~1 min",
+    full_time="~6 min",
+    plot=plot_fattree_general,
+)
+def run_fattree_general(full: bool, seed: int) -> pd.DataFrame:
+    # Full: the document's 10 s; the data-mining flows all arrive within ~0.1 s, so its
+    # run ends when most short flows are long done.
+    durations = {"uniform": 10_000.0 if full else 600.0, "datamining": 1_000.0 if full else 150.0}
+    return pd.DataFrame([
+        general_row(workload, scheme, 4, duration_ms, seed)
+        for workload, duration_ms in durations.items()
+        for scheme in ("dctcp", *MULTIPATH)
+    ])
+
+
+def general_row(workload: str, scheme: str, subflows: int, duration_ms: float,
+                seed: int) -> dict[str, Any]:
+    """One row of the `amp-fattree-general` table: one workload, one long-flow scheme."""
+    from .. import run
+
+    res = run(fattree_general_scenario(scheme, subflows, duration_ms=duration_ms,
+                                       workload=workload, seed=seed))
+    f, q = res.flows, res.queues
+    short = f[f["class"] == "short"]
+    done = short[short["completed"].astype(bool)]
+    fct = done["fct_s"].to_numpy(dtype=float) * 1e3
+    long = f[f["class"] == "long"]
+    switch = q[q["node_kind"] == "switch"]
+    row: dict[str, Any] = {
+        "workload": workload,
+        "scheme": scheme,
+        "subflows": 1 if scheme == "dctcp" else subflows,
+        "short_flows": len(short),
+        "short_done": len(done),
+        "short_fct_mean_ms": float(fct.mean()) if fct.size else math.nan,
+        "short_fct_p90_ms": analysis.percentile(fct, 90),
+        "short_fct_p99_ms": analysis.percentile(fct, 99),
+        "short_timeouts": int(short["timeouts"].sum()),
+        "long_flows": len(long),
+        "long_goodput_gbps": float(long["goodput_bps"].mean()) / 1e9,
+    }
+    for tier in ("edge_agg", "agg_core"):
+        row[f"util_{tier}"] = float(switch.loc[switch["tier"] == tier, "utilization"].mean())
+    return row

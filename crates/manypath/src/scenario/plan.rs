@@ -14,7 +14,7 @@ use crate::net::topology::{Topology, TopologyKind};
 use crate::time::{from_ms, from_us, Rate, SimTime};
 use crate::transport::mptcp::{FusoConfig, Scheduler};
 use crate::transport::tcp::TcpConfig;
-use crate::workload::generate::{Arrival, Pattern, RequestsGen, TrafficGen};
+use crate::workload::generate::{Arrival, JobsGen, Pattern, RequestsGen, SizeSplit, TrafficGen};
 use crate::workload::{ConnSpec, EmpiricalCdf, FlowSpec, SizeDist};
 use std::fmt;
 use std::path::Path;
@@ -471,6 +471,14 @@ impl Plan {
                 .as_ref()
                 .map(|r| requests_gen(r, &path, n_hosts, &transports, &mut classes, &mut c));
             let (paths, stop) = entry_routing(t, &path, &transports[transport as usize], &mut c);
+            let jobs = t
+                .jobs
+                .as_ref()
+                .map(|j| jobs_gen(j, &path, &mut classes, &mut c));
+            let split = t
+                .size_split
+                .as_ref()
+                .map(|x| size_split(x, &path, &transports, &mut classes, &mut c));
             if let Some(mut g) = traffic_gen(
                 t,
                 &path,
@@ -484,6 +492,8 @@ impl Plan {
                 &mut c,
             ) {
                 g.requests = requests;
+                g.jobs = jobs;
+                g.split = split;
                 traffic.push(g);
                 entry_paths.push(paths);
                 entry_stop.push(stop);
@@ -1426,7 +1436,38 @@ fn traffic_gen(
         PatternSpec::AllToAll => Pattern::AllToAll,
         PatternSpec::Pair => Pattern::Pair,
         PatternSpec::Requests => Pattern::Requests,
+        PatternSpec::EachToRandom => Pattern::EachToRandom,
+        PatternSpec::Jobs => Pattern::Jobs,
     };
+    match (pattern == Pattern::Jobs, &t.jobs) {
+        (true, None) => c.err(
+            &format!("{path}.jobs"),
+            "pattern \"jobs\" needs a jobs table (fanout)".into(),
+        ),
+        (false, Some(_)) => c.err(
+            &format!("{path}.jobs"),
+            "applies only to pattern \"jobs\"".into(),
+        ),
+        (true, Some(j)) => {
+            if j.fanout as usize >= hosts.len() {
+                c.err(
+                    &format!("{path}.jobs.fanout"),
+                    format!(
+                        "a job needs a client and fanout other hosts; the entry has {} hosts, got fanout {}",
+                        hosts.len(),
+                        j.fanout
+                    ),
+                );
+            }
+            if t.arrival.is_some() {
+                c.err(
+                    &format!("{path}.arrival"),
+                    "jobs run in closed loops; Poisson arrivals do not apply".into(),
+                );
+            }
+        }
+        (false, None) => {}
+    }
     match (pattern == Pattern::Requests, requests.is_some()) {
         (true, false) => c.err(
             &format!("{path}.requests"),
@@ -1437,6 +1478,12 @@ fn traffic_gen(
             "applies only to pattern \"requests\"".into(),
         ),
         _ => {}
+    }
+    if pattern == Pattern::Requests && t.size_split.is_some() {
+        c.err(
+            &format!("{path}.size_split"),
+            "does not apply to pattern \"requests\" (use requests.background_above_bytes)".into(),
+        );
     }
     if pattern == Pattern::Requests
         && (t.hosts.is_some() || t.host_range.is_some())
@@ -1524,7 +1571,7 @@ fn traffic_gen(
             from_us(x.clamp(0.0, MAX_TIME_US))
         }
         None => {
-            if t.repeat > 1 && !t.closed_loop {
+            if t.repeat > 1 && !t.closed_loop && pattern != Pattern::Jobs {
                 c.err(
                     &format!("{path}.interval_us"),
                     "is needed when repeat > 1 (or set closed_loop = true)".into(),
@@ -1533,10 +1580,15 @@ fn traffic_gen(
             0
         }
     };
-    if t.closed_loop && !matches!(pattern, Pattern::Incast | Pattern::Pair) {
+    if t.closed_loop
+        && !matches!(
+            pattern,
+            Pattern::Incast | Pattern::Pair | Pattern::EachToRandom | Pattern::Jobs
+        )
+    {
         c.err(
             &format!("{path}.closed_loop"),
-            "applies only to patterns \"incast\" and \"pair\"".into(),
+            "applies only to patterns \"incast\", \"pair\", \"each_to_random\" and \"jobs\"".into(),
         );
     }
     if t.closed_loop && t.arrival.is_some() {
@@ -1659,6 +1711,15 @@ fn traffic_gen(
         (_, Pattern::Incast) => senders.len() as f64 * t.repeat as f64,
         (_, Pattern::Pair) => t.repeat as f64,
         (_, Pattern::Requests) => 0.0,
+        (_, Pattern::EachToRandom) => hosts.len() as f64 * t.repeat as f64,
+        (_, Pattern::Jobs) => t.jobs.as_ref().map_or(0.0, |j| {
+            let per_server = if j.request_bytes.unwrap_or(0) > 0 {
+                2.0
+            } else {
+                1.0
+            };
+            j.parallel.unwrap_or(1) as f64 * t.repeat as f64 * j.fanout as f64 * per_server
+        }),
     };
     if expected_flows > MAX_FLOWS {
         c.err(
@@ -1691,7 +1752,65 @@ fn traffic_gen(
         src,
         dst,
         requests: None,
+        jobs: None,
+        split: None,
     })
+}
+
+/// The index of class `name`, added to `classes` if new.
+fn class_index(classes: &mut Vec<String>, name: &str) -> u16 {
+    match classes.iter().position(|n| n == name) {
+        Some(p) => p as u16,
+        None => {
+            classes.push(name.to_string());
+            classes.len() as u16 - 1
+        }
+    }
+}
+
+/// The `jobs` table of a traffic entry, checked (the host count in `traffic_gen`).
+fn jobs_gen(j: &JobsSpec, path: &str, classes: &mut Vec<String>, c: &mut Checker) -> JobsGen {
+    let parallel = j.parallel.unwrap_or(1);
+    c.at_least(&format!("{path}.jobs.parallel"), parallel as u64, 1);
+    c.at_least(&format!("{path}.jobs.fanout"), j.fanout as u64, 1);
+    if j.request_bytes.unwrap_or(0) == 0 && j.request_class.is_some() {
+        c.err(
+            &format!("{path}.jobs.request_class"),
+            "applies only with request_bytes > 0".into(),
+        );
+    }
+    JobsGen {
+        parallel: parallel.max(1),
+        fanout: j.fanout.max(1),
+        request_bytes: j.request_bytes.unwrap_or(0),
+        request_class: class_index(classes, j.request_class.as_deref().unwrap_or("request")),
+    }
+}
+
+/// The `size_split` of a traffic entry: its transport and class resolved.
+fn size_split(
+    x: &SizeSplitSpec,
+    path: &str,
+    transports: &[TransportPlan],
+    classes: &mut Vec<String>,
+    c: &mut Checker,
+) -> SizeSplit {
+    c.at_least(&format!("{path}.size_split.at_bytes"), x.at_bytes, 1);
+    let transport = match transports.iter().position(|p| p.name == x.transport) {
+        Some(p) => p as u16,
+        None => {
+            c.err(
+                &format!("{path}.size_split.transport"),
+                format!("unknown transport {:?}", x.transport),
+            );
+            0
+        }
+    };
+    SizeSplit {
+        at: x.at_bytes,
+        transport,
+        class: class_index(classes, x.class.as_deref().unwrap_or("long")),
+    }
 }
 
 /// The `requests` table of a traffic entry: hosts checked, the background transport and

@@ -548,6 +548,44 @@ pub enum PatternSpec {
     Pair,
     /// Clients request data from servers over persistent connections (see `requests`).
     Requests,
+    /// Every host sends to a random other host of the entry, drawn anew for each flow;
+    /// with `repeat` and `closed_loop`, each host's flows follow one another back to back.
+    EachToRandom,
+    /// Closed-loop partition–aggregate jobs, e.g. distributed reads (see `jobs`).
+    Jobs,
+}
+
+/// The jobs of `pattern = "jobs"`: `parallel` closed loops of `repeat` jobs each. A job
+/// picks a random client and `fanout` distinct random servers among the entry's hosts;
+/// the client sends each server a request of `request_bytes` (a flow), each server answers
+/// with a flow of the entry's `size` when its request flow has finished, and the job ends
+/// when every answer has arrived. The loop's next job starts `interval_us` (default 0)
+/// later. Every flow of a job carries its number in the `job` column.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobsSpec {
+    /// Jobs running at once, each in its own closed loop (default 1).
+    pub parallel: Option<u32>,
+    /// Servers per job.
+    pub fanout: u32,
+    /// Bytes of the request the client sends each server first (default 0: no request
+    /// flows; the answers start with the job).
+    pub request_bytes: Option<u64>,
+    /// Class label of the request flows (default `request`).
+    pub request_class: Option<String>,
+}
+
+/// Flows of at least `at_bytes` (and long-lived ones) use another transport and class,
+/// e.g. multipath for the long flows of a workload whose short flows run DCTCP.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SizeSplitSpec {
+    /// The size, in bytes, from which flows take `transport`.
+    pub at_bytes: u64,
+    /// Transport of those flows.
+    pub transport: String,
+    /// Their class label (default `long`).
+    pub class: Option<String>,
 }
 
 /// The client/server request workload of `pattern = "requests"`: Poisson requests
@@ -640,14 +678,15 @@ pub struct TrafficSpec {
     /// Delay between the starts of successive flows of the entry, in microseconds.
     #[serde(default)]
     pub stagger_us: f64,
-    /// `incast`/`pair`: number of repetitions (jobs), `interval_us` apart.
+    /// `incast`/`pair`/`each_to_random`: number of repetitions, `interval_us` apart;
+    /// `jobs`: jobs per loop.
     #[serde(default = "one")]
     pub repeat: u32,
     /// Time between repetitions in microseconds: start to start, or with `closed_loop`
     /// the think time from a flow's finish to the same sender's next flow (default 0).
     pub interval_us: Option<f64>,
-    /// `incast`/`pair`: each sender sends its next repetition when its previous flow has
-    /// finished (like a client issuing requests one after another).
+    /// `incast`/`pair`/`each_to_random`: each sender sends its next repetition when its
+    /// previous flow has finished (like a client issuing requests one after another).
     #[serde(default)]
     pub closed_loop: bool,
     /// `pair`: source host.
@@ -668,6 +707,10 @@ pub struct TrafficSpec {
     /// Long-lived flows of this entry stop sending at this time, in microseconds (they
     /// stay unfinished; packets in flight are still delivered).
     pub stop_us: Option<f64>,
+    /// `jobs`: the jobs' shape.
+    pub jobs: Option<JobsSpec>,
+    /// Flows of at least `at_bytes` take another transport and class.
+    pub size_split: Option<SizeSplitSpec>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

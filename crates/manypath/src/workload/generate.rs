@@ -19,6 +19,11 @@ pub enum Pattern {
     /// Clients requesting data from servers over persistent connections: the flows go
     /// from a server to a client, each on one of the pair's long-lived connections.
     Requests,
+    /// Every host sends to a random other host, drawn anew for each flow (and each
+    /// repetition).
+    EachToRandom,
+    /// Closed-loop partition–aggregate jobs (distributed reads): see `JobsGen`.
+    Jobs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -57,6 +62,36 @@ pub struct TrafficGen {
     pub dst: u32,
     /// `Requests`: who asks and who answers, and how the requests are carried.
     pub requests: Option<RequestsGen>,
+    /// `Jobs`: the shape of each job.
+    pub jobs: Option<JobsGen>,
+    /// Flows of at least this many bytes take another transport and class.
+    pub split: Option<SizeSplit>,
+}
+
+/// Flows of at least `at` bytes use `transport` and are labelled `class` (a workload whose
+/// large flows run another protocol than its small ones).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SizeSplit {
+    pub at: u64,
+    pub transport: u16,
+    pub class: u16,
+}
+
+/// Closed-loop partition–aggregate jobs, as a client reading a striped file does: each of
+/// `parallel` job slots runs `repeat` jobs one after another. A job picks a random client
+/// and `fanout` distinct random servers among the entry's hosts; the client sends each
+/// server a request of `request_bytes` (a flow of its own), and each server answers with
+/// a flow of the entry's size when its request flow has finished (every byte
+/// acknowledged). The job ends when
+/// every answer has arrived; the slot's next job starts `interval` later. All flows of a
+/// job carry its number, so its completion time is its last finish minus its first start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobsGen {
+    pub parallel: u32,
+    pub fanout: u32,
+    /// 0: no request flows; the answers start at the job's start.
+    pub request_bytes: u64,
+    pub request_class: u16,
 }
 
 /// The client/server request workload (the FUSO document's benchmark application):
@@ -111,6 +146,9 @@ pub struct FlowSpec {
     /// The persistent connection (index in the run's connection list) that carries this
     /// flow; `None`: the flow has a connection of its own.
     pub conn: Option<u32>,
+    /// Closed-loop jobs: the job whose every flow must finish before this one starts;
+    /// `start` then holds the think time after that job's end.
+    pub after_job: Option<i64>,
 }
 
 /// A random permutation of `hosts` without fixed points (every host sends elsewhere).
@@ -133,17 +171,23 @@ pub fn derangement(hosts: &[u32], rng: &mut Rng) -> Vec<u32> {
 
 impl TrafficGen {
     fn flow(&self, src: u32, dst: u32, start: SimTime, job: i64, rng: &mut Rng) -> FlowSpec {
+        let size = self.size.sample(rng);
+        let (transport, class) = match self.split {
+            Some(s) if size.is_none_or(|b| b >= s.at) => (s.transport, s.class),
+            _ => (self.transport, self.class),
+        };
         FlowSpec {
             src,
             dst,
-            size: self.size.sample(rng),
+            size,
             start,
-            transport: self.transport,
-            class: self.class,
+            transport,
+            class,
             priority: self.priority,
             job,
             after: None,
             conn: None,
+            after_job: None,
         }
     }
 
@@ -248,6 +292,26 @@ impl TrafficGen {
                     out.push(self.chain(f, r, out.len(), 1));
                 }
             }
+            (Pattern::EachToRandom, Arrival::AtStart) => {
+                for r in 0..self.repeat {
+                    let t0 = if self.closed_loop {
+                        self.start
+                    } else {
+                        self.start
+                            .saturating_add((r as u64).saturating_mul(self.interval))
+                    };
+                    for (i, &src) in self.hosts.iter().enumerate() {
+                        let dst = self.random_other(src, rng);
+                        let f = self.flow(src, dst, self.staggered(t0, i as u64), -1, rng);
+                        out.push(self.chain(f, r, out.len(), self.hosts.len()));
+                    }
+                }
+            }
+            (Pattern::Jobs, Arrival::AtStart) => {
+                if let Some(j) = self.jobs {
+                    self.generate_jobs(&j, rng, next_job, out);
+                }
+            }
             // Handled by `generate_requests`.
             (Pattern::Requests, Arrival::AtStart) => {}
             (pattern, Arrival::Poisson { rate_per_s }) => {
@@ -269,6 +333,7 @@ impl TrafficGen {
                             self.receiver,
                         ),
                         Pattern::Pair => (self.src, self.dst),
+                        // RandomPairs, EachToRandom (Jobs is never Poisson).
                         _ => {
                             let src = self.hosts[rng.below(self.hosts.len() as u64) as usize];
                             (src, self.random_other(src, rng))
@@ -391,6 +456,7 @@ impl TrafficGen {
                 job: -1,
                 after: None,
                 conn: Some(conn as u32),
+                after_job: None,
             });
             n += 1;
         }
@@ -453,8 +519,69 @@ impl TrafficGen {
                     job,
                     after: None,
                     conn: Some(conn),
+                    after_job: None,
                 });
                 n += 1;
+            }
+        }
+    }
+}
+
+impl TrafficGen {
+    /// `parallel` closed loops of `repeat` jobs each (see `JobsGen`). Jobs are numbered
+    /// slot by slot; the first job of every slot starts at the entry's start (plus the
+    /// stagger times the slot's index), each later one `interval` after its predecessor's
+    /// end.
+    fn generate_jobs(
+        &self,
+        j: &JobsGen,
+        rng: &mut Rng,
+        next_job: &mut i64,
+        out: &mut Vec<FlowSpec>,
+    ) {
+        let mut pool = self.hosts.clone();
+        for slot in 0..j.parallel {
+            let mut prev: Option<i64> = None;
+            for _ in 0..self.repeat {
+                let job = *next_job;
+                *next_job += 1;
+                // A partial Fisher–Yates shuffle: the client, then `fanout` servers.
+                let n = pool.len();
+                for k in 0..=(j.fanout as usize).min(n - 1) {
+                    let pick = k + rng.below((n - k) as u64) as usize;
+                    pool.swap(k, pick);
+                }
+                let client = pool[0];
+                let (start, after_job) = match prev {
+                    None => (self.staggered(self.start, slot as u64), None),
+                    Some(p) => (self.interval, Some(p)),
+                };
+                for &server in &pool[1..=j.fanout as usize] {
+                    if j.request_bytes == 0 {
+                        let mut answer = self.flow(server, client, start, job, rng);
+                        answer.after_job = after_job;
+                        out.push(answer);
+                        continue;
+                    }
+                    out.push(FlowSpec {
+                        src: client,
+                        dst: server,
+                        size: Some(j.request_bytes),
+                        start,
+                        transport: self.transport,
+                        class: j.request_class,
+                        priority: self.priority,
+                        job,
+                        after: None,
+                        conn: None,
+                        after_job,
+                    });
+                    // The answer follows its request's delivery at once.
+                    let mut answer = self.flow(server, client, 0, job, rng);
+                    answer.after = Some(out.len() as u32 - 1);
+                    out.push(answer);
+                }
+                prev = Some(job);
             }
         }
     }
@@ -485,6 +612,8 @@ mod tests {
             src: 0,
             dst: 1,
             requests: None,
+            jobs: None,
+            split: None,
         }
     }
 
@@ -637,6 +766,113 @@ mod tests {
         // Applications are spread over the servers in turn: 12 over 5 hosts.
         let on_host1 = first.iter().filter(|f| f.src == 1).count();
         assert_eq!(on_host1, 3);
+    }
+
+    #[test]
+    fn jobs_pick_distinct_servers_and_chain_requests_answers_and_jobs() {
+        let g = TrafficGen {
+            repeat: 3,
+            interval: 7,
+            stagger: 5,
+            hosts: (0..12).collect(),
+            jobs: Some(JobsGen {
+                parallel: 2,
+                fanout: 4,
+                request_bytes: 2048,
+                request_class: 9,
+            }),
+            ..gen(Pattern::Jobs)
+        };
+        let mut out = Vec::new();
+        let mut job = 10;
+        g.generate(&mut Rng::new(3, 0, 0), &mut job, &mut out, &mut Vec::new());
+        assert_eq!(job, 16, "2 slots × 3 jobs");
+        assert_eq!(out.len(), 6 * 4 * 2);
+        for (k, chunk) in out.chunks(8).enumerate() {
+            let job = 10 + k as i64;
+            assert!(chunk.iter().all(|f| f.job == job));
+            let (requests, answers): (Vec<&FlowSpec>, Vec<&FlowSpec>) =
+                chunk.iter().partition(|f| f.class == 9);
+            assert_eq!((requests.len(), answers.len()), (4, 4));
+            let client = requests[0].src;
+            let mut servers: Vec<u32> = requests.iter().map(|f| f.dst).collect();
+            servers.sort();
+            servers.dedup();
+            assert_eq!(servers.len(), 4, "distinct servers");
+            assert!(!servers.contains(&client));
+            for (i, r) in requests.iter().enumerate() {
+                assert_eq!((r.src, r.size, r.after), (client, Some(2048), None));
+                // Each answer follows its own request, from that server to the client.
+                let a = chunk[2 * i + 1];
+                assert_eq!(a.after, Some((8 * k + 2 * i) as u32));
+                assert_eq!(
+                    (a.src, a.dst, a.size, a.start),
+                    (r.dst, client, Some(1000), 0)
+                );
+                match k % 3 {
+                    // A slot's first job starts at once (slot 1 staggered), the others
+                    // wait for the slot's job before, `interval` after its end.
+                    0 => assert_eq!((r.after_job, r.start), (None, 5 * (k / 3) as u64)),
+                    _ => assert_eq!((r.after_job, r.start), (Some(job - 1), 7)),
+                }
+            }
+        }
+        // Without requests, the answers themselves wait for the job before.
+        let g = TrafficGen {
+            jobs: Some(JobsGen {
+                request_bytes: 0,
+                ..g.jobs.unwrap()
+            }),
+            ..g
+        };
+        let mut out = Vec::new();
+        g.generate(&mut Rng::new(3, 0, 0), &mut 0, &mut out, &mut Vec::new());
+        assert_eq!(out.len(), 6 * 4);
+        assert!(out[4..8]
+            .iter()
+            .all(|f| f.after_job == Some(0) && f.after.is_none()));
+    }
+
+    #[test]
+    fn each_to_random_redraws_destinations_and_chains_each_host() {
+        let g = TrafficGen {
+            repeat: 20,
+            closed_loop: true,
+            ..gen(Pattern::EachToRandom)
+        };
+        let mut out = Vec::new();
+        g.generate(&mut Rng::new(5, 0, 0), &mut 0, &mut out, &mut Vec::new());
+        assert_eq!(out.len(), 8 * 20);
+        for (i, f) in out.iter().enumerate() {
+            assert_ne!(f.src, f.dst);
+            assert_eq!(f.src, (i % 8) as u32);
+            assert_eq!(f.after, (i >= 8).then(|| (i - 8) as u32));
+        }
+        let host0: std::collections::BTreeSet<u32> =
+            out.iter().filter(|f| f.src == 0).map(|f| f.dst).collect();
+        assert!(host0.len() >= 5, "destinations are redrawn: {host0:?}");
+    }
+
+    #[test]
+    fn size_split_moves_large_flows_to_another_transport_and_class() {
+        let g = TrafficGen {
+            size: SizeDist::Uniform { min: 0, max: 200 },
+            flows: Some(2000),
+            split: Some(SizeSplit {
+                at: 100,
+                transport: 4,
+                class: 5,
+            }),
+            ..gen(Pattern::RandomPairs)
+        };
+        let mut out = Vec::new();
+        g.generate(&mut Rng::new(6, 0, 0), &mut 0, &mut out, &mut Vec::new());
+        let large = out.iter().filter(|f| f.size.unwrap() >= 100).count();
+        assert!((800..1200).contains(&large), "{large}");
+        for f in &out {
+            let big = f.size.unwrap() >= 100;
+            assert_eq!((f.transport, f.class), if big { (4, 5) } else { (0, 0) });
+        }
     }
 
     #[test]
