@@ -283,13 +283,13 @@ pub struct NetworkSpec {
     /// with Linux's TCP small queues, so a host never drops its own packets.
     #[serde(default)]
     pub host_queue: QueueSpec,
-    /// Send jitter in microseconds (default 0: off). Each packet a host's interface
-    /// accepts (data, ACKs, relayed packets; every transport) is held for an independent
-    /// uniform random time in [0, host_jitter_us) before the interface may start sending
-    /// it, as ns-2's TCP `overhead_`; it breaks the phase effects of a deterministic
-    /// model at drop-tail queues. The interface stays FIFO, and a backlogged interface
-    /// still sends at line rate. About one packet time of the bottleneck (1.2 µs for
-    /// 1500 bytes at 10 Gbit/s) is the usual choice.
+    /// Send jitter in microseconds (default 0: off). Before it serialises each packet
+    /// (data, ACKs, relayed packets; every transport), a host's interface stays idle for
+    /// an independent uniform random time in [0, host_jitter_us), like ns-2's TCP
+    /// `overhead_`; this breaks the phase effects of a deterministic model at drop-tail
+    /// queues. The interface stays FIFO. The idle time costs a backlogged interface a
+    /// share of its rate: with serialisation time S it sends at S/(S + host_jitter_us/2)
+    /// of its line rate (2/3 for a jitter of one packet time).
     #[serde(default)]
     pub host_jitter_us: f64,
     /// Per-tier overrides, by tier name.
