@@ -93,6 +93,7 @@ def test_same_tables_at_both_levels() -> None:
         ({"traffic": [{"pattern": "permutation", "transport": "dctcp", "size": "long_lived"}]},
          "traffic[0].transport"),
         ({"network": {"load_balancing": "spray"}}, "network.load_balancing"),
+        ({"network": {"host_jitter_us": 1.2}}, "network.host_jitter_us"),
         ({"flow_model": {"tolerance": 0}}, "flow_model.tolerance"),
         ({"faults": [{"kind": "loss", "tier": "host", "probability": 0.01}]}, "faults"),
     ],

@@ -138,6 +138,9 @@ CASES = [
         STAR + "\n[network.host_queue.red]\nmin_packets = 5\nmax_packets = 15\n",
         ("network.host_queue.red",),
     ),
+    Case("host-jitter-negative", STAR + "\n[network]\nhost_jitter_us = -1.5\n", ("network.host_jitter_us", "-1.5")),
+    Case("host-jitter-nan", STAR + "\n[network]\nhost_jitter_us = nan\n", ("network.host_jitter_us", "NaN")),
+    Case("host-jitter-infinite", STAR + "\n[network]\nhost_jitter_us = inf\n", ("network.host_jitter_us", "inf")),
 ]
 
 Entry = Callable[..., object]

@@ -14,6 +14,7 @@ use crate::metrics::{
     Results, RunCounters, SubflowRecord,
 };
 use crate::net::faults::{LinkEvent, NO_FAULT};
+use crate::net::jitter::NicJitter;
 use crate::net::network::{Network, NodeKind, NO_RWNDQ};
 use crate::net::packet::flags;
 use crate::net::packet::{Desc, Ecn, Packet, PacketArena, PacketExt, PINNED, TO_CLIENT, TO_SERVER};
@@ -153,6 +154,10 @@ pub struct Sim {
     relaying: bool,
     /// Draws the random paths of MMPTCP's scattered packets.
     scatter_rng: Rng,
+    /// Send jitter at the hosts' interfaces (`network.host_jitter_us`), and whether it
+    /// is on (a flag the packet path tests, so that off costs one predictable branch).
+    jitter: NicJitter,
+    jitter_on: bool,
     /// The run was stopped before its end (by the progress callback).
     partial: bool,
     /// Some switch port runs RWNDQ.
@@ -416,6 +421,7 @@ impl Sim {
             }
         }
         let host_ports = net.host_ports();
+        let jitter = NicJitter::new(plan.host_jitter, seed, host_ports);
         let relaying = bcube.is_some();
         let rwndq_on = !net.rwndq.is_empty();
         if let Some(p) = plan.flow_sample {
@@ -455,6 +461,8 @@ impl Sim {
             blocked: vec![VecDeque::new(); host_ports],
             relaying,
             scatter_rng: Rng::new(seed, stream::HOST, u64::MAX),
+            jitter_on: jitter.is_on(),
+            jitter,
             partial: false,
             rwndq_on,
             flow_samples: Vec::new(),
@@ -541,7 +549,7 @@ impl Sim {
                     if self.rwndq_on && self.net.rwndq_node[node as usize] {
                         self.rwndq_inspect(via, port, d);
                     }
-                    self.enqueue(port, d)
+                    self.enqueue(port, d, 0)
                 }
                 None => {
                     self.route_drops += 1;
@@ -559,7 +567,7 @@ impl Sim {
     /// A host on a pinned route that is not the packet's destination passes it on (BCube).
     fn relay(&mut self, node: u32, d: Desc) {
         match self.net.pinned_port(node, d.hash) {
-            Some(port) => self.enqueue(port, d),
+            Some(port) => self.host_enqueue(port, d),
             None => {
                 self.route_drops += 1;
                 self.dropped += 1;
@@ -568,8 +576,29 @@ impl Sim {
         }
     }
 
+    /// A host's interface takes a packet. With send jitter, a packet that finds the
+    /// interface idle waits its random hold before it starts onto the wire (queued
+    /// packets draw theirs when they reach the head, in `tx_done`).
     #[inline]
-    fn enqueue(&mut self, port_id: u32, mut d: Desc) {
+    fn host_enqueue(&mut self, port_id: u32, d: Desc) {
+        let hold = if self.jitter_on {
+            let port = &self.net.ports[port_id as usize];
+            let idle = !port.txdone_pending && port.busy_until <= self.now && port.queue.is_empty();
+            if idle {
+                self.jitter.draw(port_id)
+            } else {
+                0
+            }
+        } else {
+            0
+        };
+        self.enqueue(port_id, d, hold);
+    }
+
+    /// Offers a packet to a port; one that finds the link idle goes onto the wire
+    /// after `hold` (a host interface's send jitter; 0 elsewhere).
+    #[inline]
+    fn enqueue(&mut self, port_id: u32, mut d: Desc, hold: SimTime) {
         let now = self.now;
         let ect = d.ecn != Ecn::NotEct;
         let port = &mut self.net.ports[port_id as usize];
@@ -584,7 +613,7 @@ impl Sim {
                 d.ecn = Ecn::Ce;
                 port.queue.count_mark();
             }
-            self.transmit(port_id, d);
+            self.transmit(port_id, d, now + hold);
             return;
         }
         match port.queue.enqueue(now, d, ect) {
@@ -602,18 +631,19 @@ impl Sim {
         }
     }
 
+    /// Puts a packet on the wire of `port_id` from time `start` (now, or later for a
+    /// host interface with send jitter, which stays busy, idle on the wire, until then).
     #[inline]
-    fn transmit(&mut self, port_id: u32, d: Desc) {
-        let now = self.now;
+    fn transmit(&mut self, port_id: u32, d: Desc, start: SimTime) {
         let port = &mut self.net.ports[port_id as usize];
         let ser = port.rate.serialization(d.wire as u32);
-        port.busy_until = now + ser;
+        port.busy_until = start + ser;
         port.busy_time += ser;
         port.tx_packets += 1;
         port.tx_bytes += d.wire as u64;
         self.hops += 1;
         let (arrive_at, peer, via, faulty) = (
-            now + ser + port.delay,
+            start + ser + port.delay,
             port.peer,
             port.reverse,
             port.fault != NO_FAULT,
@@ -749,7 +779,13 @@ impl Sim {
                 d.ecn = Ecn::Ce;
                 port.queue.count_mark();
             }
-            self.transmit(port_id, d);
+            // A host interface with send jitter stays idle for a random hold first.
+            let start = if self.jitter_on && (port_id as usize) < self.blocked.len() {
+                now + self.jitter.draw(port_id)
+            } else {
+                now
+            };
+            self.transmit(port_id, d, start);
         }
         if (port_id as usize) < self.blocked.len() {
             self.unblock(port_id);
@@ -1008,7 +1044,7 @@ impl Sim {
         } else {
             self.net.host_nic[src as usize]
         };
-        self.enqueue(nic, pkt.desc(id));
+        self.host_enqueue(nic, pkt.desc(id));
     }
 
     /// Packets still queued or on a link, counted from the queues and pending events

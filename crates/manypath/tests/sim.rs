@@ -287,3 +287,51 @@ fn closed_loop_jobs_start_when_the_job_before_has_ended() {
     }
     assert!(r.counters.conserved());
 }
+
+/// One long-lived TCP flow alone on a 10 Gbps dumbbell: its host's interface is its
+/// bottleneck and stays backlogged.
+fn lone_flow(jitter_us: f64) -> String {
+    format!(
+        r#"
+    duration_ms = 20
+    warmup_ms = 5
+    [topology.dumbbell]
+    pairs = 1
+    [network]
+    host_jitter_us = {jitter_us}
+    [network.link]
+    rate_gbps = 10
+    delay_us = 5
+    [[traffic]]
+    pattern = "pair"
+    src = 0
+    dst = 1
+    size = "long_lived"
+"#
+    )
+}
+
+#[test]
+fn send_jitter_idles_a_backlogged_interface_by_half_the_width_per_packet() {
+    // A 1500-byte packet takes S = 1.2 µs at 10 Gbps; with jitter w the interface sends
+    // one every S + w/2 on average, i.e. at S/(S + w/2) of its line rate.
+    let line = 10e9 * 1460.0 / 1500.0;
+    for (w, share) in [(0.0, 1.0), (1.2, 2.0 / 3.0), (2.4, 0.5)] {
+        let r = run_toml(&lone_flow(w), Path::new("."), None).unwrap();
+        assert!(r.counters.conserved());
+        let goodput = r.flows[0].goodput_bps;
+        assert!(
+            (goodput / (line * share) - 1.0).abs() < 0.02,
+            "jitter {w} µs: goodput {goodput:.4e}, expected {:.4e}",
+            line * share
+        );
+        let nic = r.queues.iter().find(|q| q.node == "host0").unwrap();
+        assert!(nic.max_packets > 500, "the interface is backlogged");
+        // The hold is idle time: the wire is busy only while serialising.
+        assert!(
+            (nic.utilization / share - 1.0).abs() < 0.03,
+            "{}",
+            nic.utilization
+        );
+    }
+}

@@ -35,6 +35,8 @@ pub mod stream {
     pub const HOST: u64 = 5;
     pub const FAULT: u64 = 6;
     pub const QUEUE: u64 = 7;
+    /// Hosts' interfaces (send jitter), by port.
+    pub const NIC: u64 = 8;
 }
 
 impl Rng {

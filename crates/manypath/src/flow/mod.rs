@@ -139,6 +139,12 @@ pub fn level_problems(
             "the flow level models per-flow ECMP only, got spray",
         );
     }
+    if s.network.host_jitter_us != 0.0 {
+        err(
+            "network.host_jitter_us".into(),
+            "send jitter acts on packet timing, which the flow level (level = \"flow\") does not model",
+        );
+    }
     for (i, t) in s.traffic.iter().enumerate() {
         let path = format!("traffic[{i}]");
         if !matches!(t.size, SizeSpec::LongLived) {

@@ -1,6 +1,7 @@
 //! The network: packets and their arena, output queues, ports (queue + link), nodes,
 //! routing, and topology builders.
 pub mod faults;
+pub mod jitter;
 pub mod network;
 pub mod packet;
 pub mod queue;

@@ -145,6 +145,8 @@ pub struct Plan {
     pub topology: Topology,
     pub tier_params: Vec<LinkParams>,
     pub host_queue: QueueConfig,
+    /// Width of the uniform send jitter at the hosts' interfaces (0: off).
+    pub host_jitter: SimTime,
     pub load_balancing: LoadBalancing,
     pub transports: Vec<TransportPlan>,
     pub classes: Vec<String>,
@@ -227,6 +229,12 @@ impl Plan {
             false,
             &mut c,
         );
+        c.non_negative("network.host_jitter_us", s.network.host_jitter_us);
+        c.time_us("network.host_jitter_us", s.network.host_jitter_us);
+        let host_jitter = match s.network.host_jitter_us {
+            x if x.is_finite() && (0.0..=MAX_TIME_US).contains(&x) => from_us(x),
+            _ => 0,
+        };
         for name in s.network.tiers.keys() {
             if kind.is_some() && !tiers.contains(&name.as_str()) {
                 c.err(
@@ -552,6 +560,7 @@ impl Plan {
             topology,
             tier_params,
             host_queue,
+            host_jitter,
             load_balancing: match s.network.load_balancing {
                 LoadBalancingSpec::Ecmp => LoadBalancing::Ecmp,
                 LoadBalancingSpec::Spray => LoadBalancing::Spray,

@@ -283,6 +283,15 @@ pub struct NetworkSpec {
     /// with Linux's TCP small queues, so a host never drops its own packets.
     #[serde(default)]
     pub host_queue: QueueSpec,
+    /// Send jitter in microseconds (default 0: off). Before it serialises each packet
+    /// (data, ACKs, relayed packets; every transport), a host's interface stays idle for
+    /// an independent uniform random time in [0, host_jitter_us), like ns-2's TCP
+    /// `overhead_`; this breaks the phase effects of a deterministic model at drop-tail
+    /// queues. The interface stays FIFO. The idle time costs a backlogged interface a
+    /// share of its rate: with serialisation time S it sends at S/(S + host_jitter_us/2)
+    /// of its line rate (2/3 for a jitter of one packet time).
+    #[serde(default)]
+    pub host_jitter_us: f64,
     /// Per-tier overrides, by tier name.
     #[serde(default)]
     pub tiers: BTreeMap<String, TierSpec>,
