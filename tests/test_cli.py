@@ -56,6 +56,24 @@ def test_validate_bad_file_lists_field_paths(tmp_path: Path) -> None:
     assert "Traceback" not in res.output
 
 
+def test_validate_json_and_quiet(tmp_path: Path, incast_file: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        'name = "bad"\nduration_ms = 10\n[topology.fat_tree]\nk = 7\n'
+        '[[traffic]]\npattern = "permutation"\nsize = { fixed = 1000 }\n'
+    )
+    res = runner.invoke(app, ["validate", "--json", str(bad)])
+    assert res.exit_code == 1
+    doc = json.loads(res.stdout)
+    assert doc["ok"] is False and any("topology.fat_tree.k" in p for p in doc["problems"])
+    res = runner.invoke(app, ["validate", "--json", str(incast_file)])
+    assert res.exit_code == 0 and json.loads(res.stdout) == {
+        "file": str(incast_file), "ok": True, "problems": []}
+    for path, code in ((bad, 1), (incast_file, 0)):
+        res = runner.invoke(app, ["validate", "--quiet", str(path)])
+        assert res.exit_code == code and res.output == ""
+
+
 def test_validate_good_file(incast_file: Path) -> None:
     res = runner.invoke(app, ["validate", str(incast_file)])
     assert res.exit_code == 0, res.output

@@ -152,10 +152,34 @@ def _sim_progress(path: Path, silent: bool) -> Optional[_SimProgress]:
 
 
 @app.command()
-def validate(file: Path = typer.Argument(..., help="Scenario TOML file.")) -> None:
+def validate(
+    file: Path = typer.Argument(..., help="Scenario TOML file."),
+    as_json: bool = typer.Option(
+        False, "--json", help='Print {"file", "ok", "problems"} as JSON on stdout.'
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing; the exit code tells."),
+) -> None:
     """Check a scenario file; list every problem, one per line, with its field path."""
     import manypath
 
+    if as_json:
+        try:
+            manypath.validate(file)
+            problems: list[str] = []
+        except ValueError as e:
+            problems = [line for line in str(e).splitlines() if line.strip()]
+        except (FileNotFoundError, ScenarioNotFound) as e:
+            problems = [str(e)]
+        _print_json({"file": str(file), "ok": not problems, "problems": problems})
+        if problems:
+            raise typer.Exit(1)
+        return
+    if quiet:
+        try:
+            manypath.validate(file)
+        except (ValueError, FileNotFoundError, ScenarioNotFound):
+            raise typer.Exit(1) from None
+        return
     _guarded(str(file), lambda: manypath.validate(file))
     typer.echo(f"ok: {file}")
 
