@@ -661,7 +661,7 @@ impl Sim {
                         time: now,
                         flow: i as u32,
                         subflow: k as u32,
-                        bytes_acked: s.stats.bytes_acked,
+                        bytes_acked: s.bytes_acked(),
                         cwnd: s.win.cwnd,
                         srtt: s.rtt.srtt().unwrap_or(0),
                     });

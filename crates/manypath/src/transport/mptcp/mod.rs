@@ -11,3 +11,51 @@ pub mod sender;
 pub use fuso::FusoConfig;
 pub use receiver::MptcpReceiver;
 pub use sender::{MptcpSender, Scheduler};
+
+use crate::time::SimTime;
+
+/// The timer deadlines of a connection's subflows at one end, updated whenever a
+/// subflow changes, so that the connection's deadline (asked after every delivery)
+/// reads one small array instead of n state machines, and nothing when no subflow has
+/// a timer armed.
+#[derive(Clone, Debug)]
+pub(crate) struct SubflowDeadlines {
+    /// Bit i: subflow i has a deadline, `at[i]`.
+    armed: u128,
+    at: Vec<SimTime>,
+}
+
+impl SubflowDeadlines {
+    pub(crate) fn new(subflows: usize) -> SubflowDeadlines {
+        SubflowDeadlines {
+            armed: 0,
+            at: vec![0; subflows],
+        }
+    }
+
+    #[inline]
+    pub(crate) fn set(&mut self, i: usize, deadline: Option<SimTime>) {
+        match deadline {
+            Some(d) => {
+                self.armed |= 1 << i;
+                self.at[i] = d;
+            }
+            None => self.armed &= !(1 << i),
+        }
+    }
+
+    /// The earliest deadline.
+    #[inline]
+    pub(crate) fn earliest(&self) -> Option<SimTime> {
+        let mut armed = self.armed;
+        if armed == 0 {
+            return None;
+        }
+        let mut d = SimTime::MAX;
+        while armed != 0 {
+            d = d.min(self.at[armed.trailing_zeros() as usize]);
+            armed &= armed - 1;
+        }
+        Some(d)
+    }
+}

@@ -3,6 +3,7 @@
 //! sequence space, which accepts data from any subflow. Every ACK carries the data-level
 //! cumulative ACK and the connection's receive window.
 
+use super::SubflowDeadlines;
 use crate::time::SimTime;
 use crate::transport::tcp::{Reassembly, Segment, TcpConfig, TcpReceiver};
 
@@ -16,7 +17,7 @@ pub struct MptcpReceiver {
     ready: u128,
     /// Each subflow's timer deadline (it changes only with the subflow's segments and
     /// timers), so the connection's deadline reads one small array.
-    deadlines: Vec<Option<SimTime>>,
+    deadlines: SubflowDeadlines,
 }
 
 impl MptcpReceiver {
@@ -27,7 +28,7 @@ impl MptcpReceiver {
             subs: (0..subflows).map(|_| TcpReceiver::new(cfg)).collect(),
             data: Reassembly::default(),
             ready: 0,
-            deadlines: vec![None; subflows],
+            deadlines: SubflowDeadlines::new(subflows),
         }
     }
 
@@ -39,22 +40,22 @@ impl MptcpReceiver {
     pub fn on_segment(&mut self, now: SimTime, sub: usize, seg: &Segment) {
         self.subs[sub].on_segment(now, seg);
         self.ready |= 1 << sub;
-        self.deadlines[sub] = self.subs[sub].timer_deadline();
+        self.deadlines.set(sub, self.subs[sub].timer_deadline());
         if seg.len > 0 {
             self.data.accept(seg.dsn, seg.dsn + seg.len as u64);
         }
     }
 
     pub fn on_timer(&mut self, now: SimTime) {
-        for (s, d) in self.subs.iter_mut().zip(&mut self.deadlines) {
+        for (i, s) in self.subs.iter_mut().enumerate() {
             s.on_timer(now);
-            *d = s.timer_deadline();
+            self.deadlines.set(i, s.timer_deadline());
         }
         self.ready = u128::MAX >> (128 - self.subs.len());
     }
 
     pub fn timer_deadline(&self) -> Option<SimTime> {
-        self.deadlines.iter().flatten().min().copied()
+        self.deadlines.earliest()
     }
 
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<(usize, Segment)> {
@@ -68,6 +69,10 @@ impl MptcpReceiver {
             if let Some(mut seg) = self.subs[i].poll_transmit(now) {
                 seg.data_ack = self.data.next;
                 seg.rwnd = seg.rwnd.min(window);
+                if !self.subs[i].has_pending() {
+                    // Polling it again would yield nothing: spare the next call that.
+                    self.ready &= !(1 << i);
+                }
                 return Some((i, seg));
             }
             self.ready &= !(1 << i);

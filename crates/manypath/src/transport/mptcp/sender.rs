@@ -8,6 +8,7 @@
 //! every byte; the subflows then close.
 
 use super::fuso::{self, Candidate, FusoConfig, SubflowLoss};
+use super::SubflowDeadlines;
 use crate::net::packet::flags;
 use crate::time::SimTime;
 use crate::transport::cc::Cc;
@@ -47,7 +48,7 @@ pub struct MptcpSender {
     ready: u128,
     /// Each subflow's timer deadline, updated whenever the subflow changes, so that the
     /// connection's deadline reads one small array instead of n senders.
-    deadlines: Vec<Option<SimTime>>,
+    deadlines: SubflowDeadlines,
     /// When the other subflows open (0: not scheduled).
     open_at: SimTime,
     gap: SimTime,
@@ -96,15 +97,15 @@ impl MptcpSender {
         scheduler: Scheduler,
         gap: SimTime,
     ) -> MptcpSender {
-        let mss = subs[0].cfg.mss as u64;
-        let cwnd_min = subs[0].cfg.cwnd_min as f64 * mss as f64;
+        let mss = subs[0].config().mss as u64;
+        let cwnd_min = subs[0].config().cwnd_min as f64 * mss as f64;
         for s in &mut subs {
             s.size = u64::MAX;
             s.avail = 0;
         }
         let n = subs.len();
         assert!(n <= 128, "at most 128 subflows");
-        debug_assert!(!subs[0].cfg.recovery.tcp_ir, "TCP-IR is single-path only");
+        debug_assert!(!subs[0].recovery().tcp_ir, "TCP-IR is single-path only");
         MptcpSender {
             size,
             avail: size,
@@ -116,7 +117,7 @@ impl MptcpSender {
             rr: 0,
             opened: vec![false; n],
             ready: 0,
-            deadlines: vec![None; n],
+            deadlines: SubflowDeadlines::new(n),
             open_at: 0,
             gap,
             mss,
@@ -180,7 +181,7 @@ impl MptcpSender {
     /// switch to the other subflows.
     pub fn scatter_first(&mut self, bytes: u64, dupack_threshold: u32) {
         self.scatter_until = bytes.max(1);
-        self.subs[0].cfg.dupack_threshold = dupack_threshold;
+        self.subs[0].set_dupack_threshold(dupack_threshold);
     }
 
     /// In the scatter phase (subflow 0 alone, on random paths).
@@ -254,21 +255,25 @@ impl MptcpSender {
             .1
     }
 
-    /// Gives subflow `i` one more chunk of data if it can send it now.
-    fn feed(&mut self, i: usize) {
+    /// Whether `feed` would give subflow `i` a chunk now.
+    fn can_feed(&self, i: usize) -> bool {
         let s = &self.subs[i];
-        let end = self.data_end();
-        if self.data_nxt >= end || !s.is_established() || (i > 0 && self.suppressed()) {
-            return;
+        if self.data_nxt >= self.data_end() || !s.is_established() || (i > 0 && self.suppressed()) {
+            return false;
         }
         if self.scatter_until > 0 && (i == 0) != self.scattering() {
             // MMPTCP: subflow 0 takes data only while scattering, the others only after.
+            return false;
+        }
+        s.all_sent() && s.has_window_room()
+    }
+
+    /// Gives subflow `i` one more chunk of data if it can send it now.
+    fn feed(&mut self, i: usize) {
+        if !self.can_feed(i) {
             return;
         }
-        if !s.all_sent() || !s.has_window_room() {
-            return;
-        }
-        let chunk = (end - self.data_nxt).min(self.mss);
+        let chunk = (self.data_end() - self.data_nxt).min(self.mss);
         self.subs[i].offer_chunk(chunk, self.data_nxt);
         self.data_nxt += chunk;
         if self.scatter_until > 0 && !self.scattering() && self.subs.len() > 1 && !self.opened[1] {
@@ -318,6 +323,10 @@ impl MptcpSender {
                 self.feed(i);
                 if let Some(seg) = self.transmit_on(now, i) {
                     self.rr = (i + 1) % self.subs.len();
+                    if self.subs[i].is_drained() && !self.can_feed(i) {
+                        // Polling it again would yield nothing: spare the next call that.
+                        self.ready &= !(1 << i);
+                    }
                     return Some((i, seg));
                 }
             }
@@ -336,7 +345,7 @@ impl MptcpSender {
         let (flight, cwnd, snd_max) = (s.in_flight(), s.win.cwnd, s.snd_max);
         let polled = self.subs[i].poll_transmit(now);
         self.stale |= 1 << i;
-        self.deadlines[i] = self.subs[i].timer_deadline();
+        self.deadlines.set(i, self.subs[i].timer_deadline());
         let mut seg = polled?;
         if seg.len > 0 {
             seg.dsn = self.dsn_of(i, seg.seq);
@@ -345,7 +354,7 @@ impl MptcpSender {
                 let retransmission = seg.seq < snd_max;
                 self.loss[i].on_sent(retransmission);
                 // Limited transmit (RFC 3042) lets two segments beyond cwnd out on dupacks.
-                let lt = if self.subs[i].cfg.recovery.limited_transmit {
+                let lt = if self.subs[i].recovery().limited_transmit {
                     2.0 * self.mss as f64
                 } else {
                     0.0
@@ -473,7 +482,7 @@ impl MptcpSender {
         }
         self.subs[sub].on_segment(now, seg);
         self.mark(sub);
-        self.deadlines[sub] = self.subs[sub].timer_deadline();
+        self.deadlines.set(sub, self.subs[sub].timer_deadline());
         if sub == 0
             && !was_established
             && self.subs[0].is_established()
@@ -532,15 +541,15 @@ impl MptcpSender {
         if self.open_at != 0 && now >= self.open_at {
             self.open_others();
         }
-        for (s, d) in self.subs.iter_mut().zip(&mut self.deadlines) {
+        for (i, s) in self.subs.iter_mut().enumerate() {
             s.on_timer(now);
-            *d = s.timer_deadline();
+            self.deadlines.set(i, s.timer_deadline());
         }
         self.mark_all();
     }
 
     pub fn timer_deadline(&self) -> Option<SimTime> {
-        let subs = self.deadlines.iter().flatten().min().copied();
+        let subs = self.deadlines.earliest();
         match (subs, self.open_at) {
             (d, 0) => d,
             (Some(d), t) => Some(d.min(t)),
@@ -556,10 +565,11 @@ impl MptcpSender {
             ..SenderStats::default()
         };
         for s in &self.subs {
-            st.bytes_sent += s.stats.bytes_sent;
-            st.bytes_retx += s.stats.bytes_retx;
-            st.timeouts += s.stats.timeouts;
-            st.fast_retx += s.stats.fast_retx;
+            let s = s.stats();
+            st.bytes_sent += s.bytes_sent;
+            st.bytes_retx += s.bytes_retx;
+            st.timeouts += s.timeouts;
+            st.fast_retx += s.fast_retx;
         }
         st
     }
@@ -765,7 +775,7 @@ mod tests {
     fn mmptcp_scatters_then_switches_to_the_other_subflows() {
         let mut tx = sender(3, 30_000, Coupling::Lia);
         tx.scatter_first(10_000, 7);
-        assert_eq!(tx.subs[0].cfg.dupack_threshold, 7);
+        assert_eq!(tx.subs[0].config().dupack_threshold, 7);
         let mut rx = MptcpReceiver::new(cfg(), 3);
         let mut scattered = 0;
         let mut on_others = 0;
