@@ -20,7 +20,7 @@ use crate::time::SimTime;
 /// a timer armed.
 #[derive(Clone, Debug)]
 pub(crate) struct SubflowDeadlines {
-    /// Bit i: subflow i has a deadline, `at[i]`.
+    /// Bit i: subflow i has a deadline, `at[i]` (`SimTime::MAX` for the others).
     armed: u128,
     at: Vec<SimTime>,
 }
@@ -29,7 +29,7 @@ impl SubflowDeadlines {
     pub(crate) fn new(subflows: usize) -> SubflowDeadlines {
         SubflowDeadlines {
             armed: 0,
-            at: vec![0; subflows],
+            at: vec![SimTime::MAX; subflows],
         }
     }
 
@@ -40,22 +40,19 @@ impl SubflowDeadlines {
                 self.armed |= 1 << i;
                 self.at[i] = d;
             }
-            None => self.armed &= !(1 << i),
+            None => {
+                self.armed &= !(1 << i);
+                self.at[i] = SimTime::MAX;
+            }
         }
     }
 
     /// The earliest deadline.
     #[inline]
     pub(crate) fn earliest(&self) -> Option<SimTime> {
-        let mut armed = self.armed;
-        if armed == 0 {
+        if self.armed == 0 {
             return None;
         }
-        let mut d = SimTime::MAX;
-        while armed != 0 {
-            d = d.min(self.at[armed.trailing_zeros() as usize]);
-            armed &= armed - 1;
-        }
-        Some(d)
+        self.at.iter().copied().min()
     }
 }

@@ -317,25 +317,34 @@ impl TcpSender {
 
     /// Multipath: the chunk holding byte `seq` (at or above `snd_una`): where it ends,
     /// and the data sequence number that `seq` maps to.
+    #[inline]
     pub fn chunk_of(&self, seq: u64) -> Option<(u64, u64)> {
         let n = self.chunks.len();
-        // New data is in the last chunk and a retransmission mostly in the first: look
-        // there before searching.
+        // New data is in the last chunk: look there before searching.
         let i =
             if n > 0 && self.chunks[n - 1].end > seq && (n == 1 || self.chunks[n - 2].end <= seq) {
                 n - 1
-            } else if n > 0 && self.chunks[0].end > seq {
-                0
             } else {
-                self.chunks.partition_point(|c| c.end <= seq)
+                self.chunk_search(seq)
             };
         self.chunks
             .get(i)
             .map(|c| (c.end, c.dsn_end - (c.end - seq)))
     }
 
+    /// The index of the chunk holding `seq`, a retransmission's mostly the first.
+    #[inline(never)]
+    fn chunk_search(&self, seq: u64) -> usize {
+        if self.chunks.front().is_some_and(|c| c.end > seq) {
+            0
+        } else {
+            self.chunks.partition_point(|c| c.end <= seq)
+        }
+    }
+
     /// Where the segment starting at data byte `seq` must end: the stream's available
     /// end, the end of its chunk, or one MSS on.
+    #[inline]
     fn segment_end(&self, seq: u64) -> u64 {
         let mut end = self.size.min(self.avail).min(seq + self.mss as u64);
         if !self.chunks.is_empty() {
@@ -449,6 +458,7 @@ impl TcpSender {
 
     /// Payload bytes of the segment starting at `seq` (a data byte): up to one MSS, and
     /// with SACK not into the next SACKed range.
+    #[inline]
     fn seg_len(&self, seq: u64) -> u64 {
         let mut len = self.segment_end(seq) - seq;
         if !self.rec.sack {
@@ -466,6 +476,7 @@ impl TcpSender {
     }
 
     /// Sequence length a segment starting at `seq` occupies (payload, plus one for a FIN).
+    #[inline]
     fn seg_span(&self, seq: u64) -> u64 {
         if seq >= self.size {
             1
