@@ -7,28 +7,33 @@ use super::SubflowDeadlines;
 use crate::time::SimTime;
 use crate::transport::tcp::{Reassembly, Segment, TcpConfig, TcpReceiver};
 
+/// Laid out by hand (`repr(C)`, from a cache line): a delivery to the client reads the
+/// first line only (no ACK to send, no timer to arm).
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct MptcpReceiver {
-    cfg: TcpConfig,
-    subs: Vec<TcpReceiver>,
-    data: Reassembly,
     /// Bit i: subflow i may have an ACK to send (set by its segments and the timers,
-    /// cleared when polling it yields nothing), so polling skips the others.
+    /// cleared when polling it yields nothing or it has no ACK left), so polling skips
+    /// the others.
     ready: u128,
     /// Each subflow's timer deadline (it changes only with the subflow's segments and
     /// timers), so the connection's deadline reads one small array.
     deadlines: SubflowDeadlines,
+    subs: Vec<TcpReceiver>,
+    data: Reassembly,
+    /// The receive buffer (`TcpConfig::rcv_wnd`).
+    rcv_wnd: u32,
 }
 
 impl MptcpReceiver {
     pub fn new(cfg: TcpConfig, subflows: usize) -> MptcpReceiver {
         assert!(subflows <= 128, "at most 128 subflows");
         MptcpReceiver {
-            cfg,
             subs: (0..subflows).map(|_| TcpReceiver::new(cfg)).collect(),
             data: Reassembly::default(),
             ready: 0,
             deadlines: SubflowDeadlines::new(subflows),
+            rcv_wnd: cfg.rcv_wnd,
         }
     }
 
@@ -62,7 +67,7 @@ impl MptcpReceiver {
         if self.ready == 0 {
             return None;
         }
-        let window = (self.cfg.rcv_wnd as u64).saturating_sub(self.data.held()) as u32;
+        let window = (self.rcv_wnd as u64).saturating_sub(self.data.held()) as u32;
         while self.ready != 0 {
             // Lowest index first.
             let i = self.ready.trailing_zeros() as usize;

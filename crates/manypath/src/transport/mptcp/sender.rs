@@ -22,51 +22,64 @@ pub enum Scheduler {
     LowestRtt,
 }
 
+/// Laid out by hand (`repr(C)`, from a cache line): what every delivery reads (the ready
+/// bits and deadlines, to poll and arm timers) fills the first line and the first half
+/// of the second, what an ACK reads the next two, the rest follows.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct MptcpSender {
+    // Line 0.
+    /// Bit i: subflow i may have a segment to send (bits n and up stay clear). Set
+    /// whenever something changes the subflow or what it may be handed (a segment or
+    /// timer, opening, new data, AMP's suppression), cleared when polling it yields
+    /// nothing or, right after it sent, when it cannot have more. A subflow that had
+    /// nothing to send has nothing until one of those happens (TCP-IR, whose coded
+    /// packets fall due with time alone, is single-path only), so the scheduler skips it:
+    /// an ACK polls its own subflow, not all n.
+    ready: u128,
+    /// Each subflow's timer deadline, updated whenever the subflow changes, so that the
+    /// connection's deadline reads one small array instead of n senders.
+    deadlines: SubflowDeadlines,
+    // Line 1.
+    /// When the other subflows open (0: not scheduled).
+    open_at: SimTime,
+    /// The subflows; each keeps its chunks' data sequence mapping (`offer_chunk`).
+    pub subs: Vec<TcpSender>,
+    /// What the coupling sees of each subflow, kept from ACK to ACK: a view depends on
+    /// its own subflow only (see `refresh_views`), so an ACK recomputes the views of the
+    /// subflows that changed since the last one, not all n.
+    views: Vec<SubflowView>,
+    rr: u32,
+    scheduler: Scheduler,
+    /// Some view holds a guessed RTT (its subflow has no sample yet).
+    rtt_guessed: bool,
+    /// `fuso` is set.
+    fuso_on: bool,
+    // Line 2.
+    /// Bit i: subflow i has been opened.
+    opened: u128,
     /// Data bytes to send (`u64::MAX`: long-lived, or a persistent connection).
     pub size: u64,
     /// Data bytes handed over by the application so far (all of them for a flow of its
     /// own; a persistent connection gets them message by message).
     avail: u64,
-    /// The subflows; each keeps its chunks' data sequence mapping (`offer_chunk`).
-    pub subs: Vec<TcpSender>,
-    pub coupling: Coupling,
-    scheduler: Scheduler,
     /// Highest data-level cumulative ACK received.
     pub data_una: u64,
     /// Next data byte not yet handed to a subflow.
     data_nxt: u64,
-    rr: usize,
-    opened: Vec<bool>,
-    /// Bit i: subflow i may have a segment to send (bits n and up stay clear). Set
-    /// whenever something changes the subflow or what it may be handed (a segment or
-    /// timer, opening, new data, AMP's suppression), cleared when polling it yields
-    /// nothing. A subflow that had nothing to send has nothing until one of those
-    /// happens (TCP-IR, whose coded packets fall due with time alone, is single-path
-    /// only), so the scheduler skips it: an ACK polls its own subflow, not all n.
-    ready: u128,
-    /// Each subflow's timer deadline, updated whenever the subflow changes, so that the
-    /// connection's deadline reads one small array instead of n senders.
-    deadlines: SubflowDeadlines,
-    /// When the other subflows open (0: not scheduled).
-    open_at: SimTime,
-    gap: SimTime,
-    mss: u64,
-    cwnd_min: f64,
-    pub finish: Option<SimTime>,
     /// MMPTCP: subflow 0 scatters its packets over random paths until this many data
     /// bytes have been handed out, then the other subflows open and take the new data
     /// (0: no scatter phase).
     scatter_until: u64,
-    /// What the coupling sees of each subflow, kept from ACK to ACK: a view depends on
-    /// its own subflow only (see `refresh_views`), so an ACK recomputes the views of the
-    /// subflows that changed since the last one, not all n.
-    views: Vec<SubflowView>,
+    mss: u64,
+    // Line 3.
     /// Bit i: subflow i changed since `views[i]` was computed.
     stale: u128,
-    /// Some view holds a guessed RTT (its subflow has no sample yet).
-    rtt_guessed: bool,
+    pub finish: Option<SimTime>,
+    pub coupling: Coupling,
+    // The rest.
+    gap: SimTime,
+    cwnd_min: f64,
     ssr_views: Vec<SsrView>,
     /// FUSO's proactive multipath loss recovery, when enabled.
     fuso: Option<FusoConfig>,
@@ -115,7 +128,7 @@ impl MptcpSender {
             data_una: 0,
             data_nxt: 0,
             rr: 0,
-            opened: vec![false; n],
+            opened: 0,
             ready: 0,
             deadlines: SubflowDeadlines::new(n),
             open_at: 0,
@@ -129,15 +142,22 @@ impl MptcpSender {
             rtt_guessed: true,
             ssr_views: Vec::with_capacity(n),
             fuso: None,
+            fuso_on: false,
             loss: vec![SubflowLoss::default(); n],
             candidates: Vec::with_capacity(n),
             counters: MptcpCounters::default(),
         }
     }
 
+    #[inline]
+    fn is_open(&self, i: usize) -> bool {
+        self.opened >> i & 1 != 0
+    }
+
     /// Turns on FUSO's proactive multipath loss recovery.
     pub fn enable_fuso(&mut self, cfg: FusoConfig) {
         self.fuso = Some(cfg);
+        self.fuso_on = true;
     }
 
     /// A persistent connection: no data until the application offers some.
@@ -172,7 +192,7 @@ impl MptcpSender {
 
     pub fn open(&mut self) {
         self.subs[0].open();
-        self.opened[0] = true;
+        self.opened |= 1;
         self.mark(0);
     }
 
@@ -232,7 +252,7 @@ impl MptcpSender {
             self.views[i] = SubflowView::new(
                 s.win.cwnd,
                 srtt.unwrap_or(fallback).max(1) as f64 / 1e12,
-                self.opened[i]
+                self.is_open(i)
                     && s.is_established()
                     && (i == 0 || !suppressed)
                     && !(i == 0 && switched),
@@ -276,7 +296,7 @@ impl MptcpSender {
         let chunk = (self.data_end() - self.data_nxt).min(self.mss);
         self.subs[i].offer_chunk(chunk, self.data_nxt);
         self.data_nxt += chunk;
-        if self.scatter_until > 0 && !self.scattering() && self.subs.len() > 1 && !self.opened[1] {
+        if self.scatter_until > 0 && !self.scattering() && self.subs.len() > 1 && !self.is_open(1) {
             // The scatter volume is out: open the MPTCP subflows.
             self.open_others();
         }
@@ -319,10 +339,10 @@ impl MptcpSender {
             if self.ready & (1 << i) == 0 {
                 continue;
             }
-            if self.opened[i] {
+            if self.is_open(i) {
                 self.feed(i);
                 if let Some(seg) = self.transmit_on(now, i) {
-                    self.rr = (i + 1) % self.subs.len();
+                    self.rr = ((i + 1) % self.subs.len()) as u32;
                     if self.subs[i].is_drained() && !self.can_feed(i) {
                         // Polling it again would yield nothing: spare the next call that.
                         self.ready &= !(1 << i);
@@ -332,7 +352,7 @@ impl MptcpSender {
             }
             self.ready &= !(1 << i);
         }
-        if self.fuso.is_some() {
+        if self.fuso_on {
             return self.send_a_recovery(now);
         }
         None
@@ -378,7 +398,7 @@ impl MptcpSender {
         }
         let (mut flight, mut cwnd) = (0u64, 0.0);
         for (i, s) in self.subs.iter().enumerate() {
-            if !self.opened[i] || !s.is_established() {
+            if !self.is_open(i) || !s.is_established() {
                 continue;
             }
             if !s.all_sent() {
@@ -392,7 +412,7 @@ impl MptcpSender {
         }
         self.candidates.clear();
         for i in 0..self.subs.len() {
-            let live = self.opened[i] && self.subs[i].is_established();
+            let live = self.is_open(i) && self.subs[i].is_established();
             let eligible = live && self.unprotected(i).is_some();
             self.candidates.push(Candidate {
                 cost: self.loss[i].cost(&cfg),
@@ -403,7 +423,7 @@ impl MptcpSender {
         let worst = fuso::worst(&self.candidates)?;
         for (i, c) in self.candidates.iter_mut().enumerate() {
             let s = &self.subs[i];
-            c.eligible = self.opened[i] && s.is_established() && s.has_window_room();
+            c.eligible = self.opened >> i & 1 != 0 && s.is_established() && s.has_window_room();
         }
         let best = fuso::best(&self.candidates)?;
         let (seq, end) = self.unprotected(worst)?;
@@ -462,9 +482,9 @@ impl MptcpSender {
     fn open_others(&mut self) {
         self.open_at = 0;
         for i in 1..self.subs.len() {
-            if !self.opened[i] && self.finish.is_none() {
+            if !self.is_open(i) && self.finish.is_none() {
                 self.subs[i].open();
-                self.opened[i] = true;
+                self.opened |= 1 << i;
                 self.mark(i);
             }
         }
@@ -500,13 +520,13 @@ impl MptcpSender {
         }
         if sub == 0 {
             if let Coupling::Amp(ssr) = &mut self.coupling {
-                let opened = &self.opened;
+                let opened = self.opened;
                 self.ssr_views.clear();
                 self.ssr_views.extend(
                     self.subs
                         .iter()
                         .enumerate()
-                        .filter(|(i, s)| opened[*i] && s.is_established())
+                        .filter(|(i, s)| opened >> *i & 1 != 0 && s.is_established())
                         .map(|(_, s)| SsrView {
                             cwnd: s.win.cwnd,
                             in_recovery: s.in_recovery(),
@@ -530,7 +550,7 @@ impl MptcpSender {
             self.finish = Some(now);
             self.mark_all();
             for (i, s) in self.subs.iter_mut().enumerate() {
-                if self.opened[i] {
+                if self.opened >> i & 1 != 0 {
                     s.close();
                 }
             }
@@ -575,7 +595,7 @@ impl MptcpSender {
     }
 
     pub fn subflows_opened(&self) -> usize {
-        self.opened.iter().filter(|&&o| o).count()
+        self.opened.count_ones() as usize
     }
 }
 
