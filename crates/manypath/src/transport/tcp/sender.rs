@@ -360,15 +360,15 @@ impl TcpSender {
     /// peer's FIN is due, and no option that sends on its own (Proactive, TCP-IR, loss
     /// probes, SACK recovery) is at work. False when unsure.
     pub fn is_drained(&self) -> bool {
+        let r = self.rec;
+        let options_idle = !(r.proactive || r.tcp_ir || r.tlp || r.sack && self.in_recovery);
+        let fin_due = self.size != u64::MAX && self.snd_nxt == self.size;
         self.state == SenderState::Established
-            && !self.rec.proactive
-            && !self.rec.tcp_ir
-            && !self.rec.tlp
-            && !(self.rec.sack && self.in_recovery)
+            && options_idle
             && self.retx_seq == NO_SEQ
             && !self.ack_fin_pending
             && self.snd_nxt >= self.data_end()
-            && !(self.size != u64::MAX && self.snd_nxt == self.size)
+            && !fin_due
     }
 
     /// Ends the stream after the bytes offered so far: the FIN follows them.
@@ -664,11 +664,9 @@ impl TcpSender {
         if self.snd_una < self.snd_max || self.snd_nxt != self.snd_max {
             return;
         }
-        if self.last_send != NEVER {
-            if now.saturating_sub(self.last_send) > self.rtt.rto(0) {
-                let iw = self.x.cfg.init_cwnd as f64 * self.fmss();
-                self.win.cwnd = self.win.cwnd.min(iw);
-            }
+        if self.last_send != NEVER && now.saturating_sub(self.last_send) > self.rtt.rto(0) {
+            let iw = self.x.cfg.init_cwnd as f64 * self.fmss();
+            self.win.cwnd = self.win.cwnd.min(iw);
         }
     }
 
