@@ -189,7 +189,7 @@ impl Endpoints {
     #[inline]
     pub fn finish(&self) -> Option<SimTime> {
         match self {
-            Endpoints::Tcp { client, .. } => client.stats.finish,
+            Endpoints::Tcp { client, .. } => client.finish(),
             Endpoints::Mptcp { client, .. } => client.finish,
         }
     }
@@ -197,7 +197,7 @@ impl Endpoints {
     /// The flow's counters (summed over subflows; bytes acknowledged at the data level).
     pub fn stats(&self) -> SenderStats {
         match self {
-            Endpoints::Tcp { client, .. } => client.stats,
+            Endpoints::Tcp { client, .. } => client.stats(),
             Endpoints::Mptcp { client, .. } => client.stats(),
         }
     }
@@ -213,8 +213,8 @@ impl Endpoints {
     /// Each subflow's own counters.
     pub fn subflow_stats(&self) -> Vec<SenderStats> {
         match self {
-            Endpoints::Tcp { client, .. } => vec![client.stats],
-            Endpoints::Mptcp { client, .. } => client.subs.iter().map(|s| s.stats).collect(),
+            Endpoints::Tcp { client, .. } => vec![client.stats()],
+            Endpoints::Mptcp { client, .. } => client.subs.iter().map(|s| s.stats()).collect(),
         }
     }
 
@@ -222,7 +222,7 @@ impl Endpoints {
     pub fn recovery_counters(&self) -> RecoveryCounters {
         match self {
             Endpoints::Tcp { client, server } => {
-                let s = &client.stats;
+                let s = &client.stats();
                 RecoveryCounters {
                     packets_sent: s.packets_sent,
                     packets_retx: s.packets_retx,

@@ -33,9 +33,6 @@ struct Conn {
     src: u32,
     dst: u32,
     priority: u8,
-    /// Source port of subflow 0; subflow i uses `sport + i`.
-    sport: u16,
-    dport: u16,
     /// ECMP hash of each subflow's 5-tuple, per direction; for a pinned connection, the
     /// id of each subflow's route per direction.
     hash: Vec<[u32; 2]>,
@@ -315,8 +312,6 @@ impl Sim {
                 src,
                 dst,
                 priority: 0,
-                sport,
-                dport,
                 hash,
                 pinned: if paths.is_empty() && bcube.is_none() {
                     0
@@ -712,7 +707,7 @@ impl Sim {
                         time: now,
                         flow: i as u32,
                         subflow: k as u32,
-                        bytes_acked: s.stats.bytes_acked,
+                        bytes_acked: s.bytes_acked(),
                         cwnd: s.win.cwnd,
                         srtt: s.rtt.srtt().unwrap_or(0),
                     });
@@ -988,11 +983,10 @@ impl Sim {
 
     fn send(&mut self, conn_id: u32, dir: u8, sub: usize, seg: &Segment) {
         let c = &self.conns[conn_id as usize];
-        let sport = c.sport + sub as u16;
-        let (src, dst, sport, dport) = if dir == TO_SERVER {
-            (c.src, c.dst, sport, c.dport)
+        let (src, dst) = if dir == TO_SERVER {
+            (c.src, c.dst)
         } else {
-            (c.dst, c.src, c.dport, sport)
+            (c.dst, c.src)
         };
         let pkt = Packet {
             seq: seg.seq,
@@ -1002,30 +996,30 @@ impl Sim {
             dsn: seg.dsn,
             data_ack: seg.data_ack,
             conn: conn_id,
+            rwnd: seg.rwnd,
+            payload: seg.len,
+            flags: seg.flags,
+            dir,
+            sub: sub as u8,
+        };
+        let id = self.pkts.alloc(pkt);
+        let d = Desc {
+            pkt: id,
+            dst,
             // A scattered packet takes a random source port, hence a random ECMP path.
             hash: if seg.scatter {
                 self.scatter_rng.next_u64() as u32
             } else {
                 c.hash[sub][dir as usize]
             },
-            src,
-            dst,
-            rwnd: seg.rwnd,
-            payload: seg.len,
-            wire: seg.len + c.header,
-            sport,
-            dport,
-            flags: seg.flags,
+            wire: (seg.len + c.header) as u16,
             ecn: if seg.ecn && seg.len > 0 {
                 Ecn::Ect
             } else {
                 Ecn::NotEct
             },
             class: c.priority | c.pinned,
-            dir,
-            sub: sub as u8,
         };
-        let id = self.pkts.alloc(pkt);
         if seg.has(flags::SACK | flags::CODED) {
             self.pkts.set_ext(
                 id,
@@ -1037,14 +1031,14 @@ impl Sim {
             );
         }
         self.peak_packets = self.peak_packets.max(self.pkts.live());
-        let nic = if pkt.class & PINNED != 0 {
+        let nic = if d.class & PINNED != 0 {
             self.net
-                .pinned_first(pkt.hash)
+                .pinned_first(d.hash)
                 .unwrap_or(self.net.host_nic[src as usize])
         } else {
             self.net.host_nic[src as usize]
         };
-        self.host_enqueue(nic, pkt.desc(id));
+        self.host_enqueue(nic, d);
     }
 
     /// Packets still queued or on a link, counted from the queues and pending events

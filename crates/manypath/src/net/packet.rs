@@ -41,7 +41,12 @@ pub enum Ecn {
 pub const TO_SERVER: u8 = 0;
 pub const TO_CLIENT: u8 = 1;
 
+/// A packet's body: what the destination host reads (and RWNDQ switches rewrite). What
+/// the fabric reads (destination, flow hash, wire size, ECN codepoint, class) travels in
+/// its descriptor (`Desc`), and its addresses and ports are its connection's. One cache
+/// line (aligned), so a delivery reads one line.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
 pub struct Packet {
     /// Byte sequence number of the first payload byte (or of the FIN).
     pub seq: u64,
@@ -55,22 +60,10 @@ pub struct Packet {
     pub data_ack: u64,
     /// Connection index: the simulator's stand-in for 5-tuple demultiplexing.
     pub conn: u32,
-    /// Hash of the 5-tuple, computed once per connection; switches mix in their salt.
-    pub hash: u32,
-    pub src: u32,
-    pub dst: u32,
     /// Advertised receive window in bytes.
     pub rwnd: u32,
     pub payload: u32,
-    /// Size on the wire: payload plus headers.
-    pub wire: u32,
-    pub sport: u16,
-    pub dport: u16,
     pub flags: u8,
-    pub ecn: Ecn,
-    /// Strict-priority class: 0 is served before 1; with the `PINNED` bit, `hash` is a
-    /// pinned route.
-    pub class: u8,
     /// `TO_SERVER` or `TO_CLIENT`.
     pub dir: u8,
     /// Subflow of a multipath connection (0 for TCP).
@@ -118,19 +111,6 @@ impl Desc {
 }
 
 const _: () = assert!(std::mem::size_of::<Desc>() == 16);
-
-impl Packet {
-    pub fn desc(&self, id: PacketId) -> Desc {
-        Desc {
-            pkt: id,
-            dst: self.dst,
-            hash: self.hash,
-            wire: self.wire as u16,
-            ecn: self.ecn,
-            class: self.class,
-        }
-    }
-}
 
 /// A slab of packets with a free list.
 #[derive(Default)]
@@ -222,11 +202,7 @@ mod tests {
 
     #[test]
     fn packet_stays_small() {
-        assert!(
-            std::mem::size_of::<Packet>() <= 88,
-            "{}",
-            std::mem::size_of::<Packet>()
-        );
+        assert_eq!(std::mem::size_of::<Packet>(), 64, "one cache line");
     }
 
     #[test]

@@ -59,22 +59,25 @@ pub enum EcnResponse {
     Beta { beta: f64 },
 }
 
-/// The per-subflow controller of a coupled connection.
+/// The per-subflow controller of a coupled connection. Laid out by hand (`repr(C)`):
+/// what every ACK reads and writes comes first, so that it shares one cache line with
+/// the sender's enum tag.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Coupled {
-    pub response: EcnResponse,
     /// Congestion-avoidance increase per acknowledged byte, set by the connection before
     /// each ACK.
     pub increase: f64,
-    /// Loss (and ECN) floor in bytes: AMP keeps cwnd_min, the others two segments.
-    pub loss_floor: f64,
-    /// DCTCP's marked fraction, for `EcnResponse::Dctcp`.
-    pub marked: MarkedFraction,
-    ecn: OncePerWindow,
-    /// Set when the last ACK carried an ECN echo (read by AMP's release rule).
-    pub last_ece: bool,
     /// Bytes acknowledged since the last loss, and between the last two (OLIA).
     pub since_loss: u64,
+    ecn: OncePerWindow,
+    pub response: EcnResponse,
+    /// Set when the last ACK carried an ECN echo (read by AMP's release rule).
+    pub last_ece: bool,
+    /// DCTCP's marked fraction, for `EcnResponse::Dctcp`.
+    pub marked: MarkedFraction,
+    /// Loss (and ECN) floor in bytes: AMP keeps cwnd_min, the others two segments.
+    pub loss_floor: f64,
     pub between_losses: u64,
 }
 

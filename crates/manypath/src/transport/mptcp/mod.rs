@@ -11,3 +11,79 @@ pub mod sender;
 pub use fuso::FusoConfig;
 pub use receiver::MptcpReceiver;
 pub use sender::{MptcpSender, Scheduler};
+
+use crate::time::SimTime;
+
+/// The timer deadlines of a connection's subflows at one end, updated whenever a
+/// subflow changes, so that the connection's deadline (asked after every delivery)
+/// reads one word instead of n state machines.
+#[derive(Clone, Debug)]
+pub(crate) struct SubflowDeadlines {
+    /// Bit i: subflow i has a deadline, `at[i]` (`SimTime::MAX` for the others).
+    armed: u128,
+    /// The earliest of `at`, kept up to date by `set`.
+    min: SimTime,
+    at: Vec<SimTime>,
+}
+
+impl SubflowDeadlines {
+    pub(crate) fn new(subflows: usize) -> SubflowDeadlines {
+        SubflowDeadlines {
+            armed: 0,
+            min: SimTime::MAX,
+            at: vec![SimTime::MAX; subflows],
+        }
+    }
+
+    #[inline]
+    pub(crate) fn set(&mut self, i: usize, deadline: Option<SimTime>) {
+        let d = match deadline {
+            Some(d) => {
+                self.armed |= 1 << i;
+                d
+            }
+            None => {
+                self.armed &= !(1 << i);
+                SimTime::MAX
+            }
+        };
+        let old = std::mem::replace(&mut self.at[i], d);
+        if d <= self.min {
+            self.min = d;
+        } else if old == self.min {
+            // The earliest moved later: look again.
+            self.min = self.at.iter().fold(SimTime::MAX, |m, &t| m.min(t));
+        }
+    }
+
+    /// The earliest deadline.
+    #[inline]
+    pub(crate) fn earliest(&self) -> Option<SimTime> {
+        (self.armed != 0).then_some(self.min)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SubflowDeadlines;
+
+    #[test]
+    fn deadlines_track_the_earliest_armed() {
+        let mut d = SubflowDeadlines::new(3);
+        assert_eq!(d.earliest(), None);
+        d.set(0, Some(50));
+        d.set(1, Some(30));
+        d.set(2, Some(40));
+        assert_eq!(d.earliest(), Some(30));
+        // The earliest moves later: the next one takes over.
+        d.set(1, Some(70));
+        assert_eq!(d.earliest(), Some(40));
+        d.set(2, None);
+        assert_eq!(d.earliest(), Some(50));
+        d.set(0, None);
+        d.set(1, None);
+        assert_eq!(d.earliest(), None);
+        d.set(2, Some(5));
+        assert_eq!(d.earliest(), Some(5));
+    }
+}

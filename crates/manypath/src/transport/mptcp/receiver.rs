@@ -3,31 +3,37 @@
 //! sequence space, which accepts data from any subflow. Every ACK carries the data-level
 //! cumulative ACK and the connection's receive window.
 
+use super::SubflowDeadlines;
 use crate::time::SimTime;
 use crate::transport::tcp::{Reassembly, Segment, TcpConfig, TcpReceiver};
 
+/// Laid out by hand (`repr(C)`, from a cache line): a delivery to the client reads the
+/// first line only (no ACK to send, no timer to arm).
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct MptcpReceiver {
-    cfg: TcpConfig,
-    subs: Vec<TcpReceiver>,
-    data: Reassembly,
     /// Bit i: subflow i may have an ACK to send (set by its segments and the timers,
-    /// cleared when polling it yields nothing), so polling skips the others.
+    /// cleared when polling it yields nothing or it has no ACK left), so polling skips
+    /// the others.
     ready: u128,
     /// Each subflow's timer deadline (it changes only with the subflow's segments and
     /// timers), so the connection's deadline reads one small array.
-    deadlines: Vec<Option<SimTime>>,
+    deadlines: SubflowDeadlines,
+    subs: Vec<TcpReceiver>,
+    data: Reassembly,
+    /// The receive buffer (`TcpConfig::rcv_wnd`).
+    rcv_wnd: u32,
 }
 
 impl MptcpReceiver {
     pub fn new(cfg: TcpConfig, subflows: usize) -> MptcpReceiver {
         assert!(subflows <= 128, "at most 128 subflows");
         MptcpReceiver {
-            cfg,
             subs: (0..subflows).map(|_| TcpReceiver::new(cfg)).collect(),
             data: Reassembly::default(),
             ready: 0,
-            deadlines: vec![None; subflows],
+            deadlines: SubflowDeadlines::new(subflows),
+            rcv_wnd: cfg.rcv_wnd,
         }
     }
 
@@ -39,35 +45,39 @@ impl MptcpReceiver {
     pub fn on_segment(&mut self, now: SimTime, sub: usize, seg: &Segment) {
         self.subs[sub].on_segment(now, seg);
         self.ready |= 1 << sub;
-        self.deadlines[sub] = self.subs[sub].timer_deadline();
+        self.deadlines.set(sub, self.subs[sub].timer_deadline());
         if seg.len > 0 {
             self.data.accept(seg.dsn, seg.dsn + seg.len as u64);
         }
     }
 
     pub fn on_timer(&mut self, now: SimTime) {
-        for (s, d) in self.subs.iter_mut().zip(&mut self.deadlines) {
+        for (i, s) in self.subs.iter_mut().enumerate() {
             s.on_timer(now);
-            *d = s.timer_deadline();
+            self.deadlines.set(i, s.timer_deadline());
         }
         self.ready = u128::MAX >> (128 - self.subs.len());
     }
 
     pub fn timer_deadline(&self) -> Option<SimTime> {
-        self.deadlines.iter().flatten().min().copied()
+        self.deadlines.earliest()
     }
 
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<(usize, Segment)> {
         if self.ready == 0 {
             return None;
         }
-        let window = (self.cfg.rcv_wnd as u64).saturating_sub(self.data.held()) as u32;
+        let window = (self.rcv_wnd as u64).saturating_sub(self.data.held()) as u32;
         while self.ready != 0 {
             // Lowest index first.
             let i = self.ready.trailing_zeros() as usize;
             if let Some(mut seg) = self.subs[i].poll_transmit(now) {
                 seg.data_ack = self.data.next;
                 seg.rwnd = seg.rwnd.min(window);
+                if !self.subs[i].has_pending() {
+                    // Polling it again would yield nothing: spare the next call that.
+                    self.ready &= !(1 << i);
+                }
                 return Some((i, seg));
             }
             self.ready &= !(1 << i);

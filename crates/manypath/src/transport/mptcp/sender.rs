@@ -8,6 +8,7 @@
 //! every byte; the subflows then close.
 
 use super::fuso::{self, Candidate, FusoConfig, SubflowLoss};
+use super::SubflowDeadlines;
 use crate::net::packet::flags;
 use crate::time::SimTime;
 use crate::transport::cc::Cc;
@@ -21,51 +22,64 @@ pub enum Scheduler {
     LowestRtt,
 }
 
+/// Laid out by hand (`repr(C)`, from a cache line): what every delivery reads (the ready
+/// bits and deadlines, to poll and arm timers) fills the first line and the first half
+/// of the second, what an ACK reads the next two, the rest follows.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct MptcpSender {
+    // Line 0.
+    /// Bit i: subflow i may have a segment to send (bits n and up stay clear). Set
+    /// whenever something changes the subflow or what it may be handed (a segment or
+    /// timer, opening, new data, AMP's suppression), cleared when polling it yields
+    /// nothing or, right after it sent, when it cannot have more. A subflow that had
+    /// nothing to send has nothing until one of those happens (TCP-IR, whose coded
+    /// packets fall due with time alone, is single-path only), so the scheduler skips it:
+    /// an ACK polls its own subflow, not all n.
+    ready: u128,
+    /// Each subflow's timer deadline, updated whenever the subflow changes, so that the
+    /// connection's deadline reads one small array instead of n senders.
+    deadlines: SubflowDeadlines,
+    // Line 1.
+    /// When the other subflows open (0: not scheduled).
+    open_at: SimTime,
+    /// The subflows; each keeps its chunks' data sequence mapping (`offer_chunk`).
+    pub subs: Vec<TcpSender>,
+    /// What the coupling sees of each subflow, kept from ACK to ACK: a view depends on
+    /// its own subflow only (see `refresh_views`), so an ACK recomputes the views of the
+    /// subflows that changed since the last one, not all n.
+    views: Vec<SubflowView>,
+    rr: u32,
+    scheduler: Scheduler,
+    /// Some view holds a guessed RTT (its subflow has no sample yet).
+    rtt_guessed: bool,
+    /// `fuso` is set.
+    fuso_on: bool,
+    // Line 2.
+    /// Bit i: subflow i has been opened.
+    opened: u128,
     /// Data bytes to send (`u64::MAX`: long-lived, or a persistent connection).
     pub size: u64,
     /// Data bytes handed over by the application so far (all of them for a flow of its
     /// own; a persistent connection gets them message by message).
     avail: u64,
-    /// The subflows; each keeps its chunks' data sequence mapping (`offer_chunk`).
-    pub subs: Vec<TcpSender>,
-    pub coupling: Coupling,
-    scheduler: Scheduler,
     /// Highest data-level cumulative ACK received.
     pub data_una: u64,
     /// Next data byte not yet handed to a subflow.
     data_nxt: u64,
-    rr: usize,
-    opened: Vec<bool>,
-    /// Bit i: subflow i may have a segment to send (bits n and up stay clear). Set
-    /// whenever something changes the subflow or what it may be handed (a segment or
-    /// timer, opening, new data, AMP's suppression), cleared when polling it yields
-    /// nothing. A subflow that had nothing to send has nothing until one of those
-    /// happens (TCP-IR, whose coded packets fall due with time alone, is single-path
-    /// only), so the scheduler skips it: an ACK polls its own subflow, not all n.
-    ready: u128,
-    /// Each subflow's timer deadline, updated whenever the subflow changes, so that the
-    /// connection's deadline reads one small array instead of n senders.
-    deadlines: Vec<Option<SimTime>>,
-    /// When the other subflows open (0: not scheduled).
-    open_at: SimTime,
-    gap: SimTime,
-    mss: u64,
-    cwnd_min: f64,
-    pub finish: Option<SimTime>,
     /// MMPTCP: subflow 0 scatters its packets over random paths until this many data
     /// bytes have been handed out, then the other subflows open and take the new data
     /// (0: no scatter phase).
     scatter_until: u64,
-    /// What the coupling sees of each subflow, kept from ACK to ACK: a view depends on
-    /// its own subflow only (see `refresh_views`), so an ACK recomputes the views of the
-    /// subflows that changed since the last one, not all n.
-    views: Vec<SubflowView>,
+    mss: u64,
+    // Line 3.
     /// Bit i: subflow i changed since `views[i]` was computed.
     stale: u128,
-    /// Some view holds a guessed RTT (its subflow has no sample yet).
-    rtt_guessed: bool,
+    pub finish: Option<SimTime>,
+    pub coupling: Coupling,
+    // The rest.
+    gap: SimTime,
+    cwnd_min: f64,
     ssr_views: Vec<SsrView>,
     /// FUSO's proactive multipath loss recovery, when enabled.
     fuso: Option<FusoConfig>,
@@ -96,15 +110,15 @@ impl MptcpSender {
         scheduler: Scheduler,
         gap: SimTime,
     ) -> MptcpSender {
-        let mss = subs[0].cfg.mss as u64;
-        let cwnd_min = subs[0].cfg.cwnd_min as f64 * mss as f64;
+        let mss = subs[0].config().mss as u64;
+        let cwnd_min = subs[0].config().cwnd_min as f64 * mss as f64;
         for s in &mut subs {
             s.size = u64::MAX;
             s.avail = 0;
         }
         let n = subs.len();
         assert!(n <= 128, "at most 128 subflows");
-        debug_assert!(!subs[0].cfg.recovery.tcp_ir, "TCP-IR is single-path only");
+        debug_assert!(!subs[0].recovery().tcp_ir, "TCP-IR is single-path only");
         MptcpSender {
             size,
             avail: size,
@@ -114,9 +128,9 @@ impl MptcpSender {
             data_una: 0,
             data_nxt: 0,
             rr: 0,
-            opened: vec![false; n],
+            opened: 0,
             ready: 0,
-            deadlines: vec![None; n],
+            deadlines: SubflowDeadlines::new(n),
             open_at: 0,
             gap,
             mss,
@@ -128,15 +142,22 @@ impl MptcpSender {
             rtt_guessed: true,
             ssr_views: Vec::with_capacity(n),
             fuso: None,
+            fuso_on: false,
             loss: vec![SubflowLoss::default(); n],
             candidates: Vec::with_capacity(n),
             counters: MptcpCounters::default(),
         }
     }
 
+    #[inline]
+    fn is_open(&self, i: usize) -> bool {
+        self.opened >> i & 1 != 0
+    }
+
     /// Turns on FUSO's proactive multipath loss recovery.
     pub fn enable_fuso(&mut self, cfg: FusoConfig) {
         self.fuso = Some(cfg);
+        self.fuso_on = true;
     }
 
     /// A persistent connection: no data until the application offers some.
@@ -171,7 +192,7 @@ impl MptcpSender {
 
     pub fn open(&mut self) {
         self.subs[0].open();
-        self.opened[0] = true;
+        self.opened |= 1;
         self.mark(0);
     }
 
@@ -180,7 +201,7 @@ impl MptcpSender {
     /// switch to the other subflows.
     pub fn scatter_first(&mut self, bytes: u64, dupack_threshold: u32) {
         self.scatter_until = bytes.max(1);
-        self.subs[0].cfg.dupack_threshold = dupack_threshold;
+        self.subs[0].set_dupack_threshold(dupack_threshold);
     }
 
     /// In the scatter phase (subflow 0 alone, on random paths).
@@ -231,7 +252,7 @@ impl MptcpSender {
             self.views[i] = SubflowView::new(
                 s.win.cwnd,
                 srtt.unwrap_or(fallback).max(1) as f64 / 1e12,
-                self.opened[i]
+                self.is_open(i)
                     && s.is_established()
                     && (i == 0 || !suppressed)
                     && !(i == 0 && switched),
@@ -254,24 +275,28 @@ impl MptcpSender {
             .1
     }
 
-    /// Gives subflow `i` one more chunk of data if it can send it now.
-    fn feed(&mut self, i: usize) {
+    /// Whether `feed` would give subflow `i` a chunk now.
+    fn can_feed(&self, i: usize) -> bool {
         let s = &self.subs[i];
-        let end = self.data_end();
-        if self.data_nxt >= end || !s.is_established() || (i > 0 && self.suppressed()) {
-            return;
+        if self.data_nxt >= self.data_end() || !s.is_established() || (i > 0 && self.suppressed()) {
+            return false;
         }
         if self.scatter_until > 0 && (i == 0) != self.scattering() {
             // MMPTCP: subflow 0 takes data only while scattering, the others only after.
+            return false;
+        }
+        s.all_sent() && s.has_window_room()
+    }
+
+    /// Gives subflow `i` one more chunk of data if it can send it now.
+    fn feed(&mut self, i: usize) {
+        if !self.can_feed(i) {
             return;
         }
-        if !s.all_sent() || !s.has_window_room() {
-            return;
-        }
-        let chunk = (end - self.data_nxt).min(self.mss);
+        let chunk = (self.data_end() - self.data_nxt).min(self.mss);
         self.subs[i].offer_chunk(chunk, self.data_nxt);
         self.data_nxt += chunk;
-        if self.scatter_until > 0 && !self.scattering() && self.subs.len() > 1 && !self.opened[1] {
+        if self.scatter_until > 0 && !self.scattering() && self.subs.len() > 1 && !self.is_open(1) {
             // The scatter volume is out: open the MPTCP subflows.
             self.open_others();
         }
@@ -314,16 +339,20 @@ impl MptcpSender {
             if self.ready & (1 << i) == 0 {
                 continue;
             }
-            if self.opened[i] {
+            if self.is_open(i) {
                 self.feed(i);
                 if let Some(seg) = self.transmit_on(now, i) {
-                    self.rr = (i + 1) % self.subs.len();
+                    self.rr = ((i + 1) % self.subs.len()) as u32;
+                    if self.subs[i].is_drained() && !self.can_feed(i) {
+                        // Polling it again would yield nothing: spare the next call that.
+                        self.ready &= !(1 << i);
+                    }
                     return Some((i, seg));
                 }
             }
             self.ready &= !(1 << i);
         }
-        if self.fuso.is_some() {
+        if self.fuso_on {
             return self.send_a_recovery(now);
         }
         None
@@ -336,7 +365,7 @@ impl MptcpSender {
         let (flight, cwnd, snd_max) = (s.in_flight(), s.win.cwnd, s.snd_max);
         let polled = self.subs[i].poll_transmit(now);
         self.stale |= 1 << i;
-        self.deadlines[i] = self.subs[i].timer_deadline();
+        self.deadlines.set(i, self.subs[i].timer_deadline());
         let mut seg = polled?;
         if seg.len > 0 {
             seg.dsn = self.dsn_of(i, seg.seq);
@@ -345,7 +374,7 @@ impl MptcpSender {
                 let retransmission = seg.seq < snd_max;
                 self.loss[i].on_sent(retransmission);
                 // Limited transmit (RFC 3042) lets two segments beyond cwnd out on dupacks.
-                let lt = if self.subs[i].cfg.recovery.limited_transmit {
+                let lt = if self.subs[i].recovery().limited_transmit {
                     2.0 * self.mss as f64
                 } else {
                     0.0
@@ -369,7 +398,7 @@ impl MptcpSender {
         }
         let (mut flight, mut cwnd) = (0u64, 0.0);
         for (i, s) in self.subs.iter().enumerate() {
-            if !self.opened[i] || !s.is_established() {
+            if !self.is_open(i) || !s.is_established() {
                 continue;
             }
             if !s.all_sent() {
@@ -383,7 +412,7 @@ impl MptcpSender {
         }
         self.candidates.clear();
         for i in 0..self.subs.len() {
-            let live = self.opened[i] && self.subs[i].is_established();
+            let live = self.is_open(i) && self.subs[i].is_established();
             let eligible = live && self.unprotected(i).is_some();
             self.candidates.push(Candidate {
                 cost: self.loss[i].cost(&cfg),
@@ -394,7 +423,7 @@ impl MptcpSender {
         let worst = fuso::worst(&self.candidates)?;
         for (i, c) in self.candidates.iter_mut().enumerate() {
             let s = &self.subs[i];
-            c.eligible = self.opened[i] && s.is_established() && s.has_window_room();
+            c.eligible = self.opened >> i & 1 != 0 && s.is_established() && s.has_window_room();
         }
         let best = fuso::best(&self.candidates)?;
         let (seq, end) = self.unprotected(worst)?;
@@ -453,9 +482,9 @@ impl MptcpSender {
     fn open_others(&mut self) {
         self.open_at = 0;
         for i in 1..self.subs.len() {
-            if !self.opened[i] && self.finish.is_none() {
+            if !self.is_open(i) && self.finish.is_none() {
                 self.subs[i].open();
-                self.opened[i] = true;
+                self.opened |= 1 << i;
                 self.mark(i);
             }
         }
@@ -473,7 +502,7 @@ impl MptcpSender {
         }
         self.subs[sub].on_segment(now, seg);
         self.mark(sub);
-        self.deadlines[sub] = self.subs[sub].timer_deadline();
+        self.deadlines.set(sub, self.subs[sub].timer_deadline());
         if sub == 0
             && !was_established
             && self.subs[0].is_established()
@@ -491,13 +520,13 @@ impl MptcpSender {
         }
         if sub == 0 {
             if let Coupling::Amp(ssr) = &mut self.coupling {
-                let opened = &self.opened;
+                let opened = self.opened;
                 self.ssr_views.clear();
                 self.ssr_views.extend(
                     self.subs
                         .iter()
                         .enumerate()
-                        .filter(|(i, s)| opened[*i] && s.is_established())
+                        .filter(|(i, s)| opened >> *i & 1 != 0 && s.is_established())
                         .map(|(_, s)| SsrView {
                             cwnd: s.win.cwnd,
                             in_recovery: s.in_recovery(),
@@ -521,7 +550,7 @@ impl MptcpSender {
             self.finish = Some(now);
             self.mark_all();
             for (i, s) in self.subs.iter_mut().enumerate() {
-                if self.opened[i] {
+                if self.opened >> i & 1 != 0 {
                     s.close();
                 }
             }
@@ -532,15 +561,15 @@ impl MptcpSender {
         if self.open_at != 0 && now >= self.open_at {
             self.open_others();
         }
-        for (s, d) in self.subs.iter_mut().zip(&mut self.deadlines) {
+        for (i, s) in self.subs.iter_mut().enumerate() {
             s.on_timer(now);
-            *d = s.timer_deadline();
+            self.deadlines.set(i, s.timer_deadline());
         }
         self.mark_all();
     }
 
     pub fn timer_deadline(&self) -> Option<SimTime> {
-        let subs = self.deadlines.iter().flatten().min().copied();
+        let subs = self.deadlines.earliest();
         match (subs, self.open_at) {
             (d, 0) => d,
             (Some(d), t) => Some(d.min(t)),
@@ -556,16 +585,17 @@ impl MptcpSender {
             ..SenderStats::default()
         };
         for s in &self.subs {
-            st.bytes_sent += s.stats.bytes_sent;
-            st.bytes_retx += s.stats.bytes_retx;
-            st.timeouts += s.stats.timeouts;
-            st.fast_retx += s.stats.fast_retx;
+            let s = s.stats();
+            st.bytes_sent += s.bytes_sent;
+            st.bytes_retx += s.bytes_retx;
+            st.timeouts += s.timeouts;
+            st.fast_retx += s.fast_retx;
         }
         st
     }
 
     pub fn subflows_opened(&self) -> usize {
-        self.opened.iter().filter(|&&o| o).count()
+        self.opened.count_ones() as usize
     }
 }
 
@@ -765,7 +795,7 @@ mod tests {
     fn mmptcp_scatters_then_switches_to_the_other_subflows() {
         let mut tx = sender(3, 30_000, Coupling::Lia);
         tx.scatter_first(10_000, 7);
-        assert_eq!(tx.subs[0].cfg.dupack_threshold, 7);
+        assert_eq!(tx.subs[0].config().dupack_threshold, 7);
         let mut rx = MptcpReceiver::new(cfg(), 3);
         let mut scattered = 0;
         let mut on_others = 0;

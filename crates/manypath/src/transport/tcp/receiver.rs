@@ -8,51 +8,87 @@ use super::{Reassembly, Segment, TcpConfig, MAX_SACK_BLOCKS};
 use crate::net::packet::flags;
 use crate::time::SimTime;
 
+/// The fields are laid out by hand (`repr(C)`) and the receiver starts on a cache line:
+/// a data segment touches the first two lines only (the third holds the handshake, SACK
+/// and TCP-IR state). A multipath connection has many subflows, and their receivers are
+/// mostly out of the cache when their segments arrive.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct TcpReceiver {
-    cfg: TcpConfig,
-    established: bool,
+    // Line 0: the sequence space.
     /// The received byte stream; `stream.next` is the next in-order byte expected.
     stream: Reassembly,
     /// Next sequence number expected (the cumulative ACK sent): `stream.next`, plus one
     /// once the FIN is in.
     pub rcv_nxt: u64,
-    fin_seq: Option<u64>,
-    fin_done: bool,
-    synack_pending: bool,
-    syn_ts: SimTime,
-    pending: Option<Segment>,
+    /// The FIN's sequence number once known, else `NO_FIN`.
+    fin_seq: u64,
     /// Segments received and not yet acknowledged (delayed ACK).
     unacked: u32,
+    /// Receive buffer: the largest window advertised (`TcpConfig::rcv_wnd`).
+    rcv_wnd: u32,
+    // Line 1: the acknowledgment.
+    pending: PendingAck,
     first_unacked_ts: SimTime,
-    ce_state: bool,
     delack_deadline: Option<SimTime>,
+    delack_timeout: SimTime,
+    established: bool,
+    fin_done: bool,
+    synack_pending: bool,
+    ce_state: bool,
+    delayed_ack: bool,
+    sack: bool,
+    recent_n: u8,
+    // Line 2: the rest.
+    syn_ts: SimTime,
     /// SACK: the blocks reported most recently (absolute), most recent first.
     /// (Boxed: only SACK connections use it, and the receiver stays compact.)
     recent_sack: Box<[(u64, u64); MAX_SACK_BLOCKS]>,
-    recent_n: usize,
+    /// The SACK blocks of the pending ACK (`flags::SACK` set), as a segment carries them.
+    pending_sack: [(u32, u32); MAX_SACK_BLOCKS],
+    pending_sack_n: u8,
+    mss: u32,
     /// TCP-IR: segments recovered from coded packets.
     pub ir_recovered: u32,
 }
 
+/// The ACK to send, as `poll_transmit` will build it.
+#[derive(Clone, Copy, Debug, Default)]
+struct PendingAck {
+    ack: u64,
+    ts_echo: SimTime,
+    rwnd: u32,
+    flags: u8,
+    due: bool,
+}
+
+/// No FIN received yet (`fin_seq`).
+const NO_FIN: u64 = u64::MAX;
+
 impl TcpReceiver {
     pub fn new(cfg: TcpConfig) -> TcpReceiver {
         TcpReceiver {
-            cfg,
-            established: false,
             stream: Reassembly::default(),
             rcv_nxt: 0,
-            fin_seq: None,
+            fin_seq: NO_FIN,
+            unacked: 0,
+            rcv_wnd: cfg.rcv_wnd,
+            pending: PendingAck::default(),
+            first_unacked_ts: 0,
+            delack_deadline: None,
+            delack_timeout: cfg.delack_timeout,
+            established: false,
             fin_done: false,
             synack_pending: false,
-            syn_ts: 0,
-            pending: None,
-            unacked: 0,
-            first_unacked_ts: 0,
             ce_state: false,
-            delack_deadline: None,
-            recent_sack: Box::new([(0, 0); MAX_SACK_BLOCKS]),
+            delayed_ack: cfg.delayed_ack,
+            sack: cfg.recovery.sack,
             recent_n: 0,
+            syn_ts: 0,
+            recent_sack: Box::new([(0, 0); MAX_SACK_BLOCKS]),
+            pending_sack: [(0, 0); MAX_SACK_BLOCKS],
+            pending_sack_n: 0,
+            mss: cfg.mss,
             ir_recovered: 0,
         }
     }
@@ -71,7 +107,7 @@ impl TcpReceiver {
     }
 
     fn advertised(&self) -> u32 {
-        (self.cfg.rcv_wnd as u64).saturating_sub(self.stream.held()) as u32
+        (self.rcv_wnd as u64).saturating_sub(self.stream.held()) as u32
     }
 
     fn ack_now(&mut self, ts_echo: SimTime, ece: bool, fin: bool) {
@@ -90,10 +126,18 @@ impl TcpReceiver {
             ts_echo,
             ..Segment::default()
         };
-        if self.cfg.recovery.sack && self.stream.held() > 0 {
+        if self.sack && self.stream.held() > 0 {
             self.fill_sack(&mut seg);
+            self.pending_sack = seg.sack;
+            self.pending_sack_n = seg.sack_n;
         }
-        self.pending = Some(seg);
+        self.pending = PendingAck {
+            ack: seg.ack,
+            ts_echo: seg.ts_echo,
+            rwnd: seg.rwnd,
+            flags: seg.flags,
+            due: true,
+        };
         self.unacked = 0;
         self.delack_deadline = None;
     }
@@ -107,7 +151,7 @@ impl TcpReceiver {
         let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
         blocks[0] = first;
         let mut n = 1;
-        for &(s, _) in &self.recent_sack[..self.recent_n] {
+        for &(s, _) in &self.recent_sack[..self.recent_n as usize] {
             if n == MAX_SACK_BLOCKS {
                 break;
             }
@@ -119,13 +163,13 @@ impl TcpReceiver {
             }
         }
         *self.recent_sack = blocks;
-        self.recent_n = n;
+        self.recent_n = n as u8;
     }
 
     /// Puts the current SACK blocks on an ACK (ranges may have merged since reported).
     fn fill_sack(&mut self, seg: &mut Segment) {
         let mut n = 0;
-        for i in 0..self.recent_n {
+        for i in 0..self.recent_n as usize {
             let Some((s, e)) = self.stream.range_containing(self.recent_sack[i].0) else {
                 continue;
             };
@@ -148,7 +192,7 @@ impl TcpReceiver {
             .stream
             .holes_in(seg.seq, seg.seq + seg.coded_len as u64);
         if let (1, Some((s, e))) = (holes, first) {
-            if e - s <= self.cfg.mss as u64 {
+            if e - s <= self.mss as u64 {
                 self.stream.accept(s, e);
                 self.ir_recovered += 1;
                 self.rcv_nxt = self.stream.next;
@@ -158,10 +202,10 @@ impl TcpReceiver {
             }
         }
         if seg.has(flags::FIN) {
-            self.fin_seq = Some(seg.seq + seg.coded_len as u64);
+            self.fin_seq = seg.seq + seg.coded_len as u64;
         }
         let mut fin_now = false;
-        if !self.fin_done && self.fin_seq == Some(self.rcv_nxt) {
+        if !self.fin_done && self.fin_seq == self.rcv_nxt {
             self.rcv_nxt += 1;
             self.fin_done = true;
             fin_now = true;
@@ -195,7 +239,7 @@ impl TcpReceiver {
         let in_order = seg.seq <= self.rcv_nxt;
         let new = seg.len > 0 && self.stream.accept(seg.seq, seg.seq + seg.len as u64);
         self.rcv_nxt = self.stream.next;
-        if self.cfg.recovery.sack {
+        if self.sack {
             if self.stream.held() == 0 {
                 self.recent_n = 0;
             } else if new && seg.seq > self.rcv_nxt {
@@ -203,16 +247,16 @@ impl TcpReceiver {
             }
         }
         if is_fin {
-            self.fin_seq = Some(seg.seq + seg.len as u64);
+            self.fin_seq = seg.seq + seg.len as u64;
         }
         let mut fin_now = false;
-        if !self.fin_done && self.fin_seq == Some(self.rcv_nxt) {
+        if !self.fin_done && self.fin_seq == self.rcv_nxt {
             self.rcv_nxt += 1;
             self.fin_done = true;
             fin_now = true;
         }
         let ce = seg.ecn;
-        let immediate = !self.cfg.delayed_ack
+        let immediate = !self.delayed_ack
             || !in_order
             || !new && !fin_now
             || is_fin
@@ -225,7 +269,7 @@ impl TcpReceiver {
         }
         self.ce_state = ce;
         if immediate {
-            let ts = if self.cfg.delayed_ack {
+            let ts = if self.delayed_ack {
                 self.first_unacked_ts
             } else {
                 seg.ts
@@ -234,7 +278,7 @@ impl TcpReceiver {
         } else {
             self.unacked += 1;
             if self.delack_deadline.is_none() {
-                self.delack_deadline = Some(now + self.cfg.delack_timeout);
+                self.delack_deadline = Some(now + self.delack_timeout);
             }
         }
     }
@@ -249,6 +293,12 @@ impl TcpReceiver {
         }
     }
 
+    /// An ACK (or the SYN-ACK) waits to be sent.
+    #[inline]
+    pub fn has_pending(&self) -> bool {
+        self.synack_pending || self.pending.due
+    }
+
     pub fn poll_transmit(&mut self, _now: SimTime) -> Option<Segment> {
         if self.synack_pending {
             self.synack_pending = false;
@@ -259,7 +309,24 @@ impl TcpReceiver {
                 ..Segment::default()
             });
         }
-        self.pending.take()
+        if !self.pending.due {
+            return None;
+        }
+        self.pending.due = false;
+        let p = self.pending;
+        let mut seg = Segment {
+            ack: p.ack,
+            flags: p.flags,
+            ecn: p.flags & flags::ECE != 0,
+            rwnd: p.rwnd,
+            ts_echo: p.ts_echo,
+            ..Segment::default()
+        };
+        if p.flags & flags::SACK != 0 {
+            seg.sack = self.pending_sack;
+            seg.sack_n = self.pending_sack_n;
+        }
+        Some(seg)
     }
 }
 

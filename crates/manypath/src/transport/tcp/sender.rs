@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use super::{RttEstimator, Segment, TcpConfig};
+use super::{LossRecovery, RttEstimator, Segment, TcpConfig};
 use crate::net::packet::flags;
 use crate::time::SimTime;
 use crate::transport::cc::{AckEvent, Cc, CongestionControl, Window};
@@ -83,9 +83,16 @@ struct IrBlock {
 /// TCP-IR's largest coding block, in segments.
 const IR_MAX_BLOCK: u32 = 16;
 
-/// The loss-recovery options' state.
+/// What a sender reads off its common path: the loss-recovery options' state, the
+/// counters that change only on losses, timeouts and options, and the full settings.
+/// Boxed, so that the state every ACK and every send touches stays in five cache lines.
 #[derive(Clone, Debug)]
 struct Extras {
+    /// The settings (the common path reads the copies kept in the sender).
+    cfg: TcpConfig,
+    /// The counters, but for `bytes_sent`, `packets_sent` and `bytes_acked`, which the
+    /// sender keeps itself.
+    stats: SenderStats,
     /// SACK scoreboard: SACKed ranges above `snd_una`, sorted, disjoint, not adjacent.
     sacked: Vec<(u64, u64)>,
     /// SACK recovery: every unSACKed byte below this was retransmitted in this episode.
@@ -105,42 +112,59 @@ struct Extras {
     copy_pending: Option<Segment>,
 }
 
+/// The fields are laid out by hand (`repr(C)`), in the order the common path uses
+/// them, and the sender starts on a cache line: an ACK or a send touches its first four
+/// lines and the congestion controller's first one. (A multipath connection has many
+/// subflows, and their senders are mostly out of the cache when their ACKs arrive.)
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct TcpSender {
-    pub cfg: TcpConfig,
-    pub cc: Cc,
-    pub state: SenderState,
-    /// Data bytes to send (`u64::MAX`: long-lived, or a multipath subflow still open).
-    pub size: u64,
-    /// Bytes of the stream handed to the sender so far: all of it for a single-path
-    /// flow; a multipath subflow is given its data chunk by chunk by its connection.
-    pub avail: u64,
+    // Line 0: the sequence space and the window.
     pub snd_una: u64,
     pub snd_nxt: u64,
     pub snd_max: u64,
+    /// Bytes of the stream handed to the sender so far: all of it for a single-path
+    /// flow; a multipath subflow is given its data chunk by chunk by its connection.
+    pub avail: u64,
+    /// Data bytes to send (`u64::MAX`: long-lived, or a multipath subflow still open).
+    pub size: u64,
     pub win: Window,
-    pub rtt: RttEstimator,
-    dupacks: u32,
-    in_recovery: bool,
-    recover: u64,
-    peer_rwnd: u64,
-    /// Sequence to retransmit at once (fast retransmit or a NewReno partial ACK).
-    retx_seq: Option<u64>,
-    syn_pending: bool,
-    ack_fin_pending: bool,
     rto_deadline: SimTime,
+    // Line 1.
+    pub rtt: RttEstimator,
+    recover: u64,
+    // Line 2.
+    /// Sequence to retransmit at once (fast retransmit or a NewReno partial ACK), or
+    /// `NO_SEQ`.
+    retx_seq: u64,
+    /// When the last segment was sent (idle restart), or `NEVER`.
+    last_send: SimTime,
+    bytes_sent: u64,
+    packets_sent: u64,
+    bytes_acked: u64,
+    peer_rwnd: u32,
+    dupacks: u32,
     backoff: u32,
+    /// Copies of the settings the common path reads (all of them are in `x.cfg`).
+    mss: u32,
+    // Line 3.
     /// Multipath: the chunks handed over by `offer_chunk` that end above `snd_una`.
     /// Each chunk has its own data sequence mapping, so no segment may span two.
     chunks: VecDeque<Chunk>,
-    /// State of the loss-recovery options, boxed so the common sender stays compact.
     x: Box<Extras>,
+    rcv_wnd: u32,
+    cwnd_min: u32,
+    rec: LossRecovery,
+    pub state: SenderState,
+    in_recovery: bool,
+    syn_pending: bool,
+    ack_fin_pending: bool,
     /// An RTO's go-back-N is under way (until `snd_una` reaches `recover`): unSACKed
     /// bytes above `snd_nxt` are presumed lost.
     after_rto: bool,
-    /// When the last segment was sent (idle restart).
-    last_send: Option<SimTime>,
-    pub stats: SenderStats,
+    ecn: bool,
+    // Line 4 on.
+    pub cc: Cc,
 }
 
 /// A multipath chunk: where it ends in the subflow's sequence space and in the data
@@ -152,6 +176,10 @@ struct Chunk {
 }
 
 const NO_TIMER: SimTime = 0;
+/// No retransmission scheduled (`retx_seq`).
+const NO_SEQ: u64 = u64::MAX;
+/// Nothing sent yet (`last_send`).
+const NEVER: SimTime = SimTime::MAX;
 
 /// The earlier of two deadlines, `NO_TIMER` meaning none.
 fn earliest(a: SimTime, b: SimTime) -> SimTime {
@@ -167,30 +195,31 @@ impl TcpSender {
         let mss = cfg.mss as f64;
         let r = cfg.recovery;
         TcpSender {
-            cfg,
-            cc,
-            state: SenderState::Idle,
-            size,
-            avail: size,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
+            avail: size,
+            size,
             win: Window {
                 cwnd: cfg.init_cwnd as f64 * mss,
                 ssthresh: cfg.init_ssthresh,
             },
-            rtt: RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
-            dupacks: 0,
-            in_recovery: false,
-            recover: 0,
-            peer_rwnd: cfg.rcv_wnd as u64,
-            retx_seq: None,
-            syn_pending: false,
-            ack_fin_pending: false,
             rto_deadline: NO_TIMER,
+            rtt: RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
+            recover: 0,
+            retx_seq: NO_SEQ,
+            last_send: NEVER,
+            bytes_sent: 0,
+            packets_sent: 0,
+            bytes_acked: 0,
+            peer_rwnd: cfg.rcv_wnd,
+            dupacks: 0,
             backoff: 0,
+            mss: cfg.mss,
             chunks: VecDeque::new(),
             x: Box::new(Extras {
+                cfg,
+                stats: SenderStats::default(),
                 sacked: if r.sack {
                     Vec::with_capacity(8)
                 } else {
@@ -210,10 +239,54 @@ impl TcpSender {
                 ir_due: false,
                 copy_pending: None,
             }),
+            rcv_wnd: cfg.rcv_wnd,
+            cwnd_min: cfg.cwnd_min,
+            rec: r,
+            state: SenderState::Idle,
+            in_recovery: false,
+            syn_pending: false,
+            ack_fin_pending: false,
             after_rto: false,
-            last_send: None,
-            stats: SenderStats::default(),
+            ecn: cfg.ecn,
+            cc,
         }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &TcpConfig {
+        &self.x.cfg
+    }
+
+    /// The loss-recovery options.
+    #[inline]
+    pub fn recovery(&self) -> LossRecovery {
+        self.rec
+    }
+
+    /// Sets the duplicate-ACK threshold (MMPTCP's scatter subflow).
+    pub fn set_dupack_threshold(&mut self, k: u32) {
+        self.x.cfg.dupack_threshold = k;
+    }
+
+    /// The flow's counters.
+    pub fn stats(&self) -> SenderStats {
+        SenderStats {
+            bytes_sent: self.bytes_sent,
+            packets_sent: self.packets_sent,
+            bytes_acked: self.bytes_acked,
+            ..self.x.stats
+        }
+    }
+
+    /// Data bytes acknowledged.
+    #[inline]
+    pub fn bytes_acked(&self) -> u64 {
+        self.bytes_acked
+    }
+
+    /// When every data byte was acknowledged.
+    pub fn finish(&self) -> Option<SimTime> {
+        self.x.stats.finish
     }
 
     /// Opens the connection: the next `poll_transmit` returns the SYN.
@@ -244,23 +317,58 @@ impl TcpSender {
 
     /// Multipath: the chunk holding byte `seq` (at or above `snd_una`): where it ends,
     /// and the data sequence number that `seq` maps to.
+    #[inline]
     pub fn chunk_of(&self, seq: u64) -> Option<(u64, u64)> {
-        let i = self.chunks.partition_point(|c| c.end <= seq);
+        let n = self.chunks.len();
+        // New data is in the last chunk: look there before searching.
+        let i =
+            if n > 0 && self.chunks[n - 1].end > seq && (n == 1 || self.chunks[n - 2].end <= seq) {
+                n - 1
+            } else {
+                self.chunk_search(seq)
+            };
         self.chunks
             .get(i)
             .map(|c| (c.end, c.dsn_end - (c.end - seq)))
     }
 
+    /// The index of the chunk holding `seq`, a retransmission's mostly the first.
+    #[inline(never)]
+    fn chunk_search(&self, seq: u64) -> usize {
+        if self.chunks.front().is_some_and(|c| c.end > seq) {
+            0
+        } else {
+            self.chunks.partition_point(|c| c.end <= seq)
+        }
+    }
+
     /// Where the segment starting at data byte `seq` must end: the stream's available
     /// end, the end of its chunk, or one MSS on.
+    #[inline]
     fn segment_end(&self, seq: u64) -> u64 {
-        let mut end = self.size.min(self.avail).min(seq + self.cfg.mss as u64);
+        let mut end = self.size.min(self.avail).min(seq + self.mss as u64);
         if !self.chunks.is_empty() {
             if let Some((e, _)) = self.chunk_of(seq) {
                 end = end.min(e);
             }
         }
         end
+    }
+
+    /// Polling would yield nothing now, nor until a segment or a timer arrives or more
+    /// data is offered: everything offered is sent, no retransmission, FIN or ACK of the
+    /// peer's FIN is due, and no option that sends on its own (Proactive, TCP-IR, loss
+    /// probes, SACK recovery) is at work. False when unsure.
+    pub fn is_drained(&self) -> bool {
+        let r = self.rec;
+        let options_idle = !(r.proactive || r.tcp_ir || r.tlp || r.sack && self.in_recovery);
+        let fin_due = self.size != u64::MAX && self.snd_nxt == self.size;
+        self.state == SenderState::Established
+            && options_idle
+            && self.retx_seq == NO_SEQ
+            && !self.ack_fin_pending
+            && self.snd_nxt >= self.data_end()
+            && !fin_due
     }
 
     /// Ends the stream after the bytes offered so far: the FIN follows them.
@@ -281,7 +389,7 @@ impl TcpSender {
     pub fn has_window_room(&self) -> bool {
         let window = self.win.cwnd.min(self.peer_rwnd as f64);
         let flight = self.flight();
-        flight == 0 || (flight + self.cfg.mss as u64) as f64 <= window
+        flight == 0 || (flight + self.mss as u64) as f64 <= window
     }
 
     /// Bytes in flight: sent and not yet acknowledged, or with SACK the RFC 6675 pipe.
@@ -297,7 +405,7 @@ impl TcpSender {
     /// that the receiver has not SACKed.
     pub fn next_unsacked(&self, from: u64) -> Option<u64> {
         let mut at = from.max(self.snd_una);
-        if !self.cfg.recovery.sack {
+        if !self.rec.sack {
             return (at < self.snd_max).then_some(at);
         }
         for &(s, e) in &self.x.sacked {
@@ -312,10 +420,10 @@ impl TcpSender {
     /// When the next timer (RTO, loss probe, TCP-IR coding) expires, if any is armed.
     pub fn timer_deadline(&self) -> Option<SimTime> {
         let mut d = self.rto_deadline;
-        if self.cfg.recovery.tlp {
+        if self.rec.tlp {
             d = earliest(d, self.x.tlp_deadline);
         }
-        if self.cfg.recovery.tcp_ir {
+        if self.rec.tcp_ir {
             if let Some(b) = &self.x.ir_open {
                 d = earliest(d, b.close_at);
             }
@@ -328,8 +436,8 @@ impl TcpSender {
         (d != NO_TIMER).then_some(d)
     }
 
-    fn mss(&self) -> f64 {
-        self.cfg.mss as f64
+    fn fmss(&self) -> f64 {
+        self.mss as f64
     }
 
     fn data_end(&self) -> u64 {
@@ -337,7 +445,7 @@ impl TcpSender {
     }
 
     fn flight(&self) -> u64 {
-        if self.cfg.recovery.sack {
+        if self.rec.sack {
             self.pipe()
         } else {
             self.snd_nxt - self.snd_una
@@ -350,9 +458,10 @@ impl TcpSender {
 
     /// Payload bytes of the segment starting at `seq` (a data byte): up to one MSS, and
     /// with SACK not into the next SACKed range.
+    #[inline]
     fn seg_len(&self, seq: u64) -> u64 {
         let mut len = self.segment_end(seq) - seq;
-        if !self.cfg.recovery.sack {
+        if !self.rec.sack {
             return len;
         }
         if let Some(&(s, _)) = self.x.sacked.iter().find(|&&(s, _)| s > seq) {
@@ -363,10 +472,11 @@ impl TcpSender {
 
     /// Whether the data segment [seq, seq + len) carries the FIN.
     fn fin_rides(&self, seq: u64, len: u64) -> bool {
-        self.cfg.recovery.fin_with_data && seq + len == self.size
+        self.rec.fin_with_data && seq + len == self.size
     }
 
     /// Sequence length a segment starting at `seq` occupies (payload, plus one for a FIN).
+    #[inline]
     fn seg_span(&self, seq: u64) -> u64 {
         if seq >= self.size {
             1
@@ -379,7 +489,7 @@ impl TcpSender {
     /// Builds the segment at `seq` and does the bookkeeping of sending it: counters,
     /// the RTO, the Proactive copy, TCP-IR's block.
     fn emit(&mut self, now: SimTime, seq: u64) -> Segment {
-        self.last_send = Some(now);
+        self.last_send = now;
         if self.rto_deadline == NO_TIMER {
             self.arm_timer(now);
         }
@@ -389,7 +499,7 @@ impl TcpSender {
                 seq: self.size,
                 flags: flags::FIN | flags::ACK,
                 ts: now,
-                rwnd: self.cfg.rcv_wnd,
+                rwnd: self.rcv_wnd,
                 ..Segment::default()
             };
         }
@@ -398,27 +508,27 @@ impl TcpSender {
         if self.fin_rides(seq, len) {
             f |= flags::FIN;
         }
-        self.stats.bytes_sent += len;
-        self.stats.packets_sent += 1;
+        self.bytes_sent += len;
+        self.packets_sent += 1;
         if seq < self.snd_max {
-            self.stats.bytes_retx += len;
-            self.stats.packets_retx += 1;
-            self.stats.packets_at_last_retx = self.stats.packets_sent;
-        } else if self.cfg.recovery.tcp_ir {
+            self.x.stats.bytes_retx += len;
+            self.x.stats.packets_retx += 1;
+            self.x.stats.packets_at_last_retx = self.packets_sent;
+        } else if self.rec.tcp_ir {
             self.ir_add(now, seq, seq + len);
         }
         let seg = Segment {
             seq,
             len: len as u32,
             flags: f,
-            ecn: self.cfg.ecn,
+            ecn: self.ecn,
             ts: now,
-            rwnd: self.cfg.rcv_wnd,
+            rwnd: self.rcv_wnd,
             ..Segment::default()
         };
-        if self.cfg.recovery.proactive {
+        if self.rec.proactive {
             self.x.copy_pending = Some(seg);
-            self.stats.proactive_copies += 1;
+            self.x.stats.proactive_copies += 1;
         }
         seg
     }
@@ -446,7 +556,7 @@ impl TcpSender {
         match self.state {
             SenderState::SynSent if self.syn_pending => {
                 self.syn_pending = false;
-                self.last_send = Some(now);
+                self.last_send = now;
                 if self.rto_deadline == NO_TIMER {
                     self.arm_timer(now);
                 }
@@ -454,37 +564,38 @@ impl TcpSender {
                     flags: flags::SYN,
                     ts: now,
                     ecn: false,
-                    rwnd: self.cfg.rcv_wnd,
+                    rwnd: self.rcv_wnd,
                     ..Segment::default()
                 })
             }
             SenderState::Established => {
-                if self.cfg.recovery.proactive {
+                if self.rec.proactive {
                     if let Some(copy) = self.x.copy_pending.take() {
                         return Some(copy);
                     }
                 }
-                if self.cfg.recovery.tcp_ir {
+                if self.rec.tcp_ir {
                     if let Some(seg) = self.ir_coded_due(now) {
                         return Some(seg);
                     }
                 }
-                if self.cfg.recovery.tlp && self.x.tlp_probe_due {
+                if self.rec.tlp && self.x.tlp_probe_due {
                     self.x.tlp_probe_due = false;
                     if let Some(seg) = self.send_probe(now) {
                         return Some(seg);
                     }
                 }
-                if let Some(seq) = self.retx_seq.take() {
+                let seq = std::mem::replace(&mut self.retx_seq, NO_SEQ);
+                if seq != NO_SEQ {
                     // An ACK may have covered it since it was scheduled.
                     if seq >= self.snd_una && seq < self.snd_max {
-                        if self.cfg.recovery.sack {
+                        if self.rec.sack {
                             return Some(self.emit_sack_retx(now, seq));
                         }
                         return Some(self.emit(now, seq));
                     }
                 }
-                let next = if self.cfg.recovery.sack && self.in_recovery {
+                let next = if self.rec.sack && self.in_recovery {
                     self.sack_recovery_next(now)
                 } else {
                     self.send_next(now)
@@ -502,7 +613,7 @@ impl TcpSender {
                         ack: 1,
                         flags: flags::ACK,
                         ts: now,
-                        rwnd: self.cfg.rcv_wnd,
+                        rwnd: self.rcv_wnd,
                         ..Segment::default()
                     });
                 }
@@ -515,7 +626,7 @@ impl TcpSender {
     /// The segment at `snd_nxt` (new data, the FIN, or an RTO's go-back-N) if the
     /// window allows it, or limited transmit does.
     fn send_next(&mut self, now: SimTime) -> Option<Segment> {
-        if self.cfg.recovery.sack && self.snd_nxt < self.snd_max {
+        if self.rec.sack && self.snd_nxt < self.snd_max {
             // Go-back-N after an RTO skips what the receiver holds.
             self.snd_nxt = self.next_unsacked(self.snd_nxt).unwrap_or(self.snd_max);
         }
@@ -524,7 +635,7 @@ impl TcpSender {
         if self.snd_nxt >= data_end && !fin_due {
             return None;
         }
-        if self.cfg.recovery.idle_restart {
+        if self.rec.idle_restart {
             self.restart_after_idle(now);
         }
         let span = self.seg_span(self.snd_nxt);
@@ -535,11 +646,11 @@ impl TcpSender {
             return Some(self.emit_next(now));
         }
         // RFC 3042: past cwnd by at most two segments, within the receive window.
-        if self.cfg.recovery.limited_transmit
+        if self.rec.limited_transmit
             && self.x.lt_allowance > 0
             && self.snd_nxt == self.snd_max
-            && (flight + span) as f64 <= self.win.cwnd + 2.0 * self.mss()
-            && self.snd_max + span - self.snd_una <= self.peer_rwnd
+            && (flight + span) as f64 <= self.win.cwnd + 2.0 * self.fmss()
+            && self.snd_max + span - self.snd_una <= self.peer_rwnd as u64
         {
             self.x.lt_allowance -= 1;
             return Some(self.emit_next(now));
@@ -553,18 +664,16 @@ impl TcpSender {
         if self.snd_una < self.snd_max || self.snd_nxt != self.snd_max {
             return;
         }
-        if let Some(last) = self.last_send {
-            if now.saturating_sub(last) > self.rtt.rto(0) {
-                let iw = self.cfg.init_cwnd as f64 * self.mss();
-                self.win.cwnd = self.win.cwnd.min(iw);
-            }
+        if self.last_send != NEVER && now.saturating_sub(self.last_send) > self.rtt.rto(0) {
+            let iw = self.x.cfg.init_cwnd as f64 * self.fmss();
+            self.win.cwnd = self.win.cwnd.min(iw);
         }
     }
 
     /// RFC 6675 NextSeg during SACK recovery, while cwnd − pipe ≥ one MSS: a lost hole
     /// not yet retransmitted, else new data, else any hole below the highest SACKed byte.
     fn sack_recovery_next(&mut self, now: SimTime) -> Option<Segment> {
-        let mss = self.cfg.mss as u64;
+        let mss = self.mss as u64;
         if (self.pipe() + mss) as f64 > self.win.cwnd {
             return None;
         }
@@ -575,7 +684,7 @@ impl TcpSender {
             }
         }
         let new_ok = self.snd_nxt < self.data_end()
-            && self.snd_max + self.seg_span(self.snd_nxt) - self.snd_una <= self.peer_rwnd
+            && self.snd_max + self.seg_span(self.snd_nxt) - self.snd_una <= self.peer_rwnd as u64
             || self.size != u64::MAX && self.snd_nxt == self.size;
         if new_ok {
             return Some(self.emit_next(now));
@@ -592,7 +701,7 @@ impl TcpSender {
     /// bytes) above them.
     fn lost_end(&self) -> u64 {
         let k = self.dupthresh() as u64;
-        let mss = self.cfg.mss as u64;
+        let mss = self.mss as u64;
         let (mut bytes, mut segs) = (0, 0);
         for &(s, e) in self.x.sacked.iter().rev() {
             bytes += e - s;
@@ -639,16 +748,16 @@ impl TcpSender {
     /// less than the segments outstanding when fewer than four are and nothing new can
     /// be sent.
     fn dupthresh(&self) -> u32 {
-        let k = self.cfg.dupack_threshold;
-        if !self.cfg.recovery.early_retransmit {
+        let k = self.x.cfg.dupack_threshold;
+        if !self.rec.early_retransmit {
             return k;
         }
         // Segments outstanding: the data, and a FIN sent on its own.
         let data_out = self.snd_max.min(self.size) - self.snd_una.min(self.size);
-        let lone_fin = self.snd_max > self.size && !self.cfg.recovery.fin_with_data;
-        let oseg = data_out.div_ceil(self.cfg.mss as u64) + lone_fin as u64;
+        let lone_fin = self.snd_max > self.size && !self.rec.fin_with_data;
+        let oseg = data_out.div_ceil(self.mss as u64) + lone_fin as u64;
         let can_send_new = self.snd_max < self.data_end()
-            && self.snd_max + self.seg_span(self.snd_max) - self.snd_una <= self.peer_rwnd;
+            && self.snd_max + self.seg_span(self.snd_max) - self.snd_una <= self.peer_rwnd as u64;
         if oseg < 4 && !can_send_new {
             (oseg.saturating_sub(1).max(1) as u32).min(k)
         } else {
@@ -692,11 +801,11 @@ impl TcpSender {
     }
 
     fn enter_recovery(&mut self) {
-        let mss = self.mss();
-        self.stats.fast_retx += 1;
+        let mss = self.fmss();
+        self.x.stats.fast_retx += 1;
         let flight = self.snd_nxt - self.snd_una;
         self.cc.on_fast_retransmit(&mut self.win, flight, mss);
-        if self.cfg.recovery.sack {
+        if self.rec.sack {
             self.win.cwnd = self.win.ssthresh.max(mss);
             self.x.high_rxt = self.snd_una;
         } else {
@@ -704,7 +813,7 @@ impl TcpSender {
         }
         self.recover = self.snd_max;
         self.in_recovery = true;
-        self.retx_seq = Some(self.snd_una);
+        self.retx_seq = self.snd_una;
         self.x.lt_allowance = 0;
         self.x.tlp_deadline = NO_TIMER;
     }
@@ -712,7 +821,7 @@ impl TcpSender {
     /// Schedules a tail loss probe 2·SRTT from now while data is outstanding outside
     /// recovery (and no probe is unanswered), unless the RTO would come first.
     fn arm_tlp(&mut self, now: SimTime) {
-        if !self.cfg.recovery.tlp {
+        if !self.rec.tlp {
             return;
         }
         self.x.tlp_deadline = NO_TIMER;
@@ -728,9 +837,9 @@ impl TcpSender {
             return;
         };
         let mut pto = 2 * srtt;
-        if self.cfg.delayed_ack && self.snd_max - self.snd_una <= self.cfg.mss as u64 {
+        if self.x.cfg.delayed_ack && self.snd_max - self.snd_una <= self.mss as u64 {
             // A lone segment's ACK may be delayed.
-            pto = pto.max(srtt * 3 / 2 + self.cfg.delack_timeout);
+            pto = pto.max(srtt * 3 / 2 + self.x.cfg.delack_timeout);
         }
         let at = now + pto;
         if self.rto_deadline == NO_TIMER || at < self.rto_deadline {
@@ -744,10 +853,10 @@ impl TcpSender {
         if self.snd_una >= self.snd_max {
             return None;
         }
-        self.stats.tlp_probes += 1;
+        self.x.stats.tlp_probes += 1;
         if self.snd_nxt == self.snd_max
             && self.snd_max < self.data_end()
-            && self.snd_max + self.seg_span(self.snd_max) - self.snd_una <= self.peer_rwnd
+            && self.snd_max + self.seg_span(self.snd_max) - self.snd_una <= self.peer_rwnd as u64
         {
             return Some(self.emit_next(now));
         }
@@ -755,7 +864,7 @@ impl TcpSender {
         let seq = if self.snd_una >= data_top {
             self.size // only the FIN is outstanding
         } else {
-            let mss = self.cfg.mss as u64;
+            let mss = self.mss as u64;
             ((data_top - 1) / mss * mss).max(self.snd_una)
         };
         Some(self.emit(now, seq))
@@ -771,7 +880,7 @@ impl TcpSender {
                 self.ir_close(now);
             }
         }
-        let srtt = self.rtt.srtt().unwrap_or(self.cfg.rto_initial);
+        let srtt = self.rtt.srtt().unwrap_or(self.x.cfg.rto_initial);
         let b = self.x.ir_open.get_or_insert(IrOpen {
             start: seq,
             end: seq,
@@ -788,7 +897,7 @@ impl TcpSender {
     /// Closes the open block at `at`; its coded packet is due a quarter RTT later.
     fn ir_close(&mut self, at: SimTime) {
         if let Some(b) = self.x.ir_open.take() {
-            let srtt = self.rtt.srtt().unwrap_or(self.cfg.rto_initial);
+            let srtt = self.rtt.srtt().unwrap_or(self.x.cfg.rto_initial);
             self.x.ir_pending.push_back(IrBlock {
                 start: b.start,
                 end: b.end,
@@ -813,7 +922,7 @@ impl TcpSender {
             if self.snd_una >= b.end {
                 continue;
             }
-            self.stats.ir_coded += 1;
+            self.x.stats.ir_coded += 1;
             // A FIN riding on the block's last segment is protected too.
             let fin = if self.fin_rides(b.start, b.end - b.start) {
                 flags::FIN
@@ -822,11 +931,11 @@ impl TcpSender {
             };
             return Some(Segment {
                 seq: b.start,
-                len: self.cfg.mss,
+                len: self.mss,
                 flags: flags::ACK | flags::CODED | fin,
-                ecn: self.cfg.ecn,
+                ecn: self.ecn,
                 ts: now,
-                rwnd: self.cfg.rcv_wnd,
+                rwnd: self.rcv_wnd,
                 coded_len: (b.end - b.start) as u32,
                 ..Segment::default()
             });
@@ -842,7 +951,7 @@ impl TcpSender {
                 if seg.has(flags::SYN) && seg.has(flags::ACK) {
                     self.state = SenderState::Established;
                     self.rtt.sample(now.saturating_sub(seg.ts_echo));
-                    self.peer_rwnd = seg.rwnd as u64;
+                    self.peer_rwnd = seg.rwnd;
                     self.backoff = 0;
                     self.rto_deadline = NO_TIMER;
                 }
@@ -858,13 +967,13 @@ impl TcpSender {
         if seg.has(flags::FIN) {
             self.ack_fin_pending = true;
         }
-        self.peer_rwnd = seg.rwnd as u64;
-        if self.cfg.recovery.tlp {
+        self.peer_rwnd = seg.rwnd;
+        if self.rec.tlp {
             self.x.tlp_outstanding = false;
         }
-        let sack = self.cfg.recovery.sack;
-        let mss = self.mss();
-        let cwnd_min = self.cfg.cwnd_min as f64 * mss;
+        let sack = self.rec.sack;
+        let mss = self.fmss();
+        let cwnd_min = self.cwnd_min as f64 * mss;
         // Was the window what limited sending? In slow start, Linux counts a window at
         // least half used; in congestion avoidance, one with no room for a segment.
         let flight = self.flight() as f64;
@@ -892,7 +1001,7 @@ impl TcpSender {
                 self.after_rto = false;
             }
             self.backoff = 0;
-            self.stats.bytes_acked += data_acked;
+            self.bytes_acked += data_acked;
             // The ACK that ends recovery sets cwnd = ssthresh and does not also grow it.
             let was_recovering = self.in_recovery;
             if self.in_recovery {
@@ -901,7 +1010,7 @@ impl TcpSender {
                     self.win.cwnd = self.win.ssthresh.max(mss);
                 } else if !sack {
                     // NewReno partial ACK (RFC 6582): retransmit the next hole, deflate.
-                    self.retx_seq = Some(self.snd_una);
+                    self.retx_seq = self.snd_una;
                     self.win.cwnd = (self.win.cwnd - newly as f64 + mss).max(mss);
                 }
             }
@@ -919,11 +1028,11 @@ impl TcpSender {
             };
             self.cc.on_ack(&mut self.win, &ev);
             self.dupacks = 0;
-            if self.cfg.recovery.limited_transmit {
+            if self.rec.limited_transmit {
                 self.x.lt_allowance = 0;
             }
-            if self.snd_una >= self.size && self.stats.finish.is_none() {
-                self.stats.finish = Some(now);
+            if self.snd_una >= self.size && self.x.stats.finish.is_none() {
+                self.x.stats.finish = Some(now);
             }
             if self.snd_una >= self.snd_max {
                 self.rto_deadline = NO_TIMER;
@@ -972,7 +1081,7 @@ impl TcpSender {
             {
                 self.enter_recovery();
             } else if may_enter {
-                if self.cfg.recovery.limited_transmit && self.dupacks <= 2 {
+                if self.rec.limited_transmit && self.dupacks <= 2 {
                     self.x.lt_allowance += 1;
                 }
             } else if self.in_recovery && !sack {
@@ -987,17 +1096,17 @@ impl TcpSender {
             // The cumulative ACK left a hole with enough SACKed data above it.
             self.enter_recovery();
         }
-        if self.cfg.recovery.tlp && self.state == SenderState::Established {
+        if self.rec.tlp && self.state == SenderState::Established {
             self.arm_tlp(now);
         }
     }
 
     /// Handles the timers (RTO, loss probe, TCP-IR blocks); harmless if called early.
     pub fn on_timer(&mut self, now: SimTime) {
-        if self.cfg.recovery.tcp_ir {
+        if self.rec.tcp_ir {
             self.ir_timer(now);
         }
-        if self.cfg.recovery.tlp {
+        if self.rec.tlp {
             self.tlp_timer(now);
         }
         if self.rto_deadline == NO_TIMER || now < self.rto_deadline {
@@ -1048,8 +1157,8 @@ impl TcpSender {
     fn rto_timer(&mut self, now: SimTime) {
         match self.state {
             SenderState::SynSent => {
-                self.stats.timeouts += 1;
-                self.stats.syn_timeouts += 1;
+                self.x.stats.timeouts += 1;
+                self.x.stats.syn_timeouts += 1;
                 self.backoff += 1;
                 self.syn_pending = true;
                 self.arm_timer(now);
@@ -1059,15 +1168,15 @@ impl TcpSender {
                     self.rto_deadline = NO_TIMER;
                     return;
                 }
-                self.stats.timeouts += 1;
-                let mss = self.mss();
+                self.x.stats.timeouts += 1;
+                let mss = self.fmss();
                 let flight = self.snd_nxt - self.snd_una;
                 self.cc.on_timeout(&mut self.win, flight, mss);
                 self.win.cwnd = mss;
                 self.in_recovery = false;
                 self.dupacks = 0;
                 self.recover = self.snd_max;
-                self.retx_seq = None;
+                self.retx_seq = NO_SEQ;
                 self.snd_nxt = self.snd_una;
                 // RFC 6675 §5.1: forget what was retransmitted; resend every unSACKed byte.
                 self.after_rto = true;
@@ -1152,7 +1261,7 @@ mod tests {
         assert_eq!(segs[1].len, 500);
         assert!(segs[2].has(flags::FIN));
         s.on_segment(300, &ack(1500, 100));
-        assert_eq!(s.stats.finish, Some(300));
+        assert_eq!(s.stats().finish, Some(300));
         assert!(!s.is_closed());
         s.on_segment(310, &ack(1501, 100));
         assert!(s.is_closed());
@@ -1168,10 +1277,10 @@ mod tests {
         for _ in 0..3 {
             s.on_segment(200, &ack(0, 100));
         }
-        assert_eq!(s.stats.fast_retx, 1);
+        assert_eq!(s.stats().fast_retx, 1);
         let r = drain(&mut s, 200);
         assert_eq!(r[0].seq, 0, "retransmits the hole first");
-        assert_eq!(s.stats.bytes_retx, 1000);
+        assert_eq!(s.stats().bytes_retx, 1000);
         assert_eq!(s.win.ssthresh, 5000.0);
         // Partial ACK up to 3000: retransmit 3000 at once.
         s.on_segment(300, &ack(3000, 200));
@@ -1188,7 +1297,7 @@ mod tests {
         drain(&mut s, 100);
         let d1 = s.timer_deadline().unwrap();
         s.on_timer(d1);
-        assert_eq!(s.stats.timeouts, 1);
+        assert_eq!(s.stats().timeouts, 1);
         assert_eq!(s.win.cwnd, 1000.0);
         let r = drain(&mut s, d1);
         assert_eq!(r.len(), 1);
@@ -1333,7 +1442,7 @@ mod tests {
                 s.on_segment(300, a);
                 resent.extend(drain(&mut s, 300));
             }
-            assert_eq!(s.stats.fast_retx, 1);
+            assert_eq!(s.stats().fast_retx, 1);
             let retx: Vec<u64> = data_seqs(&resent)
                 .into_iter()
                 .filter(|&q| q < 10_000)
@@ -1344,8 +1453,8 @@ mod tests {
                 for a in deliver(&mut r, &resent, &[], 400) {
                     s.on_segment(500, &a);
                 }
-                assert_eq!(s.stats.finish, Some(500));
-                assert_eq!(s.stats.packets_retx, 3);
+                assert_eq!(s.stats().finish, Some(500));
+                assert_eq!(s.stats().packets_retx, 3);
             } else {
                 assert_eq!(retx, vec![1000], "NewReno: one hole per round trip");
             }
@@ -1395,7 +1504,7 @@ mod tests {
             } else {
                 assert_eq!(sent, vec![Vec::<u64>::new(), vec![]]);
             }
-            assert_eq!(s.stats.fast_retx, 0);
+            assert_eq!(s.stats().fast_retx, 0);
         }
     }
 
@@ -1424,7 +1533,7 @@ mod tests {
             let acks = deliver(&mut r, &segs, &[0], 200);
             assert_eq!(acks.len(), 1);
             s.on_segment(300, &acks[0]);
-            assert_eq!(s.stats.fast_retx, expect, "{rec:?}");
+            assert_eq!(s.stats().fast_retx, expect, "{rec:?}");
             if expect == 1 {
                 assert_eq!(data_seqs(&drain(&mut s, 300)), vec![0]);
             }
@@ -1455,17 +1564,17 @@ mod tests {
         s.on_timer(pto);
         let probe = drain(&mut s, pto);
         assert_eq!(data_seqs(&probe), vec![9000]);
-        assert_eq!(s.stats.tlp_probes, 1);
+        assert_eq!(s.stats().tlp_probes, 1);
         let acks = deliver(&mut r, &probe, &[], pto + 50);
         s.on_segment(pto + 100, &acks[0]);
-        assert_eq!(s.stats.fast_retx, 1);
+        assert_eq!(s.stats().fast_retx, 1);
         let repair = drain(&mut s, pto + 100);
         assert_eq!(data_seqs(&repair), vec![8000]);
         for a in deliver(&mut r, &repair, &[], pto + 150) {
             s.on_segment(pto + 200, &a);
         }
-        assert_eq!(s.stats.finish, Some(pto + 200));
-        assert_eq!(s.stats.timeouts, 0);
+        assert_eq!(s.stats().finish, Some(pto + 200));
+        assert_eq!(s.stats().timeouts, 0);
     }
 
     /// TCP-IR: a block of eight segments, coded RTT/2 + RTT/4 after its first one. With
@@ -1497,7 +1606,7 @@ mod tests {
             assert_eq!(coded.len(), 1);
             assert!(coded[0].has(flags::CODED));
             assert_eq!((coded[0].seq, coded[0].coded_len), (0, 8000));
-            assert_eq!(s.stats.ir_coded, 1);
+            assert_eq!(s.stats().ir_coded, 1);
             let more = deliver(&mut r, &coded, &[], due + 10);
             assert_eq!(more.len(), 1, "a coded packet is acknowledged at once");
             if lost.len() == 1 {
@@ -1506,8 +1615,12 @@ mod tests {
                 for a in acks.iter().chain(&more) {
                     s.on_segment(due + 20, a);
                 }
-                assert_eq!(s.stats.finish, Some(due + 20));
-                assert_eq!(s.stats.packets_retx, 0, "recovered without retransmission");
+                assert_eq!(s.stats().finish, Some(due + 20));
+                assert_eq!(
+                    s.stats().packets_retx,
+                    0,
+                    "recovered without retransmission"
+                );
             } else {
                 assert_eq!(r.ir_recovered, 0);
                 assert_eq!(r.bytes_received(), 3000);
@@ -1524,7 +1637,7 @@ mod tests {
         let (mut s, mut r) = with(rec, 4, 20_000);
         let mut now = 100;
         let mut copies = 0;
-        while s.stats.finish.is_none() && now < 100_000 {
+        while s.stats().finish.is_none() && now < 100_000 {
             let segs = drain(&mut s, now);
             let data = data_seqs(&segs);
             for pair in data.chunks(2) {
@@ -1537,15 +1650,16 @@ mod tests {
             }
             now += 100;
         }
-        assert_eq!(s.stats.finish, Some(now));
+        assert_eq!(s.stats().finish, Some(now));
         assert_eq!(copies, 20);
-        assert_eq!(s.stats.proactive_copies, 20);
+        assert_eq!(s.stats().proactive_copies, 20);
         assert_eq!(
-            s.stats.packets_sent, 20,
+            s.stats().packets_sent,
+            20,
             "copies are not counted as data packets"
         );
-        assert_eq!(s.stats.fast_retx, 0);
-        assert_eq!(s.stats.timeouts, 0);
+        assert_eq!(s.stats().fast_retx, 0);
+        assert_eq!(s.stats().timeouts, 0);
     }
 
     #[test]
@@ -1601,6 +1715,6 @@ mod tests {
         let acks = deliver(&mut r, &segs, &[], 150);
         assert_eq!(acks.last().unwrap().ack, 2501);
         s.on_segment(200, acks.last().unwrap());
-        assert_eq!(s.stats.finish, Some(200));
+        assert_eq!(s.stats().finish, Some(200));
     }
 }
