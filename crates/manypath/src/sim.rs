@@ -151,10 +151,8 @@ pub struct Sim {
     relaying: bool,
     /// Draws the random paths of MMPTCP's scattered packets.
     scatter_rng: Rng,
-    /// Send jitter at the hosts' interfaces (`network.host_jitter_us`), and whether it
-    /// is on (a flag the packet path tests, so that off costs one predictable branch).
+    /// Send jitter at the hosts' interfaces (`network.host_jitter_us`).
     jitter: NicJitter,
-    jitter_on: bool,
     /// The run was stopped before its end (by the progress callback).
     partial: bool,
     /// Some switch port runs RWNDQ.
@@ -456,7 +454,6 @@ impl Sim {
             blocked: vec![VecDeque::new(); host_ports],
             relaying,
             scatter_rng: Rng::new(seed, stream::HOST, u64::MAX),
-            jitter_on: jitter.is_on(),
             jitter,
             partial: false,
             rwndq_on,
@@ -544,7 +541,7 @@ impl Sim {
                     if self.rwndq_on && self.net.rwndq_node[node as usize] {
                         self.rwndq_inspect(via, port, d);
                     }
-                    self.enqueue(port, d, 0)
+                    self.enqueue(port, d)
                 }
                 None => {
                     self.route_drops += 1;
@@ -562,7 +559,7 @@ impl Sim {
     /// A host on a pinned route that is not the packet's destination passes it on (BCube).
     fn relay(&mut self, node: u32, d: Desc) {
         match self.net.pinned_port(node, d.hash) {
-            Some(port) => self.host_enqueue(port, d),
+            Some(port) => self.enqueue(port, d),
             None => {
                 self.route_drops += 1;
                 self.dropped += 1;
@@ -571,29 +568,21 @@ impl Sim {
         }
     }
 
-    /// A host's interface takes a packet. With send jitter, a packet that finds the
-    /// interface idle waits its random hold before it starts onto the wire (queued
-    /// packets draw theirs when they reach the head, in `tx_done`).
+    /// When a packet that finds port `port_id` idle starts onto the wire: now, or, on a
+    /// host interface with send jitter, after the interface's random hold.
     #[inline]
-    fn host_enqueue(&mut self, port_id: u32, d: Desc) {
-        let hold = if self.jitter_on {
-            let port = &self.net.ports[port_id as usize];
-            let idle = !port.txdone_pending && port.busy_until <= self.now && port.queue.is_empty();
-            if idle {
-                self.jitter.draw(port_id)
-            } else {
-                0
-            }
+    fn start_time(&mut self, port_id: u32) -> SimTime {
+        if self.jitter.is_on() && (port_id as usize) < self.blocked.len() {
+            self.now + self.jitter.draw(port_id)
         } else {
-            0
-        };
-        self.enqueue(port_id, d, hold);
+            self.now
+        }
     }
 
-    /// Offers a packet to a port; one that finds the link idle goes onto the wire
-    /// after `hold` (a host interface's send jitter; 0 elsewhere).
+    /// Offers a packet to a port; one that finds the link idle goes onto the wire (after
+    /// the hold of a host interface's send jitter).
     #[inline]
-    fn enqueue(&mut self, port_id: u32, mut d: Desc, hold: SimTime) {
+    fn enqueue(&mut self, port_id: u32, mut d: Desc) {
         let now = self.now;
         let ect = d.ecn != Ecn::NotEct;
         let port = &mut self.net.ports[port_id as usize];
@@ -608,7 +597,8 @@ impl Sim {
                 d.ecn = Ecn::Ce;
                 port.queue.count_mark();
             }
-            self.transmit(port_id, d, now + hold);
+            let start = self.start_time(port_id);
+            self.transmit(port_id, d, start);
             return;
         }
         match port.queue.enqueue(now, d, ect) {
@@ -774,12 +764,7 @@ impl Sim {
                 d.ecn = Ecn::Ce;
                 port.queue.count_mark();
             }
-            // A host interface with send jitter stays idle for a random hold first.
-            let start = if self.jitter_on && (port_id as usize) < self.blocked.len() {
-                now + self.jitter.draw(port_id)
-            } else {
-                now
-            };
+            let start = self.start_time(port_id);
             self.transmit(port_id, d, start);
         }
         if (port_id as usize) < self.blocked.len() {
@@ -1038,7 +1023,7 @@ impl Sim {
         } else {
             self.net.host_nic[src as usize]
         };
-        self.host_enqueue(nic, d);
+        self.enqueue(nic, d);
     }
 
     /// Packets still queued or on a link, counted from the queues and pending events

@@ -422,17 +422,12 @@ impl Network {
             if self.kinds[node as usize] != NodeKind::Switch {
                 return false;
             }
-            let edge = self.host_edge[dst as usize];
-            port = if edge == node {
+            port = if self.host_edge[dst as usize] == node {
                 self.host_down_port[dst as usize]
             } else {
-                let set = self.route[(self.switch_index[node as usize] * self.n_edges
-                    + self.edge_index[edge as usize])
-                    as usize];
-                if set == NO_ROUTE {
+                let Some((start, len)) = self.hop_set(node, dst) else {
                     return false;
-                }
-                let (start, len) = self.sets[set as usize];
+                };
                 let choice = rest % len;
                 rest /= len;
                 self.set_ports[(start + choice) as usize]
@@ -447,19 +442,22 @@ impl Network {
         out.extend(ports.iter().rev().map(|&p| self.ports[p as usize].reverse));
     }
 
-    /// Number of equal-cost next hops at `node` towards host `dst` (1 at its edge switch).
-    pub fn path_choices(&self, node: u32, dst: u32) -> u32 {
+    /// The equal-cost next hops at switch `node` towards the edge switch of host `dst`,
+    /// as (first, count) in `set_ports`; `None` without a route. Not for `dst`'s own edge
+    /// switch, which forwards on `host_down_port`.
+    fn hop_set(&self, node: u32, dst: u32) -> Option<(u32, u32)> {
         let edge = self.host_edge[dst as usize];
-        if edge == node {
-            return 1;
-        }
         let set = self.route[(self.switch_index[node as usize] * self.n_edges
             + self.edge_index[edge as usize]) as usize];
-        if set == NO_ROUTE {
-            0
-        } else {
-            self.sets[set as usize].1
+        (set != NO_ROUTE).then(|| self.sets[set as usize])
+    }
+
+    /// Number of equal-cost next hops at `node` towards host `dst` (1 at its edge switch).
+    pub fn path_choices(&self, node: u32, dst: u32) -> u32 {
+        if self.host_edge[dst as usize] == node {
+            return 1;
         }
+        self.hop_set(node, dst).map_or(0, |(_, len)| len)
     }
 
     /// Number of equal-cost paths from host `src` to host `dst`: the product of the
@@ -476,16 +474,11 @@ impl Network {
                 return 0;
             }
             paths = paths.saturating_mul(choices);
-            let edge = self.host_edge[dst as usize];
-            node = if edge == node {
+            if self.host_edge[dst as usize] == node {
                 break;
-            } else {
-                let set = self.route[(self.switch_index[node as usize] * self.n_edges
-                    + self.edge_index[edge as usize])
-                    as usize];
-                let (start, _) = self.sets[set as usize];
-                self.ports[self.set_ports[start as usize] as usize].peer
-            };
+            }
+            let (start, _) = self.hop_set(node, dst).expect("a route: choices > 0");
+            node = self.ports[self.set_ports[start as usize] as usize].peer;
         }
         paths
     }

@@ -201,6 +201,17 @@ impl TrafficGen {
         f
     }
 
+    /// Start of repetition `r`: `interval` apart, or all at the entry's start when closed
+    /// loops chain them instead.
+    fn repetition_start(&self, r: u32) -> SimTime {
+        if self.closed_loop {
+            self.start
+        } else {
+            self.start
+                .saturating_add((r as u64).saturating_mul(self.interval))
+        }
+    }
+
     /// Start of the `i`-th flow of a batch beginning at `t0`.
     fn staggered(&self, t0: SimTime, i: u64) -> SimTime {
         t0.saturating_add(i.saturating_mul(self.stagger))
@@ -267,12 +278,7 @@ impl TrafficGen {
                 for r in 0..self.repeat {
                     let job = *next_job;
                     *next_job += 1;
-                    let t0 = if self.closed_loop {
-                        self.start
-                    } else {
-                        self.start
-                            .saturating_add((r as u64).saturating_mul(self.interval))
-                    };
+                    let t0 = self.repetition_start(r);
                     for (i, &src) in self.senders.iter().enumerate() {
                         let f =
                             self.flow(src, self.receiver, self.staggered(t0, i as u64), job, rng);
@@ -282,24 +288,14 @@ impl TrafficGen {
             }
             (Pattern::Pair, Arrival::AtStart) => {
                 for r in 0..self.repeat {
-                    let start = if self.closed_loop {
-                        self.start
-                    } else {
-                        self.start
-                            .saturating_add((r as u64).saturating_mul(self.interval))
-                    };
+                    let start = self.repetition_start(r);
                     let f = self.flow(self.src, self.dst, start, -1, rng);
                     out.push(self.chain(f, r, out.len(), 1));
                 }
             }
             (Pattern::EachToRandom, Arrival::AtStart) => {
                 for r in 0..self.repeat {
-                    let t0 = if self.closed_loop {
-                        self.start
-                    } else {
-                        self.start
-                            .saturating_add((r as u64).saturating_mul(self.interval))
-                    };
+                    let t0 = self.repetition_start(r);
                     for (i, &src) in self.hosts.iter().enumerate() {
                         let dst = self.random_other(src, rng);
                         let f = self.flow(src, dst, self.staggered(t0, i as u64), -1, rng);
