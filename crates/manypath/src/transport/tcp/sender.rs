@@ -148,8 +148,9 @@ pub struct TcpSender {
     /// Copies of the settings the common path reads (all of them are in `x.cfg`).
     mss: u32,
     // Line 3.
-    /// Multipath: the chunks handed over by `offer_chunk` that end above `snd_una`.
-    /// Each chunk has its own data sequence mapping, so no segment may span two.
+    /// Multipath: the chunks handed over by `offer_chunk`, from those that end above
+    /// `snd_una` on (acknowledged ones are dropped when the deque fills up). Each chunk
+    /// has its own data sequence mapping, so no segment may span two.
     chunks: VecDeque<Chunk>,
     x: Box<Extras>,
     rcv_wnd: u32,
@@ -309,6 +310,15 @@ impl TcpSender {
     /// from `dsn` on.
     pub fn offer_chunk(&mut self, bytes: u64, dsn: u64) {
         self.avail += bytes;
+        if self.chunks.len() == self.chunks.capacity() {
+            // Forget the acknowledged chunks only when the deque is full, and keep it at
+            // most half full after: an ACK then need not read the deque's oldest entry
+            // (a cache line of its own, cold by the time the ACK comes).
+            while self.chunks.front().is_some_and(|c| c.end <= self.snd_una) {
+                self.chunks.pop_front();
+            }
+            self.chunks.reserve(self.chunks.len().max(4));
+        }
         self.chunks.push_back(Chunk {
             end: self.avail,
             dsn_end: dsn + bytes,
@@ -988,9 +998,6 @@ impl TcpSender {
             let data_acked = seg.ack.min(self.size) - self.snd_una.min(self.size);
             self.rtt.sample(now.saturating_sub(seg.ts_echo));
             self.snd_una = seg.ack;
-            while self.chunks.front().is_some_and(|c| c.end <= self.snd_una) {
-                self.chunks.pop_front();
-            }
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
