@@ -249,6 +249,7 @@ impl Sim {
                             src: u32,
                             dst: u32,
                             transport: u16,
+                            priority: u8,
                             size: Option<u64>,
                             owner: u32,
                             entry: u32| {
@@ -309,7 +310,7 @@ impl Sim {
             conns.push(Conn {
                 src,
                 dst,
-                priority: 0,
+                priority,
                 hash,
                 pinned: if paths.is_empty() && bcube.is_none() {
                     0
@@ -340,11 +341,11 @@ impl Sim {
                     f.src,
                     f.dst,
                     f.transport,
+                    f.priority,
                     f.size,
                     i as u32,
                     flow_entry[i],
                 );
-                conns[i].priority = f.priority;
             }
             match f.size {
                 Some(_) => unfinished += 1,
@@ -380,17 +381,16 @@ impl Sim {
         }
         for (i, f) in specs.iter().enumerate() {
             for k in 1..flows[i].copies as usize {
-                let c = new_conn(
+                flows[i].conns[k] = new_conn(
                     &mut conns,
                     f.src,
                     f.dst,
                     f.transport,
+                    f.priority,
                     f.size,
                     i as u32,
                     flow_entry[i],
                 );
-                conns[c as usize].priority = f.priority;
-                flows[i].conns[k] = c;
             }
         }
         // Persistent connections, with their replicas, open at their start.
@@ -400,8 +400,16 @@ impl Sim {
             let copies = plan.transports[p.transport as usize].replicas as usize;
             for id in ids.iter_mut().take(copies) {
                 let entry = conn_entry[pi];
-                *id = new_conn(&mut conns, p.src, p.dst, p.transport, None, NO_FLOW, entry);
-                conns[*id as usize].priority = p.priority;
+                *id = new_conn(
+                    &mut conns,
+                    p.src,
+                    p.dst,
+                    p.transport,
+                    p.priority,
+                    None,
+                    NO_FLOW,
+                    entry,
+                );
                 events.schedule(p.start, EventKind::ConnOpen, *id, 0);
             }
             persistent_conns.push((ids, copies as u8));

@@ -406,35 +406,21 @@ impl Network {
     /// (the quotient) goes on to the next choice point; so consecutive indices leave the
     /// source's switch by different next hops. `index` is first reduced modulo the
     /// number of paths (`ecmp_paths`), so every index names a path.
-    pub fn indexed_path(&self, src: u32, dst: u32, index: u32, out: &mut Vec<u32>) -> bool {
+    pub fn indexed_path(&mut self, src: u32, dst: u32, index: u32, out: &mut Vec<u32>) -> bool {
         let n = self.ecmp_paths(src, dst);
         if n == 0 {
             return false;
         }
         let mut rest = index % n;
-        let mut port = self.host_nic[src as usize];
-        out.push(port);
-        for _ in 0..64 {
-            let node = self.ports[port as usize].peer;
-            if node == dst {
-                return true;
+        self.walk_path(src, dst, out, |net, node| {
+            if net.host_edge[dst as usize] == node {
+                return Some(net.host_down_port[dst as usize]);
             }
-            if self.kinds[node as usize] != NodeKind::Switch {
-                return false;
-            }
-            port = if self.host_edge[dst as usize] == node {
-                self.host_down_port[dst as usize]
-            } else {
-                let Some((start, len)) = self.hop_set(node, dst) else {
-                    return false;
-                };
-                let choice = rest % len;
-                rest /= len;
-                self.set_ports[(start + choice) as usize]
-            };
-            out.push(port);
-        }
-        false
+            let (start, len) = net.hop_set(node, dst)?;
+            let choice = rest % len;
+            rest /= len;
+            Some(net.set_ports[(start + choice) as usize])
+        })
     }
 
     /// The ports of the way back along `ports` (a path from one host to another).
@@ -486,6 +472,19 @@ impl Network {
     /// Appends to `out` the ports a packet from host `src` to host `dst` with flow hash
     /// `hash` crosses under ECMP, the source's NIC first; false if it cannot get there.
     pub fn ecmp_path(&mut self, src: u32, dst: u32, hash: u32, out: &mut Vec<u32>) -> bool {
+        self.walk_path(src, dst, out, |net, node| net.next_port(node, dst, hash))
+    }
+
+    /// Appends to `out` the ports from host `src`'s NIC to host `dst`, the port out of
+    /// each switch on the way chosen by `next(self, switch)`; false if the walk cannot
+    /// get there (no port, a host in the way, or more than 64 hops).
+    fn walk_path(
+        &mut self,
+        src: u32,
+        dst: u32,
+        out: &mut Vec<u32>,
+        mut next: impl FnMut(&mut Network, u32) -> Option<u32>,
+    ) -> bool {
         let mut port = self.host_nic[src as usize];
         out.push(port);
         for _ in 0..64 {
@@ -496,7 +495,7 @@ impl Network {
             if self.kinds[node as usize] != NodeKind::Switch {
                 return false;
             }
-            match self.next_port(node, dst, hash) {
+            match next(self, node) {
                 Some(p) => port = p,
                 None => return false,
             }
@@ -595,7 +594,7 @@ mod tests {
     }
 
     /// The switches an indexed path visits.
-    fn indexed(n: &Network, src: u32, dst: u32, index: u32) -> Vec<u32> {
+    fn indexed(n: &mut Network, src: u32, dst: u32, index: u32) -> Vec<u32> {
         let mut ports = Vec::new();
         assert!(n.indexed_path(src, dst, index, &mut ports));
         assert_eq!(ports[0], n.host_nic[src as usize]);
@@ -606,26 +605,26 @@ mod tests {
     #[test]
     fn indexed_paths_follow_the_documented_order() {
         // Leaf-spine: path i goes by spine i.
-        let n = net(TopologyKind::LeafSpine {
+        let mut n = net(TopologyKind::LeafSpine {
             leaves: 2,
             spines: 3,
             hosts_per_leaf: 2,
         });
         for i in 0..3 {
-            let nodes = indexed(&n, 0, 2, i);
+            let nodes = indexed(&mut n, 0, 2, i);
             assert_eq!(n.names[nodes[1] as usize], format!("spine{i}"));
         }
         assert_eq!(
-            indexed(&n, 0, 2, 4),
-            indexed(&n, 0, 2, 1),
+            indexed(&mut n, 0, 2, 4),
+            indexed(&mut n, 0, 2, 1),
             "modulo the paths"
         );
         // Fat tree k = 4 between pods: 4 paths, the aggregation switch is the low digit.
-        let n = net(TopologyKind::FatTree {
+        let mut n = net(TopologyKind::FatTree {
             k: 4,
             oversubscription: 1,
         });
-        let paths: Vec<Vec<u32>> = (0..4).map(|i| indexed(&n, 0, 15, i)).collect();
+        let paths: Vec<Vec<u32>> = (0..4).map(|i| indexed(&mut n, 0, 15, i)).collect();
         assert_ne!(
             paths[0][1], paths[1][1],
             "0 and 1 differ at the first choice"
