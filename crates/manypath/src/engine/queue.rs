@@ -6,7 +6,6 @@
 
 use crate::net::packet::Desc;
 use crate::time::SimTime;
-use std::cmp::Ordering;
 
 /// What an event does; `a` and `b` are its operands (a node, port, packet or connection).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,34 +31,16 @@ pub enum EventKind {
     ConnOpen = 8,
 }
 
-impl EventKind {
-    fn from_u8(v: u8) -> EventKind {
-        match v {
-            0 => EventKind::Arrive,
-            1 => EventKind::TxDone,
-            2 => EventKind::FlowStart,
-            3 => EventKind::Timer,
-            4 => EventKind::Warmup,
-            5 => EventKind::Sample,
-            6 => EventKind::RwndqTick,
-            7 => EventKind::LinkChange,
-            _ => EventKind::ConnOpen,
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug)]
 pub struct Event {
     pub time: SimTime,
-    /// Insertion sequence in the upper 56 bits, kind in the low 8: unique, so it breaks
-    /// every tie between equal times.
-    order: u64,
     pub a: u32,
     /// `Arrive`: the port of node `a` on the link the packet came in by (the switch's
     /// "in" device). It fills what would otherwise be padding.
     pub via: u32,
     /// For packet events, the packet's descriptor; otherwise `d.pkt` holds operand `b`.
     pub d: Desc,
+    kind: EventKind,
 }
 
 impl Event {
@@ -69,45 +50,32 @@ impl Event {
         self.d.pkt
     }
 
+    #[inline]
     pub fn kind(&self) -> EventKind {
-        EventKind::from_u8((self.order & 0xff) as u8)
+        self.kind
     }
 }
 
-impl PartialEq for Event {
-    fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.order == other.order
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Event {
-    /// Reversed, so std's max-heap pops the earliest event.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .time
-            .cmp(&self.time)
-            .then_with(|| other.order.cmp(&self.order))
-    }
-}
-
-/// A radix heap over the 128-bit key (time, insertion order), with 16-way buckets per
-/// hex digit. Keys only grow (an event is never scheduled before the one being
-/// processed), which is what a radix heap needs: an event sits in the bucket named by
-/// the highest hex digit in which its key differs from the last key popped, and by its
-/// value of that digit. Pushes are O(1) appends; a pop empties the lowest bucket, whose
-/// smallest key becomes `last`, and files its other events one digit lower or more. So an
+/// A radix heap over event times, with 16-way buckets per hex digit, and a FIFO of the
+/// events due at the current time. Times only grow (an event is never scheduled before
+/// the one being processed), which is what a radix heap needs: an event sits in the
+/// bucket named by the highest hex digit in which its time differs from `last`, the
+/// time of the last event popped, and by its value of that digit. Pushes are O(1)
+/// appends; when the FIFO runs dry, the lowest bucket is emptied: the events at its
+/// smallest time become the FIFO and the others are filed one digit lower or more. So an
 /// event moves at most once per hex digit of its distance from the present (about five
-/// times for a few microseconds), where a one-bit-per-level radix heap moves it up to once
-/// per bit; and every access is sequential within a bucket's vector, so the queue stays
-/// fast with many thousands of events, where a binary heap's sift-downs miss the cache.
+/// times for a few microseconds), and every access is sequential within a bucket's
+/// vector, so the queue stays fast with many thousands of events, where a binary heap's
+/// sift-downs miss the cache.
+///
+/// Events at equal times run in the order they were scheduled, without a sequence
+/// number: events of equal time always share a bucket (a bucket is a function of the time
+/// and `last`), a bucket keeps its events in the order they entered, and a bucket's
+/// events move together, so within a bucket equal times stay in scheduling order.
 pub struct EventQueue {
-    /// The event whose key equals `last` (keys are unique, so there is at most one).
-    head: Option<Event>,
+    /// The events at time `last` not yet popped: `due[due_next..]`.
+    due: Vec<Event>,
+    due_next: usize,
     /// `buckets[l * 16 + d]`: events whose highest hex digit differing from `last` is `l`,
     /// where their digit `l` is `d`.
     buckets: Vec<Vec<Event>>,
@@ -115,13 +83,12 @@ pub struct EventQueue {
     level_mask: [u16; LEVELS],
     /// Bit l is set when level l has a non-empty bucket.
     levels: u32,
-    last: u128,
+    last: SimTime,
     len: usize,
-    next_seq: u64,
     processed: u64,
 }
 
-const LEVELS: usize = 32;
+const LEVELS: usize = 16;
 
 impl Default for EventQueue {
     fn default() -> Self {
@@ -129,35 +96,29 @@ impl Default for EventQueue {
     }
 }
 
-#[inline]
-fn key(e: &Event) -> u128 {
-    ((e.time as u128) << 64) | e.order as u128
-}
-
 impl EventQueue {
     pub fn new() -> EventQueue {
         EventQueue {
-            head: None,
+            due: Vec::new(),
+            due_next: 0,
             buckets: (0..LEVELS * 16).map(|_| Vec::new()).collect(),
             level_mask: [0; LEVELS],
             levels: 0,
             last: 0,
             len: 0,
-            next_seq: 0,
             processed: 0,
         }
     }
 
     #[inline]
     fn put(&mut self, e: Event) {
-        let k = key(&e);
-        let x = k ^ self.last;
+        let x = e.time ^ self.last;
         if x == 0 {
-            self.head = Some(e);
+            self.due.push(e);
             return;
         }
-        let l = ((127 - x.leading_zeros()) / 4) as usize;
-        let d = ((k >> (4 * l)) & 15) as usize;
+        let l = ((63 - x.leading_zeros()) / 4) as usize;
+        let d = ((e.time >> (4 * l)) & 15) as usize;
         self.buckets[l * 16 + d].push(e);
         self.level_mask[l] |= 1 << d;
         self.levels |= 1 << l;
@@ -190,29 +151,25 @@ impl EventQueue {
 
     #[inline]
     fn push_event(&mut self, time: SimTime, kind: EventKind, a: u32, via: u32, d: Desc) {
-        let order = (self.next_seq << 8) | kind as u64;
-        self.next_seq += 1;
-        let e = Event {
+        debug_assert!(time >= self.last, "event scheduled in the past");
+        self.put(Event {
             time,
-            order,
             a,
             via,
             d,
-        };
-        debug_assert!(
-            key(&e) > self.last || self.len == 0,
-            "event scheduled in the past"
-        );
-        self.put(e);
+            kind,
+        });
         self.len += 1;
     }
 
-    /// Makes `head` the smallest event.
+    /// Makes `due` hold the earliest pending events.
     #[inline]
     fn settle(&mut self) -> bool {
-        if self.head.is_some() {
+        if self.due_next < self.due.len() {
             return true;
         }
+        self.due.clear();
+        self.due_next = 0;
         if self.levels == 0 {
             return false;
         }
@@ -223,9 +180,14 @@ impl EventQueue {
         if self.level_mask[l] == 0 {
             self.levels &= !(1 << l);
         }
-        self.last = items.iter().map(key).min().expect("non-empty bucket");
-        // Every other event of the bucket lands at least one digit lower, never back here,
-        // so the emptied vector (and its capacity) can return to its bucket.
+        self.last = items
+            .iter()
+            .map(|e| e.time)
+            .min()
+            .expect("non-empty bucket");
+        // The events at the new `last` go to `due` in bucket order; every other one lands
+        // at least one digit lower, never back here, so the emptied vector (and its
+        // capacity) can return to its bucket.
         for e in items.drain(..) {
             self.put(e);
         }
@@ -238,7 +200,8 @@ impl EventQueue {
         if !self.settle() {
             return None;
         }
-        let e = self.head.take().expect("settled");
+        let e = self.due[self.due_next];
+        self.due_next += 1;
         self.len -= 1;
         self.processed += 1;
         Some(e)
@@ -246,7 +209,7 @@ impl EventQueue {
 
     pub fn peek_time(&mut self) -> Option<SimTime> {
         if self.settle() {
-            self.head.map(|e| e.time)
+            Some(self.last)
         } else {
             None
         }
@@ -267,7 +230,9 @@ impl EventQueue {
 
     /// The pending events, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &Event> {
-        self.head.iter().chain(self.buckets.iter().flatten())
+        self.due[self.due_next..]
+            .iter()
+            .chain(self.buckets.iter().flatten())
     }
 }
 
@@ -303,12 +268,12 @@ mod tests {
             } else if let Some(e) = q.pop() {
                 assert!(e.time >= now);
                 now = e.time;
-                popped.push((e.time, e.order));
+                popped.push((e.time, e.a));
             }
         }
         assert_eq!(q.len(), q.iter().count());
         while let Some(e) = q.pop() {
-            popped.push((e.time, e.order));
+            popped.push((e.time, e.a));
         }
         assert_eq!(popped.len(), id as usize);
         assert!(
