@@ -512,7 +512,7 @@ impl Sim {
             let ev = self.events.pop().expect("peeked");
             self.now = ev.time;
             match ev.kind() {
-                EventKind::Arrive => self.arrive(ev.a, ev.via, ev.d),
+                EventKind::Arrive => self.arrive(ev.a, ev.via(), ev.d),
                 EventKind::TxDone => self.tx_done(ev.a),
                 EventKind::FlowStart => self.start_flow(ev.a),
                 EventKind::ConnOpen => {
