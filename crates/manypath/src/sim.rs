@@ -329,6 +329,21 @@ impl Sim {
             });
             i as u32
         };
+        // A connection (a copy) of flow i.
+        let mut flow_conn = |conns: &mut Vec<Conn>, i: usize| {
+            let f = &specs[i];
+            let entry = flow_entry[i];
+            new_conn(
+                conns,
+                f.src,
+                f.dst,
+                f.transport,
+                f.priority,
+                f.size,
+                i as u32,
+                entry,
+            )
+        };
         // A flow of its own gets connection i for its first copy (so its 5-tuple, hence
         // its paths, do not depend on the rest of the workload); further copies and the
         // persistent connections come after.
@@ -336,16 +351,7 @@ impl Sim {
             let mut conns_of = [NO_CONN; MAX_COPIES];
             let mut copies = 1;
             if f.conn.is_none() {
-                conns_of[0] = new_conn(
-                    &mut conns,
-                    f.src,
-                    f.dst,
-                    f.transport,
-                    f.priority,
-                    f.size,
-                    i as u32,
-                    flow_entry[i],
-                );
+                conns_of[0] = flow_conn(&mut conns, i);
             }
             match f.size {
                 Some(_) => unfinished += 1,
@@ -379,18 +385,9 @@ impl Sim {
                 finish: None,
             });
         }
-        for (i, f) in specs.iter().enumerate() {
-            for k in 1..flows[i].copies as usize {
-                flows[i].conns[k] = new_conn(
-                    &mut conns,
-                    f.src,
-                    f.dst,
-                    f.transport,
-                    f.priority,
-                    f.size,
-                    i as u32,
-                    flow_entry[i],
-                );
+        for (i, flow) in flows.iter_mut().enumerate() {
+            for k in 1..flow.copies as usize {
+                flow.conns[k] = flow_conn(&mut conns, i);
             }
         }
         // Persistent connections, with their replicas, open at their start.
