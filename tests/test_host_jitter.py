@@ -18,30 +18,40 @@ PACKET_TIME_US = 1.2
 
 
 def pooling_10g(jitter_us: float) -> dict[str, Any]:
+    """The pooling scenario with 10 Gbps hosts. Links of 3 µs: whether the locked-out
+    subflow stalls its whole flow depends on the exact phase of the arrivals at the full
+    queue, and at 3 µs it does (at 4-7 µs the subflow is locked out, with 4-7 timeouts,
+    but its flow goes on over the other spine)."""
     sc = pooling("lia")
     sc["network"]["tiers"]["host"]["rate_gbps"] = 10
+    sc["network"]["link"]["delay_us"] = 3
     sc["network"]["host_jitter_us"] = jitter_us
     return sc
+
+
+def spine0_queue(res: manypath.Results) -> Any:
+    q = res.queues
+    return q[(q["node"] == "leaf0") & (q["peer"] == "spine0")].iloc[0]
 
 
 def test_jitter_breaks_the_lockout_of_a_full_drop_tail_queue(run_checked: RunFn) -> None:
     """With 10 Gbps hosts the TCP flow's interface is backlogged and feeds the 10 Gbps
     spine path at exactly its rate, so the full queue there stays full and the multipath
-    flow's subflow on it loses every retransmission; that subflow holds up the data level
-    and the flow stalls. Jitter idles the interface before each packet, and the queue
-    drains."""
+    flow's subflow on it loses its retransmissions again and again; that subflow holds up
+    the data level and the flow stalls. Jitter idles the interface before each packet,
+    and the queue drains."""
     res = run_checked(pooling_10g(0.0))
     flows = res.flows.set_index("flow_id")
-    assert flows.loc[0, "goodput_bps"] == 0.0, flows.loc[0, "goodput_bps"]
-    assert flows.loc[0, "timeouts"] >= 5
-    q = res.queues
-    tcp_nic = q[(q["node"] == "host1") & (q["peer"] == "leaf0")].iloc[0]
-    assert tcp_nic["mean_packets"] > 900, "the TCP flow's interface is backlogged"
+    assert flows.loc[0, "goodput_bps"] < 2e9, flows.loc[0, "goodput_bps"]
+    assert flows.loc[0, "timeouts"] >= 8
+    assert flows.loc[1, "goodput_bps"] > 9.5e9, "the TCP flow sends at its line rate"
+    assert spine0_queue(res)["mean_packets"] > 90, "the spine-0 queue stays full"
 
     res = run_checked(pooling_10g(PACKET_TIME_US))
     flows = res.flows.set_index("flow_id")
     assert flows.loc[0, "goodput_bps"] > 3e9, flows.loc[0, "goodput_bps"]
     assert flows.loc[0, "timeouts"] <= 3
+    assert spine0_queue(res)["mean_packets"] < 10
     # The cost: a backlogged interface sends one packet per S + jitter/2 on average
     # (S = 1.2 µs), so the TCP flow gets 2/3 of what it had alone on the path.
     alone = 10e9 * 1460 / 1500

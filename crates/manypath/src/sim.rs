@@ -1,8 +1,10 @@
 //! The simulation: the event loop that moves packets between ports, switches and the
 //! transport state machines of the hosts.
 //!
-//! Per packet and link, a packet costs one `Arrive` event; a `TxDone` event is added only
-//! when packets are waiting behind it, so an uncongested hop is a single heap operation.
+//! Per packet and link, a packet costs one `Arrive` event. At a switch port with a plain
+//! FIFO queue, a packet's departure is fixed as it joins (a committed queue, see
+//! `net::queue`), so a hop is one event however long the queue. Other ports add a
+//! `TxDone` event when packets are waiting behind the one on the wire.
 
 use crate::connection::Endpoints;
 use crate::engine::queue::EventKind;
@@ -422,6 +424,20 @@ impl Sim {
         let jitter = NicJitter::new(plan.host_jitter, seed, host_ports);
         let relaying = bcube.is_some();
         let rwndq_on = !net.rwndq.is_empty();
+        // Departures are fixed at enqueue except where something must see a packet at
+        // the moment it starts: host NICs (send jitter, endpoints waiting for room),
+        // lossy or failing links, and RWNDQ's queue reading.
+        let changing: std::collections::HashSet<u32> =
+            link_events.iter().flat_map(|e| e.ports).collect();
+        for (i, port) in net.ports.iter_mut().enumerate() {
+            if net.kinds[port.owner as usize] == NodeKind::Switch
+                && port.fault == NO_FAULT
+                && port.rwndq == NO_RWNDQ
+                && !changing.contains(&(i as u32))
+            {
+                port.queue.commit_departures();
+            }
+        }
         if let Some(p) = plan.flow_sample {
             events.schedule(p, EventKind::Sample, SAMPLE_FLOWS, 0);
         }
@@ -591,6 +607,27 @@ impl Sim {
         let now = self.now;
         let ect = d.ecn != Ecn::NotEct;
         let port = &mut self.net.ports[port_id as usize];
+        if port.queue.is_committed() {
+            port.queue.advance(now);
+            if port.busy_until <= now {
+                // An idle link (nothing can wait behind a link that is free).
+                port.queue.pass_through();
+                if ect && port.queue.marks_on_enqueue() {
+                    d.ecn = Ecn::Ce;
+                    port.queue.count_mark();
+                }
+                self.transmit(port_id, d, now);
+            } else {
+                let start = port.busy_until;
+                if port.queue.commit(now, &mut d, ect, start) {
+                    self.transmit(port_id, d, start);
+                } else {
+                    self.dropped += 1;
+                    self.pkts.free(d.pkt);
+                }
+            }
+            return;
+        }
         if !port.txdone_pending
             && port.busy_until <= now
             && port.queue.is_empty()
@@ -638,7 +675,7 @@ impl Sim {
             port.reverse,
             port.fault != NO_FAULT,
         );
-        if !port.queue.is_empty() {
+        if !port.queue.is_empty() && !port.queue.is_committed() {
             port.txdone_pending = true;
             self.events
                 .schedule(port.busy_until, EventKind::TxDone, port_id, 0);
@@ -711,7 +748,8 @@ impl Sim {
             period
         } else {
             for &p in &self.sampled_ports {
-                let port = &self.net.ports[p as usize];
+                let port = &mut self.net.ports[p as usize];
+                port.queue.advance(now);
                 self.queue_samples.push(QueueSample {
                     time: now,
                     port: p,
@@ -1034,7 +1072,12 @@ impl Sim {
     /// Packets still queued or on a link, counted from the queues and pending events
     /// (independently of the arena's own count).
     fn packets_in_flight(&self) -> u64 {
-        let queued: u64 = self.net.ports.iter().map(|p| p.queue.packets()).sum();
+        let queued = self
+            .net
+            .ports
+            .iter()
+            .map(|p| p.queue.queued_ids().count() as u64)
+            .sum::<u64>();
         let on_links = self
             .events
             .iter()
@@ -1138,6 +1181,9 @@ impl Sim {
     pub fn results(&mut self, wall_secs: f64) -> Results {
         let end = self.now;
         for p in &mut self.net.ports {
+            // A packet starting at the end has started: the run handles events at its
+            // end time.
+            p.queue.advance(end + 1);
             p.queue.finish(end);
         }
         let warmup = self.plan.warmup;
@@ -1176,10 +1222,13 @@ impl Sim {
                 let st = &p.queue.stats;
                 let secs = end.max(1) as f64;
                 let rw = (p.rwndq != NO_RWNDQ).then(|| &net.rwndq[p.rwndq as usize]);
+                // A committed queue counted its packets' transmissions as they joined;
+                // those still waiting at the end have not started.
+                let (late_packets, late_bytes, late_time) = p.queue.not_started(p.busy_until);
                 QueueRecord {
-                    tx_packets: p.tx_packets,
-                    tx_bytes: p.tx_bytes,
-                    utilization: p.busy_time.min(end) as f64 / secs,
+                    tx_packets: p.tx_packets - late_packets,
+                    tx_bytes: p.tx_bytes - late_bytes,
+                    utilization: (p.busy_time - late_time).min(end) as f64 / secs,
                     enqueued: st.enqueued,
                     drops: st.drops,
                     early_drops: st.early_drops,
@@ -1208,7 +1257,12 @@ impl Sim {
             .collect();
         let counters = RunCounters {
             events: self.events.processed(),
-            packet_hops: self.hops,
+            packet_hops: self.hops
+                - net
+                    .ports
+                    .iter()
+                    .map(|p| p.queue.not_started(p.busy_until).0)
+                    .sum::<u64>(),
             sim_time: end,
             wall_secs,
             packets_created: self.pkts.created(),

@@ -4,6 +4,13 @@
 //! a few compares on the per-packet path.
 //!
 //! Occupancy counts the packets waiting, not the one being serialised.
+//!
+//! A plain FIFO (no RED, no priority, marking at enqueue) can fix each packet's
+//! departure as it joins: the link is a FIFO server, so a packet starts when the ones
+//! ahead of it are done. Such a *committed* queue keeps only the start times and sizes of
+//! its waiting packets, and the packets themselves travel on as arrival events at the
+//! next node; `advance` forgets those that have started, so occupancy, drops and marks
+//! are what they would be with the packets held until their turn.
 
 use super::packet::Desc;
 use super::red::{Red, RedConfig, RedVerdict};
@@ -87,6 +94,10 @@ pub struct OutQueue {
     bytes: u64,
     pub stats: QueueStats,
     red: Option<Box<Red>>,
+    /// Departures fixed at enqueue: the waiting packets are in `starts`, not `fifo`.
+    committed: bool,
+    /// Committed: (start time, wire bytes) of each waiting packet, in order.
+    starts: VecDeque<(SimTime, u32)>,
 }
 
 impl OutQueue {
@@ -99,6 +110,8 @@ impl OutQueue {
             bytes: 0,
             stats: QueueStats::default(),
             red: None,
+            committed: false,
+            starts: VecDeque::new(),
         }
     }
 
@@ -168,10 +181,85 @@ impl OutQueue {
         self.cfg.mark_at == MarkAt::Dequeue && self.above_k()
     }
 
+    /// Fixes departures at enqueue from now on (see the module comment), if this queue
+    /// is a plain FIFO that marks at enqueue; returns whether it does. Call it before the
+    /// first packet.
+    pub fn commit_departures(&mut self) -> bool {
+        self.committed = self.red.is_none()
+            && !self.cfg.priority
+            && self.cfg.mark_at == MarkAt::Enqueue
+            && self.packets == 0;
+        if self.committed {
+            self.fifo[0] = VecDeque::new();
+            self.starts = VecDeque::with_capacity(self.cfg.limit_packets.min(256) as usize);
+        }
+        self.committed
+    }
+
+    #[inline]
+    pub fn is_committed(&self) -> bool {
+        self.committed
+    }
+
     /// Admits (marking it CE if the queue is at K and it is ECT) or drops a packet.
     #[inline]
     pub fn enqueue(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admit {
-        let (wire, class) = (d.wire as u32, d.priority());
+        let Some(mark) = self.admit(now, &mut d, ect) else {
+            return Admit::Dropped;
+        };
+        let c = if self.cfg.priority {
+            d.priority().min(1) as usize
+        } else {
+            0
+        };
+        self.fifo[c].push_back(d);
+        Admit::Queued { mark }
+    }
+
+    /// A committed queue's enqueue: admits (marking `d` CE if the queue is at K and it is
+    /// ECT) a packet that will start onto the wire at `start`, or drops it (false).
+    #[inline]
+    pub fn commit(&mut self, now: SimTime, d: &mut Desc, ect: bool, start: SimTime) -> bool {
+        debug_assert!(self.committed);
+        let admitted = self.admit(now, d, ect).is_some();
+        if admitted {
+            self.starts.push_back((start, d.wire as u32));
+        }
+        admitted
+    }
+
+    /// Brings a committed queue up to `now`: the packets that started onto the wire
+    /// before then stop counting, each at its own start time. One starting at `now`
+    /// still counts, so an arrival at the instant a packet leaves finds it in the queue,
+    /// as when the departure was an event scheduled after the arrival's.
+    #[inline]
+    pub fn advance(&mut self, now: SimTime) {
+        while let Some(&(start, wire)) = self.starts.front() {
+            if start >= now {
+                break;
+            }
+            self.starts.pop_front();
+            self.account(start);
+            self.packets -= 1;
+            self.bytes -= wire as u64;
+        }
+    }
+
+    /// Of what a committed queue has admitted, what has not started by `now` (after
+    /// `advance(now)`): packets, bytes, and the time from the first one's start until
+    /// the link is free (`busy_until`).
+    pub fn not_started(&self, busy_until: SimTime) -> (u64, u64, SimTime) {
+        match self.starts.front() {
+            Some(&(first, _)) => (self.packets, self.bytes, busy_until - first),
+            None => (0, 0, 0),
+        }
+    }
+
+    /// Counts in a packet, or refuses it (`None`); `Some(mark)` says whether it was
+    /// marked CE.
+    #[inline]
+    fn admit(&mut self, now: SimTime, d: &mut Desc, ect: bool) -> Option<bool> {
+        let wire = d.wire as u32;
         let mut red_mark = false;
         if let Some(red) = self.red.as_deref_mut() {
             if red.on_arrival(now, self.packets) == RedVerdict::Early {
@@ -180,7 +268,7 @@ impl OutQueue {
                 } else {
                     self.stats.drops += 1;
                     self.stats.early_drops += 1;
-                    return Admit::Dropped;
+                    return None;
                 }
             }
         }
@@ -188,7 +276,7 @@ impl OutQueue {
             || self.bytes + wire as u64 > self.cfg.limit_bytes
         {
             self.stats.drops += 1;
-            return Admit::Dropped;
+            return None;
         }
         let mark = ect && (red_mark || self.marks_on_enqueue());
         if mark {
@@ -196,18 +284,12 @@ impl OutQueue {
             d.ecn = super::packet::Ecn::Ce;
         }
         self.account(now);
-        let c = if self.cfg.priority {
-            class.min(1) as usize
-        } else {
-            0
-        };
-        self.fifo[c].push_back(d);
         self.packets += 1;
         self.bytes += wire as u64;
         self.stats.enqueued += 1;
         self.stats.max_packets = self.stats.max_packets.max(self.packets);
         self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
-        Admit::Queued { mark }
+        Some(mark)
     }
 
     /// Whether a packet of `wire` bytes would be admitted now.
@@ -248,7 +330,8 @@ impl OutQueue {
         self.account(now);
     }
 
-    /// Ids of the packets still queued (for conservation checks at the end of a run).
+    /// Ids of the packets held in the queue (for conservation checks at the end of a
+    /// run); a committed queue holds none, its waiting packets are already in flight.
     pub fn queued_ids(&self) -> impl Iterator<Item = u32> + '_ {
         self.fifo[0]
             .iter()
@@ -353,6 +436,140 @@ mod tests {
         assert_eq!(q.dequeue(2).map(|x| x.pkt), Some(10));
         assert_eq!(q.dequeue(3).map(|x| x.pkt), Some(11));
         assert!(q.dequeue(4).is_none());
+    }
+
+    /// A committed queue sees the same occupancy, drops and marks as one that holds its
+    /// packets until a FIFO server takes them, with a departure due at an arrival's time
+    /// taken after the arrival; and its packets start at the times that server gives.
+    #[test]
+    fn committed_queue_matches_a_holding_queue() {
+        let cfg = QueueConfig {
+            limit_packets: 8,
+            limit_bytes: 9_000,
+            ecn_k_packets: 3,
+            histogram: true,
+            ..QueueConfig::default()
+        };
+        let ser = |wire: u16| wire as u64 * 8;
+        let mut rng = Rng::new(7, 1, 0);
+        let (mut held, mut committed) = (OutQueue::new(cfg), OutQueue::new(cfg));
+        assert!(committed.commit_departures());
+        // The holding queue's server: busy until `held_busy`, its next departure then.
+        let (mut held_busy, mut committed_busy, mut now) = (0u64, 0u64, 0u64);
+        for i in 0..20_000u32 {
+            // Arrivals often land exactly on a departure, as on equal-rate links.
+            now += match rng.below(3) {
+                0 => 0,
+                1 => ser(1500),
+                _ => rng.below(20_000),
+            };
+            let d0 = d(i, [64, 1000, 1500][rng.below(3) as usize], 0);
+            let ect = rng.below(2) == 0;
+
+            while held_busy < now && !held.is_empty() {
+                let t = held_busy;
+                let x = held.dequeue(t).expect("not empty");
+                held_busy = t + ser(x.wire);
+            }
+            let held_start = if held_busy <= now && held.is_empty() {
+                held.pass_through();
+                held_busy = now + ser(d0.wire);
+                Some((now, d0.ecn))
+            } else {
+                match held.enqueue(now, d0, ect) {
+                    Admit::Dropped => None,
+                    Admit::Queued { .. } => Some((u64::MAX, d0.ecn)),
+                }
+            };
+
+            committed.advance(now);
+            let mut d1 = d0;
+            let committed_start = if committed_busy <= now {
+                committed.pass_through();
+                Some(now)
+            } else if committed.commit(now, &mut d1, ect, committed_busy) {
+                Some(committed_busy)
+            } else {
+                None
+            };
+            if let Some(start) = committed_start {
+                committed_busy = start + ser(d1.wire);
+            }
+            assert_eq!(
+                held_start.is_some(),
+                committed_start.is_some(),
+                "packet {i}"
+            );
+            assert_eq!(held.packets(), committed.packets(), "packet {i}");
+            assert_eq!(held.bytes(), committed.bytes(), "packet {i}");
+        }
+        // The holding server's last departure is the committed link's free time.
+        while !held.is_empty() {
+            let t = held_busy;
+            let x = held.dequeue(t).expect("not empty");
+            held_busy = t + ser(x.wire);
+        }
+        assert_eq!(held_busy, committed_busy);
+        committed.advance(held_busy);
+        held.finish(held_busy);
+        committed.finish(held_busy);
+        let (a, b) = (&held.stats, &committed.stats);
+        assert!(a.drops > 100 && a.marks > 100, "{a:?}");
+        assert_eq!(
+            (a.enqueued, a.drops, a.marks, a.max_packets, a.max_bytes),
+            (b.enqueued, b.drops, b.marks, b.max_packets, b.max_bytes)
+        );
+        assert_eq!(
+            (a.area_packets, a.area_bytes),
+            (b.area_packets, b.area_bytes)
+        );
+        assert_eq!(a.histogram, b.histogram);
+    }
+
+    #[test]
+    fn not_started_counts_what_waits_at_the_end() {
+        let mut q = OutQueue::new(cfg());
+        assert!(q.commit_departures());
+        let mut x = d(0, 1000, 0);
+        assert!(q.commit(0, &mut x, false, 100));
+        assert!(q.commit(0, &mut x, false, 200));
+        q.advance(150);
+        // The second packet starts at 200 and the link is free at 300.
+        assert_eq!(q.not_started(300), (1, 1000, 100));
+        // At 200 the second packet still counts as waiting; just after, it has started.
+        q.advance(200);
+        assert_eq!(q.not_started(300), (1, 1000, 100));
+        q.advance(201);
+        assert_eq!(q.not_started(300), (0, 0, 0));
+        assert_eq!(q.queued_ids().count(), 0);
+    }
+
+    #[test]
+    fn only_a_plain_fifo_commits_departures() {
+        let plain = OutQueue::new(cfg());
+        let dequeue_marking = QueueConfig {
+            mark_at: MarkAt::Dequeue,
+            ..cfg()
+        };
+        let priority = QueueConfig {
+            priority: true,
+            ..cfg()
+        };
+        assert!(!plain.is_committed());
+        assert!(OutQueue::new(cfg()).commit_departures());
+        assert!(!OutQueue::new(dequeue_marking).commit_departures());
+        assert!(!OutQueue::new(priority).commit_departures());
+        let mut red = OutQueue::new(cfg());
+        let red_cfg = RedConfig {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            weight: 0.002,
+            gentle: true,
+            ecn: false,
+        };
+        red.start_red(red_cfg, 1_200_000, Rng::new(1, 2, 3));
+        assert!(!red.commit_departures());
     }
 
     #[test]
