@@ -130,7 +130,7 @@ def test_amp_keeps_read_jobs_fast_where_xmp_with_8_subflows_slows_them(
 ) -> None:
     # Fig. 12(c): with 8 subflows per background flow, XMP's standing queues delay the
     # DCTCP reads (document: p90 JCT 1.8 ms against AMP's 1.1 ms). At 1 Gbps for 0.2 s
-    # (about 120 jobs each), seeds 1-4 give AMP 13.2-13.7 ms against XMP 19.5-25.4 ms.
+    # (about 120 jobs each), seeds 1-4 give AMP 13.4-13.6 ms against XMP 20.2-25.4 ms.
     p90 = {}
     for scheme in ("amp", "xmp"):
         res = run_checked(amp.fattree_incast_scenario(
