@@ -435,7 +435,7 @@ impl Sim {
                 && port.rwndq == NO_RWNDQ
                 && !changing.contains(&(i as u32))
             {
-                port.queue.commit_departures();
+                port.queue.commit_departures(port.rate);
             }
         }
         if let Some(p) = plan.flow_sample {

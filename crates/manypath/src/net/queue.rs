@@ -7,15 +7,18 @@
 //!
 //! A plain FIFO (no RED, no priority, marking at enqueue) can fix each packet's
 //! departure as it joins: the link is a FIFO server, so a packet starts when the ones
-//! ahead of it are done. Such a *committed* queue keeps only the start times and sizes of
-//! its waiting packets, and the packets themselves travel on as arrival events at the
-//! next node; `advance` forgets those that have started, so occupancy, drops and marks
-//! are what they would be with the packets held until their turn.
+//! ahead of it are done. Such a *committed* queue keeps only the sizes of its waiting
+//! packets and the start time of the first (the others follow back to back at the link's
+//! rate), and the packets themselves travel on as arrival events at the next node;
+//! `advance` forgets those that have started, so occupancy, drops and marks are what they
+//! would be with the packets held until their turn. The start time sits with the
+//! counters, so an arrival at a queue whose first packet has not started reads no ring
+//! slot.
 
 use super::packet::Desc;
 use super::red::{Red, RedConfig, RedVerdict};
 use crate::engine::rng::Rng;
-use crate::time::SimTime;
+use crate::time::{Rate, SimTime};
 use std::collections::VecDeque;
 
 /// When ECN marking looks at the queue.
@@ -94,10 +97,14 @@ pub struct OutQueue {
     bytes: u64,
     pub stats: QueueStats,
     red: Option<Box<Red>>,
-    /// Departures fixed at enqueue: the waiting packets are in `starts`, not `fifo`.
+    /// Departures fixed at enqueue: the waiting packets are in `sizes`, not `fifo`.
     committed: bool,
-    /// Committed: (start time, wire bytes) of each waiting packet, in order.
-    starts: VecDeque<(SimTime, u32)>,
+    /// Committed: when the first waiting packet starts onto the wire.
+    head_start: SimTime,
+    /// Committed: the link's rate, which spaces the waiting packets' starts.
+    rate: Rate,
+    /// Committed: wire bytes of each waiting packet, in order.
+    sizes: VecDeque<u16>,
 }
 
 impl OutQueue {
@@ -111,7 +118,9 @@ impl OutQueue {
             stats: QueueStats::default(),
             red: None,
             committed: false,
-            starts: VecDeque::new(),
+            head_start: 0,
+            rate: Rate::from_bps(1),
+            sizes: VecDeque::new(),
         }
     }
 
@@ -182,16 +191,17 @@ impl OutQueue {
     }
 
     /// Fixes departures at enqueue from now on (see the module comment), if this queue
-    /// is a plain FIFO that marks at enqueue; returns whether it does. Call it before the
-    /// first packet.
-    pub fn commit_departures(&mut self) -> bool {
+    /// is a plain FIFO that marks at enqueue; returns whether it does. `rate` is the
+    /// rate of the link it feeds. Call it before the first packet.
+    pub fn commit_departures(&mut self, rate: Rate) -> bool {
         self.committed = self.red.is_none()
             && !self.cfg.priority
             && self.cfg.mark_at == MarkAt::Enqueue
             && self.packets == 0;
         if self.committed {
             self.fifo[0] = VecDeque::new();
-            self.starts = VecDeque::with_capacity(self.cfg.limit_packets.min(256) as usize);
+            self.sizes = VecDeque::with_capacity(self.cfg.limit_packets.min(256) as usize);
+            self.rate = rate;
         }
         self.committed
     }
@@ -217,13 +227,17 @@ impl OutQueue {
     }
 
     /// A committed queue's enqueue: admits (marking `d` CE if the queue is at K and it is
-    /// ECT) a packet that will start onto the wire at `start`, or drops it (false).
+    /// ECT) a packet that will start onto the wire at `start`, when the link is done with
+    /// the packets ahead of it, or drops it (false).
     #[inline]
     pub fn commit(&mut self, now: SimTime, d: &mut Desc, ect: bool, start: SimTime) -> bool {
         debug_assert!(self.committed);
         let admitted = self.admit(now, d, ect).is_some();
         if admitted {
-            self.starts.push_back((start, d.wire as u32));
+            if self.sizes.is_empty() {
+                self.head_start = start;
+            }
+            self.sizes.push_back(d.wire);
         }
         admitted
     }
@@ -234,14 +248,14 @@ impl OutQueue {
     /// as when the departure was an event scheduled after the arrival's.
     #[inline]
     pub fn advance(&mut self, now: SimTime) {
-        while let Some(&(start, wire)) = self.starts.front() {
-            if start >= now {
-                break;
-            }
-            self.starts.pop_front();
-            self.account(start);
+        while self.head_start < now {
+            let Some(wire) = self.sizes.pop_front() else {
+                return;
+            };
+            self.account(self.head_start);
             self.packets -= 1;
             self.bytes -= wire as u64;
+            self.head_start += self.rate.serialization(wire as u32);
         }
     }
 
@@ -249,9 +263,10 @@ impl OutQueue {
     /// `advance(now)`): packets, bytes, and the time from the first one's start until
     /// the link is free (`busy_until`).
     pub fn not_started(&self, busy_until: SimTime) -> (u64, u64, SimTime) {
-        match self.starts.front() {
-            Some(&(first, _)) => (self.packets, self.bytes, busy_until - first),
-            None => (0, 0, 0),
+        if self.sizes.is_empty() {
+            (0, 0, 0)
+        } else {
+            (self.packets, self.bytes, busy_until - self.head_start)
         }
     }
 
@@ -450,10 +465,12 @@ mod tests {
             histogram: true,
             ..QueueConfig::default()
         };
-        let ser = |wire: u16| wire as u64 * 8;
+        // 8 ps per byte.
+        let rate = Rate::from_gbps(1000.0);
+        let ser = |wire: u16| rate.serialization(wire as u32);
         let mut rng = Rng::new(7, 1, 0);
         let (mut held, mut committed) = (OutQueue::new(cfg), OutQueue::new(cfg));
-        assert!(committed.commit_departures());
+        assert!(committed.commit_departures(rate));
         // The holding queue's server: busy until `held_busy`, its next departure then.
         let (mut held_busy, mut committed_busy, mut now) = (0u64, 0u64, 0u64);
         for i in 0..20_000u32 {
@@ -528,13 +545,13 @@ mod tests {
 
     #[test]
     fn not_started_counts_what_waits_at_the_end() {
+        // 1000 bytes take 100 ps: the packets start at 100 and 200, the link is free at 300.
         let mut q = OutQueue::new(cfg());
-        assert!(q.commit_departures());
+        assert!(q.commit_departures(Rate::from_gbps(80_000.0)));
         let mut x = d(0, 1000, 0);
         assert!(q.commit(0, &mut x, false, 100));
         assert!(q.commit(0, &mut x, false, 200));
         q.advance(150);
-        // The second packet starts at 200 and the link is free at 300.
         assert_eq!(q.not_started(300), (1, 1000, 100));
         // At 200 the second packet still counts as waiting; just after, it has started.
         q.advance(200);
@@ -556,9 +573,10 @@ mod tests {
             ..cfg()
         };
         assert!(!plain.is_committed());
-        assert!(OutQueue::new(cfg()).commit_departures());
-        assert!(!OutQueue::new(dequeue_marking).commit_departures());
-        assert!(!OutQueue::new(priority).commit_departures());
+        let rate = Rate::from_gbps(10.0);
+        assert!(OutQueue::new(cfg()).commit_departures(rate));
+        assert!(!OutQueue::new(dequeue_marking).commit_departures(rate));
+        assert!(!OutQueue::new(priority).commit_departures(rate));
         let mut red = OutQueue::new(cfg());
         let red_cfg = RedConfig {
             min_th: 5.0,
@@ -569,7 +587,7 @@ mod tests {
             ecn: false,
         };
         red.start_red(red_cfg, 1_200_000, Rng::new(1, 2, 3));
-        assert!(!red.commit_departures());
+        assert!(!red.commit_departures(rate));
     }
 
     #[test]
