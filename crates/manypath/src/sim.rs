@@ -435,7 +435,7 @@ impl Sim {
                 && port.rwndq == NO_RWNDQ
                 && !changing.contains(&(i as u32))
             {
-                port.queue.commit_departures(port.rate);
+                port.queue.commit_departures();
             }
         }
         if let Some(p) = plan.flow_sample {
@@ -608,25 +608,7 @@ impl Sim {
         let ect = d.ecn != Ecn::NotEct;
         let port = &mut self.net.ports[port_id as usize];
         if port.queue.is_committed() {
-            port.queue.advance(now);
-            if port.busy_until <= now {
-                // An idle link (nothing can wait behind a link that is free).
-                port.queue.pass_through();
-                if ect && port.queue.marks_on_enqueue() {
-                    d.ecn = Ecn::Ce;
-                    port.queue.count_mark();
-                }
-                self.transmit(port_id, d, now);
-            } else {
-                let start = port.busy_until;
-                if port.queue.commit(now, &mut d, ect, start) {
-                    self.transmit(port_id, d, start);
-                } else {
-                    self.dropped += 1;
-                    self.pkts.free(d.pkt);
-                }
-            }
-            return;
+            port.queue.advance(now, port.rate);
         }
         if !port.txdone_pending
             && port.busy_until <= now
@@ -643,11 +625,20 @@ impl Sim {
             self.transmit(port_id, d, start);
             return;
         }
-        match port.queue.enqueue(now, d, ect) {
+        // A committed queue fixes the packet's start now: when the link is done with the
+        // packets ahead of it.
+        let start = port.busy_until;
+        let admit = if port.queue.is_committed() {
+            port.queue.commit(now, &mut d, ect, start)
+        } else {
+            port.queue.enqueue(now, d, ect)
+        };
+        match admit {
             Admit::Dropped => {
                 self.dropped += 1;
                 self.pkts.free(d.pkt);
             }
+            Admit::Queued { .. } if port.queue.is_committed() => self.transmit(port_id, d, start),
             Admit::Queued { .. } => {
                 if !port.txdone_pending {
                     port.txdone_pending = true;
@@ -749,7 +740,7 @@ impl Sim {
         } else {
             for &p in &self.sampled_ports {
                 let port = &mut self.net.ports[p as usize];
-                port.queue.advance(now);
+                port.queue.advance(now, port.rate);
                 self.queue_samples.push(QueueSample {
                     time: now,
                     port: p,
@@ -1180,11 +1171,14 @@ impl Sim {
     /// Collects the results; `wall_secs` is the wall-clock time the caller measured.
     pub fn results(&mut self, wall_secs: f64) -> Results {
         let end = self.now;
+        // Hops counted for packets a committed queue had admitted but not started.
+        let mut late_hops = 0;
         for p in &mut self.net.ports {
             // A packet starting at the end has started: the run handles events at its
             // end time.
-            p.queue.advance(end + 1);
+            p.queue.advance(end + 1, p.rate);
             p.queue.finish(end);
+            late_hops += p.queue.not_started(p.busy_until).0;
         }
         let warmup = self.plan.warmup;
         let flows: Vec<FlowRecord> = (0..self.flows.len())
@@ -1257,12 +1251,7 @@ impl Sim {
             .collect();
         let counters = RunCounters {
             events: self.events.processed(),
-            packet_hops: self.hops
-                - net
-                    .ports
-                    .iter()
-                    .map(|p| p.queue.not_started(p.busy_until).0)
-                    .sum::<u64>(),
+            packet_hops: self.hops - late_hops,
             sim_time: end,
             wall_secs,
             packets_created: self.pkts.created(),

@@ -101,8 +101,6 @@ pub struct OutQueue {
     committed: bool,
     /// Committed: when the first waiting packet starts onto the wire.
     head_start: SimTime,
-    /// Committed: the link's rate, which spaces the waiting packets' starts.
-    rate: Rate,
     /// Committed: wire bytes of each waiting packet, in order.
     sizes: VecDeque<u16>,
 }
@@ -119,7 +117,6 @@ impl OutQueue {
             red: None,
             committed: false,
             head_start: 0,
-            rate: Rate::from_bps(1),
             sizes: VecDeque::new(),
         }
     }
@@ -191,9 +188,9 @@ impl OutQueue {
     }
 
     /// Fixes departures at enqueue from now on (see the module comment), if this queue
-    /// is a plain FIFO that marks at enqueue; returns whether it does. `rate` is the
-    /// rate of the link it feeds. Call it before the first packet.
-    pub fn commit_departures(&mut self, rate: Rate) -> bool {
+    /// is a plain FIFO that marks at enqueue; returns whether it does. Call it before
+    /// the first packet.
+    pub fn commit_departures(&mut self) -> bool {
         self.committed = self.red.is_none()
             && !self.cfg.priority
             && self.cfg.mark_at == MarkAt::Enqueue
@@ -201,7 +198,6 @@ impl OutQueue {
         if self.committed {
             self.fifo[0] = VecDeque::new();
             self.sizes = VecDeque::with_capacity(self.cfg.limit_packets.min(256) as usize);
-            self.rate = rate;
         }
         self.committed
     }
@@ -228,26 +224,27 @@ impl OutQueue {
 
     /// A committed queue's enqueue: admits (marking `d` CE if the queue is at K and it is
     /// ECT) a packet that will start onto the wire at `start`, when the link is done with
-    /// the packets ahead of it, or drops it (false).
+    /// the packets ahead of it, or drops it.
     #[inline]
-    pub fn commit(&mut self, now: SimTime, d: &mut Desc, ect: bool, start: SimTime) -> bool {
+    pub fn commit(&mut self, now: SimTime, d: &mut Desc, ect: bool, start: SimTime) -> Admit {
         debug_assert!(self.committed);
-        let admitted = self.admit(now, d, ect).is_some();
-        if admitted {
-            if self.sizes.is_empty() {
-                self.head_start = start;
-            }
-            self.sizes.push_back(d.wire);
+        let Some(mark) = self.admit(now, d, ect) else {
+            return Admit::Dropped;
+        };
+        if self.sizes.is_empty() {
+            self.head_start = start;
         }
-        admitted
+        self.sizes.push_back(d.wire);
+        Admit::Queued { mark }
     }
 
     /// Brings a committed queue up to `now`: the packets that started onto the wire
     /// before then stop counting, each at its own start time. One starting at `now`
     /// still counts, so an arrival at the instant a packet leaves finds it in the queue,
-    /// as when the departure was an event scheduled after the arrival's.
+    /// as when the departure was an event scheduled after the arrival's. `rate` is the
+    /// rate of the link the queue feeds: its packets start back to back.
     #[inline]
-    pub fn advance(&mut self, now: SimTime) {
+    pub fn advance(&mut self, now: SimTime, rate: Rate) {
         while self.head_start < now {
             let Some(wire) = self.sizes.pop_front() else {
                 return;
@@ -255,7 +252,7 @@ impl OutQueue {
             self.account(self.head_start);
             self.packets -= 1;
             self.bytes -= wire as u64;
-            self.head_start += self.rate.serialization(wire as u32);
+            self.head_start += rate.serialization(wire as u32);
         }
     }
 
@@ -470,7 +467,7 @@ mod tests {
         let ser = |wire: u16| rate.serialization(wire as u32);
         let mut rng = Rng::new(7, 1, 0);
         let (mut held, mut committed) = (OutQueue::new(cfg), OutQueue::new(cfg));
-        assert!(committed.commit_departures(rate));
+        assert!(committed.commit_departures());
         // The holding queue's server: busy until `held_busy`, its next departure then.
         let (mut held_busy, mut committed_busy, mut now) = (0u64, 0u64, 0u64);
         for i in 0..20_000u32 {
@@ -499,12 +496,15 @@ mod tests {
                 }
             };
 
-            committed.advance(now);
+            committed.advance(now, rate);
             let mut d1 = d0;
             let committed_start = if committed_busy <= now {
                 committed.pass_through();
                 Some(now)
-            } else if committed.commit(now, &mut d1, ect, committed_busy) {
+            } else if matches!(
+                committed.commit(now, &mut d1, ect, committed_busy),
+                Admit::Queued { .. }
+            ) {
                 Some(committed_busy)
             } else {
                 None
@@ -527,7 +527,7 @@ mod tests {
             held_busy = t + ser(x.wire);
         }
         assert_eq!(held_busy, committed_busy);
-        committed.advance(held_busy);
+        committed.advance(held_busy, rate);
         held.finish(held_busy);
         committed.finish(held_busy);
         let (a, b) = (&held.stats, &committed.stats);
@@ -546,17 +546,24 @@ mod tests {
     #[test]
     fn not_started_counts_what_waits_at_the_end() {
         // 1000 bytes take 100 ps: the packets start at 100 and 200, the link is free at 300.
+        let rate = Rate::from_gbps(80_000.0);
         let mut q = OutQueue::new(cfg());
-        assert!(q.commit_departures(Rate::from_gbps(80_000.0)));
+        assert!(q.commit_departures());
         let mut x = d(0, 1000, 0);
-        assert!(q.commit(0, &mut x, false, 100));
-        assert!(q.commit(0, &mut x, false, 200));
-        q.advance(150);
+        assert!(matches!(
+            q.commit(0, &mut x, false, 100),
+            Admit::Queued { .. }
+        ));
+        assert!(matches!(
+            q.commit(0, &mut x, false, 200),
+            Admit::Queued { .. }
+        ));
+        q.advance(150, rate);
         assert_eq!(q.not_started(300), (1, 1000, 100));
         // At 200 the second packet still counts as waiting; just after, it has started.
-        q.advance(200);
+        q.advance(200, rate);
         assert_eq!(q.not_started(300), (1, 1000, 100));
-        q.advance(201);
+        q.advance(201, rate);
         assert_eq!(q.not_started(300), (0, 0, 0));
         assert_eq!(q.queued_ids().count(), 0);
     }
@@ -573,10 +580,9 @@ mod tests {
             ..cfg()
         };
         assert!(!plain.is_committed());
-        let rate = Rate::from_gbps(10.0);
-        assert!(OutQueue::new(cfg()).commit_departures(rate));
-        assert!(!OutQueue::new(dequeue_marking).commit_departures(rate));
-        assert!(!OutQueue::new(priority).commit_departures(rate));
+        assert!(OutQueue::new(cfg()).commit_departures());
+        assert!(!OutQueue::new(dequeue_marking).commit_departures());
+        assert!(!OutQueue::new(priority).commit_departures());
         let mut red = OutQueue::new(cfg());
         let red_cfg = RedConfig {
             min_th: 5.0,
@@ -587,7 +593,7 @@ mod tests {
             ecn: false,
         };
         red.start_red(red_cfg, 1_200_000, Rng::new(1, 2, 3));
-        assert!(!red.commit_departures(rate));
+        assert!(!red.commit_departures());
     }
 
     #[test]
