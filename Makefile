@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.maturin-installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup build run test test-deps test-rust test-python bench lint fmt schema clean
+.PHONY: setup build run test test-deps test-rust test-python bench identical lint fmt schema clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,11 @@ test-python: setup
 bench: setup
 	cargo build --release -p manypath --bin manypath-sim
 	$(BIN)/python bench/run.py
+
+# Bit-identical results against another revision: every shipped scenario and every
+# registered experiment (reduced scale), e.g. `make identical BASE=main~3`.
+identical: setup
+	bench/identical.sh $(BASE)
 
 lint:
 	cargo fmt --all -- --check
