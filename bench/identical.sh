@@ -3,6 +3,8 @@
 # (reduced scale) with the working tree's build and with BASE's, and compares them.
 # Usage: bench/identical.sh BASE   (make identical BASE=<rev>)
 # BASE is built in a worktree under target/identical/; its digest is kept there by commit.
+# The working tree's manypath is the one installed in the virtualenv (`make identical`
+# installs it first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:?usage: bench/identical.sh BASE}
@@ -28,7 +30,5 @@ if [ ! -f "$base_digest" ]; then
 fi
 
 head_digest="$work/working-tree.json"
-build_tree "$PWD"
-PYTHONPATH="$PWD/python" "$python" bench/identical.py digest "$head_digest"
-rm -f python/manypath/_core.abi3.so
+"$python" bench/identical.py digest "$head_digest"
 "$python" bench/identical.py compare "$base_digest" "$head_digest"
