@@ -53,6 +53,36 @@ def scenario_files() -> list[Path]:
     )
 
 
+# Every built-in transport on a small fat tree with web-search flows and an ECN-marking
+# drop-tail queue, so each controller's code path is covered whatever the experiments use.
+TRANSPORTS = ("tcp", "cubic", "dctcp", "mptcp", "olia", "dcm", "xmp", "mmptcp", "amp", "fuso", "repflow")
+
+
+def transport_scenario(transport: str) -> dict[str, Any]:
+    return {
+        "name": f"transport-{transport}",
+        "seed": 3,
+        "duration_ms": 20,
+        "stop_when_done": False,
+        "topology": {"fat_tree": {"k": 4}},
+        "network": {
+            "link": {"rate_gbps": 10, "delay_us": 2},
+            "queue": {"limit_packets": 60, "ecn_k_packets": 15},
+        },
+        "tcp": {"rto_min_us": 2000},
+        "output": {"flow_sample_us": 500},
+        "traffic": [
+            {
+                "pattern": "random_pairs",
+                "transport": transport,
+                "arrival": "poisson",
+                "load": 0.7,
+                "size": {"cdf": "websearch"},
+            }
+        ],
+    }
+
+
 def digest(out: Path) -> None:
     import manypath
     from manypath.experiments import all_experiments
@@ -68,6 +98,15 @@ def digest(out: Path) -> None:
         tables["counters"] = counters_digest(res.counters)
         result["scenarios"][path.name] = tables
         print(f"scenario {path.name}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    for transport in TRANSPORTS:
+        res = manypath.run(transport_scenario(transport))
+        tables = {
+            name: frame_digest(getattr(res, name))
+            for name in ("flows", "subflows", "queues", "flow_samples")
+        }
+        tables["counters"] = counters_digest(res.counters)
+        result["scenarios"][f"transport-{transport}"] = tables
+        print(f"transport {transport}: {res.counters.get('flows')} flows", file=sys.stderr)
     for exp in all_experiments():
         t0 = time.perf_counter()
         table = exp.run(False, 1)
