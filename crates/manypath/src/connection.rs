@@ -4,12 +4,12 @@
 //! subflow.
 
 use crate::metrics::RecoveryCounters;
-use crate::scenario::{CcKind, TransportPlan};
+use crate::scenario::TransportPlan;
 use crate::time::SimTime;
-use crate::transport::cc::{Cc, Cubic, Dctcp, Reno};
-use crate::transport::mpcc::{amp, dcm, xmp, Coupled, Coupling, EcnResponse};
+use crate::transport::mpcc::Coupling;
 use crate::transport::mptcp::sender::MptcpCounters;
 use crate::transport::mptcp::{MptcpReceiver, MptcpSender};
+use crate::transport::protocol::{self, CcContext};
 use crate::transport::tcp::{Segment, SenderStats, TcpReceiver, TcpSender};
 
 // The TCP endpoints stay inline (no box): they are the common case on the per-packet path.
@@ -31,58 +31,22 @@ impl Endpoints {
     pub fn build(t: &TransportPlan, size: Option<u64>, scatter_dupacks: u32) -> Endpoints {
         let size = size.unwrap_or(u64::MAX);
         let tcp = t.tcp;
-        let mss = tcp.mss as f64;
-        let two_mss = 2.0 * mss;
-        let cwnd_min = tcp.cwnd_min as f64 * mss;
-        let single = |cc: &CcKind| match *cc {
-            CcKind::Dctcp { g, alpha_init } => Cc::Dctcp(Dctcp::new(g, alpha_init)),
-            CcKind::Cubic => Cc::Cubic(Cubic::default()),
-            _ => Cc::Reno(Reno::default()),
+        let ctx = CcContext {
+            mss: tcp.mss as f64,
+            cwnd_min: tcp.cwnd_min as f64 * tcp.mss as f64,
+            lia_beta: t.lia_beta,
         };
+        let (coupling, cc) = protocol::build(&t.cc, ctx);
         if !t.is_multipath() {
             return Endpoints::Tcp {
-                client: TcpSender::new(tcp, single(&t.cc), size),
+                client: TcpSender::new(tcp, cc, size),
                 server: TcpReceiver::new(tcp),
             };
         }
-        let (coupling, sub_cc): (Coupling, Box<dyn Fn() -> Cc>) = match t.cc {
-            CcKind::Reno | CcKind::Cubic | CcKind::Dctcp { .. } => {
-                let cc = t.cc;
-                (Coupling::Uncoupled, Box::new(move || single(&cc)))
-            }
-            CcKind::Lia | CcKind::Mmptcp { .. } => {
-                let response = t
-                    .lia_beta
-                    .map_or(EcnResponse::Halve, |beta| EcnResponse::Beta { beta });
-                (
-                    Coupling::Lia,
-                    Box::new(move || Cc::Coupled(Coupled::new(response, two_mss))),
-                )
-            }
-            CcKind::Olia => (
-                Coupling::Olia,
-                Box::new(move || Cc::Coupled(Coupled::new(EcnResponse::Halve, two_mss))),
-            ),
-            CcKind::Dcm { g } => (
-                Coupling::Dcm,
-                Box::new(move || Cc::Coupled(dcm::subflow_cc(g, two_mss))),
-            ),
-            CcKind::Xmp { beta } => (
-                Coupling::Xmp,
-                Box::new(move || Cc::Coupled(xmp::subflow_cc(beta, two_mss))),
-            ),
-            CcKind::Amp { beta, gamma, tau } => (
-                Coupling::Amp(amp::Ssr::new(gamma, tau)),
-                Box::new(move || Cc::Coupled(amp::subflow_cc(beta, cwnd_min))),
-            ),
-        };
         // MMPTCP's scatter subflow comes before its `subflows` MPTCP subflows.
-        let scatter = match t.cc {
-            CcKind::Mmptcp { switch_bytes } => Some(switch_bytes),
-            _ => None,
-        };
+        let scatter = t.cc.scatter_bytes();
         let n = t.subflows as usize + scatter.is_some() as usize;
-        let subs = (0..n).map(|_| TcpSender::new(tcp, sub_cc(), 0)).collect();
+        let subs = (0..n).map(|_| TcpSender::new(tcp, cc.clone(), 0)).collect();
         let mut client = MptcpSender::new(subs, size, coupling, t.scheduler, t.subflow_gap);
         if let Some(bytes) = scatter {
             client.scatter_first(bytes, scatter_dupacks);
@@ -242,9 +206,13 @@ impl Endpoints {
         match self {
             Endpoints::Mptcp { client, .. } => match &client.coupling {
                 Coupling::Amp(ssr) => (ssr.suppressions, ssr.releases),
-                _ => (0, 0),
+                Coupling::Uncoupled
+                | Coupling::Lia
+                | Coupling::Olia
+                | Coupling::Dcm
+                | Coupling::Xmp => (0, 0),
             },
-            _ => (0, 0),
+            Endpoints::Tcp { .. } => (0, 0),
         }
     }
 }

@@ -89,7 +89,7 @@ pub fn level_problems(
                 let scatter = transports
                     .iter()
                     .find(|p| p.name == t.transport)
-                    .is_some_and(|p| matches!(p.cc, CcKind::Mmptcp { .. }));
+                    .is_some_and(|p| p.cc.scatter_bytes().is_some());
                 if scatter {
                     err(
                         format!("traffic[{i}].transport"),
@@ -201,33 +201,19 @@ pub fn level_problems(
                     "FUSO and replicated flows are loss-recovery schemes, modelled at the packet level only",
                 );
             }
-            if !matches!(tp.cc, CcKind::Reno | CcKind::Lia) {
+            if !tp.cc.info().flow_level {
                 err(
                     format!("{path}.transport"),
                     &format!(
                         "transport {:?} uses cc {}; the flow level models loss-based TCP (reno, single path or uncoupled subflows) and MPTCP's linked increases (lia)",
                         t.transport,
-                        cc_name(&tp.cc)
+                        tp.cc.info().name
                     ),
                 );
             }
         }
     }
     out
-}
-
-fn cc_name(cc: &CcKind) -> &'static str {
-    match cc {
-        CcKind::Reno => "reno",
-        CcKind::Cubic => "cubic",
-        CcKind::Dctcp { .. } => "dctcp",
-        CcKind::Lia => "lia",
-        CcKind::Olia => "olia",
-        CcKind::Dcm { .. } => "dcm",
-        CcKind::Xmp { .. } => "xmp",
-        CcKind::Amp { .. } => "amp",
-        CcKind::Mmptcp { .. } => "mmptcp",
-    }
 }
 
 /// What a model computes, per subflow and per link (the network's ports).
@@ -331,7 +317,7 @@ fn report(
         let sent: f64 = subs.clone().map(|s| sol.rate[s]).sum::<f64>() * share;
         let got: f64 = subs.clone().map(|s| sol.delivered[s]).sum::<f64>() * share;
         let tp = &plan.transports[f.transport as usize];
-        if tp.subflows > 1 || tp.cc.is_coupled() {
+        if tp.subflows > 1 || tp.cc.info().coupled {
             for (k, s) in subs.clone().enumerate() {
                 let (x, d) = (sol.rate[s] * share, sol.delivered[s] * share);
                 sub_records.push(SubflowRecord {

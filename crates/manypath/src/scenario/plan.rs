@@ -13,6 +13,7 @@ use crate::net::rwndq::RwndqConfig;
 use crate::net::topology::{Topology, TopologyKind};
 use crate::time::{from_ms, from_us, Rate, SimTime};
 use crate::transport::mptcp::{FusoConfig, Scheduler};
+pub use crate::transport::protocol::CcKind;
 use crate::transport::tcp::TcpConfig;
 use crate::workload::generate::{Arrival, JobsGen, Pattern, RequestsGen, SizeSplit, TrafficGen};
 use crate::workload::{ConnSpec, EmpiricalCdf, FlowSpec, SizeDist};
@@ -42,41 +43,6 @@ impl fmt::Display for ScenarioError {
 }
 
 impl std::error::Error for ScenarioError {}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum CcKind {
-    Reno,
-    Cubic,
-    Dctcp {
-        g: f64,
-        alpha_init: f64,
-    },
-    Lia,
-    Olia,
-    Dcm {
-        g: f64,
-    },
-    Xmp {
-        beta: f64,
-    },
-    Amp {
-        beta: f64,
-        gamma: u32,
-        tau: u32,
-    },
-    /// MMPTCP: packet scatter on one subflow for `switch_bytes`, then LIA subflows.
-    Mmptcp {
-        switch_bytes: u64,
-    },
-}
-
-impl CcKind {
-    /// Coupled multipath controllers (the others are single-path, or uncoupled when
-    /// given several subflows).
-    pub fn is_coupled(&self) -> bool {
-        !matches!(self, CcKind::Reno | CcKind::Cubic | CcKind::Dctcp { .. })
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct TransportPlan {
@@ -114,7 +80,7 @@ impl TransportPlan {
 
     /// Whether a connection of this transport is multipath (even with one subflow).
     pub fn is_multipath(&self) -> bool {
-        self.subflows > 1 || self.cc.is_coupled() || self.fuso.is_some()
+        self.subflows > 1 || self.cc.info().coupled || self.fuso.is_some()
     }
 
     fn multipath(name: &str, tcp: TcpConfig, cc: CcKind) -> TransportPlan {
@@ -367,17 +333,18 @@ impl Plan {
             let path = format!("transports.{name}");
             let mut tcp = tcp_config(base_tcp, &t.tcp, &format!("{path}.tcp"), &mut c);
             let cc = transport_cc(t, &path, &mut c);
-            tcp.ecn = t.ecn.unwrap_or(!matches!(
-                cc,
-                CcKind::Reno | CcKind::Cubic | CcKind::Lia | CcKind::Olia
-            ));
+            tcp.ecn = t.ecn.unwrap_or(cc.info().ecn);
             if cc == CcKind::Lia && t.beta.is_some() && !tcp.ecn {
                 c.err(
                     &format!("{path}.beta"),
                     "LIA cuts by 1/beta on ECN echoes: it needs ecn = true".into(),
                 );
             }
-            let default_subflows = if cc.is_coupled() { DEFAULT_SUBFLOWS } else { 1 };
+            let default_subflows = if cc.info().coupled {
+                DEFAULT_SUBFLOWS
+            } else {
+                1
+            };
             let subflows = t.subflows.unwrap_or(default_subflows);
             if !(1..=64).contains(&subflows) {
                 c.err(
@@ -638,7 +605,7 @@ fn entry_routing(
                 ),
             );
         }
-        if matches!(transport.cc, CcKind::Mmptcp { .. }) {
+        if transport.cc.scatter_bytes().is_some() {
             c.err(
                 &field,
                 "MMPTCP scatters packets over random paths; it cannot be pinned".into(),
@@ -732,7 +699,7 @@ fn fuso_config(t: &TransportSpec, path: &str, cc: &CcKind, c: &mut Checker) -> O
         }
         return None;
     }
-    if matches!(cc, CcKind::Mmptcp { .. }) {
+    if cc.scatter_bytes().is_some() {
         c.err(
             &format!("{path}.fuso"),
             "FUSO does not combine with MMPTCP's packet scatter; use another controller".into(),
@@ -779,44 +746,26 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
             format!("must be greater than 1, got {beta}"),
         );
     }
-    let uses = |field: &str, set: bool, applies: &[CcSpec], c: &mut Checker| {
-        if set && !applies.contains(&t.cc) {
-            let names: Vec<String> = applies
-                .iter()
-                .map(|a| format!("{a:?}").to_lowercase())
-                .collect();
+    // A parameter set on a transport whose controller does not take it.
+    let params = t.cc.info().params;
+    for (field, set) in [
+        ("dctcp_g", t.dctcp_g.is_some()),
+        ("dctcp_alpha_init", t.dctcp_alpha_init.is_some()),
+        ("beta", t.beta.is_some()),
+        ("amp_gamma", t.amp_gamma.is_some()),
+        ("amp_tau", t.amp_tau.is_some()),
+        ("mmptcp_switch_bytes", t.mmptcp_switch_bytes.is_some()),
+    ] {
+        if set && !params.contains(&field) {
             c.err(
                 &format!("{path}.{field}"),
-                format!("applies only to cc = {}", names.join(" or ")),
+                format!(
+                    "applies only to cc = {}",
+                    CcSpec::taking(field).join(" or ")
+                ),
             );
         }
-    };
-    uses(
-        "dctcp_g",
-        t.dctcp_g.is_some(),
-        &[CcSpec::Dctcp, CcSpec::Dcm],
-        c,
-    );
-    uses(
-        "dctcp_alpha_init",
-        t.dctcp_alpha_init.is_some(),
-        &[CcSpec::Dctcp],
-        c,
-    );
-    uses(
-        "beta",
-        t.beta.is_some(),
-        &[CcSpec::Xmp, CcSpec::Amp, CcSpec::Lia],
-        c,
-    );
-    uses("amp_gamma", t.amp_gamma.is_some(), &[CcSpec::Amp], c);
-    uses("amp_tau", t.amp_tau.is_some(), &[CcSpec::Amp], c);
-    uses(
-        "mmptcp_switch_bytes",
-        t.mmptcp_switch_bytes.is_some(),
-        &[CcSpec::Mmptcp],
-        c,
-    );
+    }
     let switch_bytes = t.mmptcp_switch_bytes.unwrap_or(DEFAULT_SWITCH_BYTES);
     c.at_least(&format!("{path}.mmptcp_switch_bytes"), switch_bytes, 1);
     let gamma = t.amp_gamma.unwrap_or(DEFAULT_GAMMA);
@@ -1309,7 +1258,7 @@ fn tcp_config(base: TcpConfig, t: &TcpSpec, path: &str, c: &mut Checker) -> TcpC
 /// subflow bytes the data level could not map, and Proactive's copies would be counted
 /// per subflow. Checked for the transports that traffic uses.
 fn check_single_path_options(p: &TransportPlan, field_prefix: &str, c: &mut Checker) {
-    if p.subflows == 1 && !p.cc.is_coupled() {
+    if p.subflows == 1 && !p.cc.info().coupled {
         return;
     }
     for (field, on) in [

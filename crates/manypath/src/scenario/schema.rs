@@ -6,6 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use crate::transport::protocol::CcSpec;
+
 fn default_seed() -> u64 {
     1
 }
@@ -468,32 +470,6 @@ pub struct TcpSpec {
     /// Set FIN on the last data segment instead of sending it alone, as a sender does
     /// when the application closes before its last segment leaves (default false).
     pub fin_with_data: Option<bool>,
-}
-
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum CcSpec {
-    /// NewReno; with `ecn = true`, halves once per window on ECN echoes. With several
-    /// subflows: uncoupled MPTCP.
-    Reno,
-    /// CUBIC (RFC 9438; β = 0.7, C = 0.4, no HyStart); with `ecn = true`, an ECN echo is
-    /// a congestion event. With several subflows: uncoupled.
-    Cubic,
-    /// DCTCP: cwnd·(1−α/2) once per window. With several subflows: uncoupled.
-    Dctcp,
-    /// MPTCP's linked increase (RFC 6356).
-    Lia,
-    /// Opportunistic linked increase (Khalili et al.).
-    Olia,
-    /// LIA increase with DCTCP's per-subflow ECN response.
-    Dcm,
-    /// XMP: δ-increase, cut by 1/β on ECN.
-    Xmp,
-    /// AMP: RTT-agnostic increase, cut by 1/β, subflow suppression/release.
-    Amp,
-    /// MMPTCP: one subflow scattering each packet on a random path, then LIA subflows
-    /// after `mmptcp_switch_bytes`.
-    Mmptcp,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]

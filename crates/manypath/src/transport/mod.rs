@@ -4,4 +4,5 @@
 pub mod cc;
 pub mod mpcc;
 pub mod mptcp;
+pub mod protocol;
 pub mod tcp;

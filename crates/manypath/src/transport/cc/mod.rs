@@ -2,7 +2,8 @@
 //!
 //! The sender owns loss recovery (fast retransmit, NewReno, RTO); a controller only says
 //! how the window grows on ACKs, how it reacts to ECN echoes, and where ssthresh goes on
-//! a loss. Controllers are held in the `Cc` enum so calls are static (no boxes).
+//! a loss. Senders hold their controller in `transport::protocol::Cc`, an enum, so calls
+//! are static (no boxes).
 
 pub mod cubic;
 pub mod dctcp;
@@ -114,53 +115,6 @@ impl OncePerWindow {
             true
         } else {
             false
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub enum Cc {
-    Reno(Reno),
-    Cubic(Cubic),
-    Dctcp(Dctcp),
-    /// A subflow of a coupled multipath connection.
-    Coupled(crate::transport::mpcc::Coupled),
-}
-
-impl CongestionControl for Cc {
-    #[inline]
-    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
-        match self {
-            Cc::Reno(c) => c.on_ack(w, ev),
-            Cc::Cubic(c) => c.on_ack(w, ev),
-            Cc::Dctcp(c) => c.on_ack(w, ev),
-            Cc::Coupled(c) => c.on_ack(w, ev),
-        }
-    }
-    fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
-        match self {
-            Cc::Reno(c) => c.on_fast_retransmit(w, flight, mss),
-            Cc::Cubic(c) => c.on_fast_retransmit(w, flight, mss),
-            Cc::Dctcp(c) => c.on_fast_retransmit(w, flight, mss),
-            Cc::Coupled(c) => c.on_fast_retransmit(w, flight, mss),
-        }
-    }
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
-        match self {
-            Cc::Reno(c) => c.on_timeout(w, flight, mss),
-            Cc::Cubic(c) => c.on_timeout(w, flight, mss),
-            Cc::Dctcp(c) => c.on_timeout(w, flight, mss),
-            Cc::Coupled(c) => c.on_timeout(w, flight, mss),
-        }
-    }
-}
-
-impl Cc {
-    /// DCTCP's current estimate of the marked fraction, if this is DCTCP.
-    pub fn dctcp_alpha(&self) -> Option<f64> {
-        match self {
-            Cc::Dctcp(d) => Some(d.alpha()),
-            _ => None,
         }
     }
 }

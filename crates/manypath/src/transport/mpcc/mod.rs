@@ -90,7 +90,7 @@ impl Coupled {
             marked: MarkedFraction::new(
                 match response {
                     EcnResponse::Dctcp { g } => g,
-                    _ => 1.0 / 16.0,
+                    EcnResponse::Halve | EcnResponse::Beta { .. } => 1.0 / 16.0,
                 },
                 1.0,
             ),

@@ -11,9 +11,9 @@ use super::fuso::{self, Candidate, FusoConfig, SubflowLoss};
 use super::SubflowDeadlines;
 use crate::net::packet::flags;
 use crate::time::SimTime;
-use crate::transport::cc::Cc;
 use crate::transport::mpcc::amp::SsrView;
 use crate::transport::mpcc::{Coupling, SubflowView};
+use crate::transport::protocol::Cc;
 use crate::transport::tcp::{Segment, SenderStats, TcpSender};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -256,10 +256,7 @@ impl MptcpSender {
                     && s.is_established()
                     && (i == 0 || !suppressed)
                     && !(i == 0 && switched),
-                match &s.cc {
-                    Cc::Coupled(c) => c.ell(),
-                    _ => 0.0,
-                },
+                s.cc.ell(),
             );
         }
         if self.rtt_guessed {

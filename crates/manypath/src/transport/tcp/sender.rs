@@ -14,7 +14,8 @@ use std::collections::VecDeque;
 use super::{LossRecovery, RttEstimator, Segment, TcpConfig};
 use crate::net::packet::flags;
 use crate::time::SimTime;
-use crate::transport::cc::{AckEvent, Cc, CongestionControl, Window};
+use crate::transport::cc::{AckEvent, CongestionControl, Window};
+use crate::transport::protocol::Cc;
 
 /// Per-connection counters reported in the flows table.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

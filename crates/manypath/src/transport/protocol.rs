@@ -1,0 +1,328 @@
+//! Every congestion controller manypath runs, in one place: the name a scenario gives it
+//! (`CcSpec`), what it is (`CcInfo`, one exhaustive table), its resolved parameters
+//! (`CcKind`), and the controller a connection's subflows run (`Cc`, built by `build`).
+//!
+//! Adding a controller: its own file under `cc/` or `mpcc/`, one variant in each enum
+//! below, and one arm in each `match` here (the compiler points at every one), then the
+//! resolution of its parameters in `scenario/transports.rs`. No `match` over a kind has a
+//! catch-all arm, so a forgotten case does not compile rather than run another protocol.
+
+use super::cc::{AckEvent, CongestionControl, Cubic, Dctcp, Reno, Window};
+use super::mpcc::{amp, dcm, xmp, Coupled, Coupling, EcnResponse};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A transport's congestion controller as a scenario names it (`cc = "..."`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CcSpec {
+    /// NewReno; with `ecn = true`, halves once per window on ECN echoes. With several
+    /// subflows: uncoupled MPTCP.
+    Reno,
+    /// CUBIC (RFC 9438; β = 0.7, C = 0.4, no HyStart); with `ecn = true`, an ECN echo is
+    /// a congestion event. With several subflows: uncoupled.
+    Cubic,
+    /// DCTCP: cwnd·(1−α/2) once per window. With several subflows: uncoupled.
+    Dctcp,
+    /// MPTCP's linked increase (RFC 6356).
+    Lia,
+    /// Opportunistic linked increase (Khalili et al.).
+    Olia,
+    /// LIA increase with DCTCP's per-subflow ECN response.
+    Dcm,
+    /// XMP: δ-increase, cut by 1/β on ECN.
+    Xmp,
+    /// AMP: RTT-agnostic increase, cut by 1/β, subflow suppression/release.
+    Amp,
+    /// MMPTCP: one subflow scattering each packet on a random path, then LIA subflows
+    /// after `mmptcp_switch_bytes`.
+    Mmptcp,
+}
+
+/// What a controller is, for the checks and defaults that depend on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcInfo {
+    /// The name scenarios and tables use.
+    pub name: &'static str,
+    /// Couples its subflows' windows: a connection is multipath even with one subflow,
+    /// and has `DEFAULT_SUBFLOWS` unless told otherwise (the others have one, and run
+    /// uncoupled on each subflow when given several).
+    pub coupled: bool,
+    /// Sends ECN-capable data unless the transport says `ecn = false`.
+    pub ecn: bool,
+    /// Cannot run on several subflows.
+    pub single_path_only: bool,
+    /// The flow-level model has an equilibrium for it.
+    pub flow_level: bool,
+    /// The `[transports.NAME]` fields that set its parameters (any other controller's
+    /// parameter set on a transport of this kind is an error).
+    pub params: &'static [&'static str],
+}
+
+impl CcSpec {
+    /// Every controller, in the order error messages list them.
+    pub const ALL: [CcSpec; 9] = [
+        CcSpec::Reno,
+        CcSpec::Cubic,
+        CcSpec::Dctcp,
+        CcSpec::Lia,
+        CcSpec::Olia,
+        CcSpec::Dcm,
+        CcSpec::Xmp,
+        CcSpec::Amp,
+        CcSpec::Mmptcp,
+    ];
+
+    pub const fn info(self) -> CcInfo {
+        const fn info(
+            name: &'static str,
+            coupled: bool,
+            ecn: bool,
+            flow_level: bool,
+            params: &'static [&'static str],
+        ) -> CcInfo {
+            CcInfo {
+                name,
+                coupled,
+                ecn,
+                single_path_only: false,
+                flow_level,
+                params,
+            }
+        }
+        match self {
+            CcSpec::Reno => info("reno", false, false, true, &[]),
+            CcSpec::Cubic => info("cubic", false, false, false, &[]),
+            CcSpec::Dctcp => info(
+                "dctcp",
+                false,
+                true,
+                false,
+                &["dctcp_g", "dctcp_alpha_init"],
+            ),
+            // LIA's `beta`: the AMP document's "MPTCP with β" (a cut by 1/β on ECN).
+            CcSpec::Lia => info("lia", true, false, true, &["beta"]),
+            CcSpec::Olia => info("olia", true, false, false, &[]),
+            CcSpec::Dcm => info("dcm", true, true, false, &["dctcp_g"]),
+            CcSpec::Xmp => info("xmp", true, true, false, &["beta"]),
+            CcSpec::Amp => info("amp", true, true, false, &["beta", "amp_gamma", "amp_tau"]),
+            CcSpec::Mmptcp => info("mmptcp", true, true, false, &["mmptcp_switch_bytes"]),
+        }
+    }
+
+    /// The controllers that take parameter `field`, by name.
+    pub fn taking(field: &str) -> Vec<&'static str> {
+        CcSpec::ALL
+            .iter()
+            .map(|k| k.info())
+            .filter(|i| i.params.contains(&field))
+            .map(|i| i.name)
+            .collect()
+    }
+}
+
+/// A controller with its parameters resolved (defaults filled in, values checked).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CcKind {
+    Reno,
+    Cubic,
+    Dctcp {
+        g: f64,
+        alpha_init: f64,
+    },
+    Lia,
+    Olia,
+    Dcm {
+        g: f64,
+    },
+    Xmp {
+        beta: f64,
+    },
+    Amp {
+        beta: f64,
+        gamma: u32,
+        tau: u32,
+    },
+    /// MMPTCP: packet scatter on one subflow for `switch_bytes`, then LIA subflows.
+    Mmptcp {
+        switch_bytes: u64,
+    },
+}
+
+impl CcKind {
+    pub fn spec(&self) -> CcSpec {
+        match self {
+            CcKind::Reno => CcSpec::Reno,
+            CcKind::Cubic => CcSpec::Cubic,
+            CcKind::Dctcp { .. } => CcSpec::Dctcp,
+            CcKind::Lia => CcSpec::Lia,
+            CcKind::Olia => CcSpec::Olia,
+            CcKind::Dcm { .. } => CcSpec::Dcm,
+            CcKind::Xmp { .. } => CcSpec::Xmp,
+            CcKind::Amp { .. } => CcSpec::Amp,
+            CcKind::Mmptcp { .. } => CcSpec::Mmptcp,
+        }
+    }
+
+    pub fn info(&self) -> CcInfo {
+        self.spec().info()
+    }
+
+    /// MMPTCP's scatter phase: the bytes its scatter subflow carries alone.
+    pub fn scatter_bytes(&self) -> Option<u64> {
+        match *self {
+            CcKind::Mmptcp { switch_bytes } => Some(switch_bytes),
+            CcKind::Reno
+            | CcKind::Cubic
+            | CcKind::Dctcp { .. }
+            | CcKind::Lia
+            | CcKind::Olia
+            | CcKind::Dcm { .. }
+            | CcKind::Xmp { .. }
+            | CcKind::Amp { .. } => None,
+        }
+    }
+}
+
+/// The settings of a connection's controllers that come from its TCP configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct CcContext {
+    pub mss: f64,
+    /// `tcp.cwnd_min` in bytes (AMP's loss floor).
+    pub cwnd_min: f64,
+    /// LIA only: cut by 1/β on an ECN echo instead of halving.
+    pub lia_beta: Option<f64>,
+}
+
+/// How a connection of kind `kind` is controlled: the coupling of its subflows (for a
+/// multipath connection; `Uncoupled` for single-path controllers) and the controller
+/// each subflow (or the one TCP sender) starts with.
+pub fn build(kind: &CcKind, ctx: CcContext) -> (Coupling, Cc) {
+    let two_mss = 2.0 * ctx.mss;
+    match *kind {
+        CcKind::Reno => (Coupling::Uncoupled, Cc::Reno(Reno::default())),
+        CcKind::Cubic => (Coupling::Uncoupled, Cc::Cubic(Cubic::default())),
+        CcKind::Dctcp { g, alpha_init } => {
+            (Coupling::Uncoupled, Cc::Dctcp(Dctcp::new(g, alpha_init)))
+        }
+        CcKind::Lia | CcKind::Mmptcp { .. } => {
+            let response = ctx
+                .lia_beta
+                .map_or(EcnResponse::Halve, |beta| EcnResponse::Beta { beta });
+            (Coupling::Lia, Cc::Coupled(Coupled::new(response, two_mss)))
+        }
+        CcKind::Olia => (
+            Coupling::Olia,
+            Cc::Coupled(Coupled::new(EcnResponse::Halve, two_mss)),
+        ),
+        CcKind::Dcm { g } => (Coupling::Dcm, Cc::Coupled(dcm::subflow_cc(g, two_mss))),
+        CcKind::Xmp { beta } => (Coupling::Xmp, Cc::Coupled(xmp::subflow_cc(beta, two_mss))),
+        CcKind::Amp { beta, gamma, tau } => (
+            Coupling::Amp(amp::Ssr::new(gamma, tau)),
+            Cc::Coupled(amp::subflow_cc(beta, ctx.cwnd_min)),
+        ),
+    }
+}
+
+/// The controller a sender runs. An enum, not a box, so calls are static.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    Reno(Reno),
+    Cubic(Cubic),
+    Dctcp(Dctcp),
+    /// A subflow of a coupled multipath connection.
+    Coupled(Coupled),
+}
+
+impl CongestionControl for Cc {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
+        match self {
+            Cc::Reno(c) => c.on_ack(w, ev),
+            Cc::Cubic(c) => c.on_ack(w, ev),
+            Cc::Dctcp(c) => c.on_ack(w, ev),
+            Cc::Coupled(c) => c.on_ack(w, ev),
+        }
+    }
+    fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
+        match self {
+            Cc::Reno(c) => c.on_fast_retransmit(w, flight, mss),
+            Cc::Cubic(c) => c.on_fast_retransmit(w, flight, mss),
+            Cc::Dctcp(c) => c.on_fast_retransmit(w, flight, mss),
+            Cc::Coupled(c) => c.on_fast_retransmit(w, flight, mss),
+        }
+    }
+    fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
+        match self {
+            Cc::Reno(c) => c.on_timeout(w, flight, mss),
+            Cc::Cubic(c) => c.on_timeout(w, flight, mss),
+            Cc::Dctcp(c) => c.on_timeout(w, flight, mss),
+            Cc::Coupled(c) => c.on_timeout(w, flight, mss),
+        }
+    }
+}
+
+impl Cc {
+    /// OLIA's ℓ, bytes carried between losses (0 for an uncoupled controller, which
+    /// does not count them).
+    #[inline]
+    pub fn ell(&self) -> f64 {
+        match self {
+            Cc::Coupled(c) => c.ell(),
+            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) => 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_through_the_schema() {
+        for k in CcSpec::ALL {
+            let text = serde_json::to_string(&k).unwrap();
+            assert_eq!(text, format!("\"{}\"", k.info().name));
+        }
+    }
+
+    #[test]
+    fn parameters_name_their_controllers() {
+        assert_eq!(CcSpec::taking("dctcp_g"), ["dctcp", "dcm"]);
+        assert_eq!(CcSpec::taking("beta"), ["lia", "xmp", "amp"]);
+        assert!(CcSpec::taking("no_such_field").is_empty());
+    }
+
+    #[test]
+    fn coupled_kinds_build_coupled_controllers() {
+        let ctx = CcContext {
+            mss: 1000.0,
+            cwnd_min: 2000.0,
+            lia_beta: None,
+        };
+        let kinds = [
+            CcKind::Reno,
+            CcKind::Cubic,
+            CcKind::Dctcp {
+                g: 0.0625,
+                alpha_init: 1.0,
+            },
+            CcKind::Lia,
+            CcKind::Olia,
+            CcKind::Dcm { g: 0.0625 },
+            CcKind::Xmp { beta: 4.0 },
+            CcKind::Amp {
+                beta: 4.0,
+                gamma: 2,
+                tau: 8,
+            },
+            CcKind::Mmptcp { switch_bytes: 1 },
+        ];
+        for k in kinds {
+            let (coupling, cc) = build(&k, ctx);
+            let coupled = matches!(cc, Cc::Coupled(_));
+            assert_eq!(coupled, k.info().coupled, "{k:?}");
+            assert_eq!(matches!(coupling, Coupling::Uncoupled), !coupled, "{k:?}");
+        }
+    }
+}
