@@ -2,6 +2,7 @@
 //! routing, and topology builders.
 pub mod faults;
 pub mod jitter;
+pub mod links;
 pub mod network;
 pub mod packet;
 pub mod queue;
