@@ -8,20 +8,20 @@
 
 use crate::connection::Endpoints;
 use crate::engine::queue::EventKind;
-use crate::engine::rng::{mix64, stream};
+use crate::engine::rng::stream;
 use crate::engine::{EventQueue, Rng};
-use crate::flow::paths::{bcube_connection, BCubeEnds};
 use crate::metrics::{
     histogram_quantile, FlowRecord, FlowSample, QueueRecord, QueueSample, RecoveryCounters,
     Results, RunCounters, SubflowRecord,
 };
+use crate::net::bcube::{bcube_connection, BCubeEnds};
 use crate::net::faults::{LinkEvent, NO_FAULT};
+use crate::net::hash::{ack_hash, data_hash};
 use crate::net::jitter::NicJitter;
 use crate::net::network::{Network, NodeKind, NO_RWNDQ};
 use crate::net::packet::flags;
 use crate::net::packet::{Desc, Ecn, Packet, PacketArena, PacketExt, PINNED, TO_CLIENT, TO_SERVER};
 use crate::net::queue::Admit;
-use crate::net::topology::TopologyKind;
 use crate::scenario::Plan;
 use crate::time::SimTime;
 use crate::transport::mptcp::sender::MptcpCounters;
@@ -187,31 +187,6 @@ pub const NOT_STARTED: SimTime = SimTime::MAX;
 const SAMPLE_FLOWS: u32 = 0;
 const SAMPLE_QUEUES: u32 = 1;
 
-fn tuple_hash(src: u32, dst: u32, sport: u16, dport: u16) -> u32 {
-    let a = ((src as u64) << 32) | dst as u64;
-    let b = ((sport as u64) << 16) | dport as u64 | (6u64 << 32);
-    (mix64(a ^ mix64(b)) >> 32) as u32
-}
-
-/// Server port of every connection.
-const DATA_PORT: u16 = 5001;
-
-/// Source port of subflow 0 of connection `i`; subflow k uses this plus k.
-fn source_port(i: usize) -> u16 {
-    1024 + ((i * 64) % 64_000) as u16
-}
-
-/// The ECMP hash of the data direction of subflow `sub` of connection `i`, as the
-/// simulator computes it, so the flow level can place flows on the same paths.
-pub(crate) fn data_hash(i: usize, sub: u16, src: u32, dst: u32) -> u32 {
-    tuple_hash(src, dst, source_port(i) + sub, DATA_PORT)
-}
-
-/// The ECMP hash of the ACK direction (from `dst` back to `src`) of that subflow.
-pub(crate) fn ack_hash(i: usize, sub: u16, src: u32, dst: u32) -> u32 {
-    tuple_hash(dst, src, DATA_PORT, source_port(i) + sub)
-}
-
 impl Sim {
     pub fn new(plan: Plan) -> Sim {
         let mut net = Network::build(
@@ -243,10 +218,7 @@ impl Sim {
         let mut route = Vec::new();
         let mut back = Vec::new();
         let mut bcube_paths: Vec<Vec<u32>> = Vec::new();
-        let bcube = match plan.topology.kind {
-            TopologyKind::BCube { n, k } => Some((n, k)),
-            _ => None,
-        };
+        let bcube = plan.topology.kind.bcube();
         let mut new_conn = |conns: &mut Vec<Conn>,
                             src: u32,
                             dst: u32,
@@ -264,11 +236,7 @@ impl Sim {
             if owner == NO_FLOW {
                 ep.make_idle();
             }
-            // Distinct source ports per connection and subflow, so ECMP sees distinct
-            // 5-tuples (and may still place two subflows on one path, as it would).
             let i = conns.len();
-            let sport = source_port(i);
-            let dport = DATA_PORT;
             let paths = &plan.entry_paths[entry as usize];
             // BCube's hosts relay: every connection follows source routes, on the paths
             // the flow level gives it too.
@@ -289,10 +257,7 @@ impl Sim {
                 (0..ep.subflows() as u16)
                     .map(|k| {
                         if paths.is_empty() {
-                            return [
-                                tuple_hash(src, dst, sport + k, dport),
-                                tuple_hash(dst, src, dport, sport + k),
-                            ];
+                            return [data_hash(i, k, src, dst), ack_hash(i, k, src, dst)];
                         }
                         // Subflow k follows path `paths[k % len]` both ways (ACKs on the
                         // reverse of the data's path).
