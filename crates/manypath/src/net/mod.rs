@@ -1,7 +1,10 @@
 //! The network: packets and their arena, output queues, ports (queue + link), nodes,
 //! routing, and topology builders.
+pub mod bcube;
 pub mod faults;
+pub mod hash;
 pub mod jitter;
+pub mod links;
 pub mod network;
 pub mod packet;
 pub mod queue;

@@ -10,7 +10,7 @@ use super::faults::{PortFault, NO_FAULT};
 use super::queue::{OutQueue, QueueConfig};
 use super::red::RedConfig;
 use super::rwndq::{RwndqConfig, RwndqPort};
-use super::topology::{NodeRole, Topology, TopologyKind};
+use super::topology::{NodeRole, Topology};
 use crate::engine::rng::{mix64, stream, Rng};
 use crate::time::{Rate, SimTime};
 use std::collections::{HashMap, VecDeque};
@@ -136,7 +136,7 @@ impl Network {
         let mut port_start = Vec::with_capacity(n + 1);
         // BCube's hosts relay others' packets: their interfaces are switch ports of
         // their level and take its queue (their own packets still wait for room in it).
-        let relaying_hosts = matches!(topo.kind, TopologyKind::BCube { .. });
+        let relaying_hosts = topo.kind.bcube().is_some();
         for (node, nbrs) in adj.iter().enumerate() {
             port_start.push(ports.len() as u32);
             for &(peer, tier) in nbrs {

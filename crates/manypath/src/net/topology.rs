@@ -133,6 +133,22 @@ impl fmt::Display for TopologyKind {
 }
 
 impl TopologyKind {
+    /// BCube's (n, k) if the hosts relay along BCube's path set (`net::bcube`: every
+    /// connection is pinned to its paths); `None` for the switched fabrics, whose
+    /// switches route by ECMP.
+    pub fn bcube(&self) -> Option<(u32, u32)> {
+        match *self {
+            TopologyKind::BCube { n, k } => Some((n, k)),
+            TopologyKind::Star { .. }
+            | TopologyKind::Dumbbell { .. }
+            | TopologyKind::LeafSpine { .. }
+            | TopologyKind::FatTree { .. }
+            | TopologyKind::FusoTestbed { .. }
+            | TopologyKind::FusoFabric { .. }
+            | TopologyKind::Vl2 { .. } => None,
+        }
+    }
+
     pub fn tiers(&self) -> Vec<&'static str> {
         match self {
             TopologyKind::Star { .. } => vec!["host"],

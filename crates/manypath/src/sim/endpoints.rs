@@ -1,0 +1,257 @@
+//! The hosts' endpoints: delivering packets to the transports, their timers, pumping
+//! their segments into the NICs (waiting for room, and woken as a NIC drains), and the
+//! flows' lifecycle: starts (opening connections, or offering bytes to persistent ones),
+//! copies done, finishes and the closed loops they release.
+
+use super::results::Tally;
+use super::{Sim, NO_FLOW};
+use crate::engine::queue::EventKind;
+use crate::net::packet::flags;
+use crate::net::packet::{Desc, Ecn, Packet, PacketExt, PINNED, TO_CLIENT, TO_SERVER};
+use crate::transport::tcp::Segment;
+
+impl Sim {
+    /// Lets endpoints waiting for room in a host's NIC queue send again.
+    pub(super) fn unblock(&mut self, nic: u32) {
+        let waiting = nic as usize;
+        while let Some(&entry) = self.blocked[waiting].front() {
+            let (conn_id, ep) = (entry >> 1, (entry & 1) as usize);
+            let wire = self.conns[conn_id as usize].max_wire;
+            if !self.net.ports[nic as usize].queue.has_room(wire) {
+                return;
+            }
+            self.blocked[waiting].pop_front();
+            self.conns[conn_id as usize].blocked[ep] = false;
+            self.flush(conn_id);
+        }
+    }
+
+    pub(super) fn deliver(&mut self, d: Desc) {
+        let p = *self.pkts.get(d.pkt);
+        self.pkts.free(d.pkt);
+        self.delivered += 1;
+        let conn = &mut self.conns[p.conn as usize];
+        // The descriptor holds the ECN codepoint as the fabric left it.
+        let incoming_ecn = if p.dir == TO_SERVER {
+            d.ecn == Ecn::Ce
+        } else {
+            p.has(flags::ECE)
+        };
+        let mut seg = Segment {
+            seq: p.seq,
+            ack: p.ack,
+            len: p.payload,
+            flags: p.flags,
+            ecn: incoming_ecn,
+            rwnd: p.rwnd,
+            ts: p.ts,
+            ts_echo: p.ts_echo,
+            dsn: p.dsn,
+            data_ack: p.data_ack,
+            scatter: false,
+            ..Segment::default()
+        };
+        if p.has(flags::SACK | flags::CODED) {
+            let ext = self.pkts.ext(d.pkt);
+            seg.sack = ext.sack;
+            seg.sack_n = ext.sack_n;
+            seg.coded_len = ext.coded_len;
+        }
+        let ep = if p.dir == TO_SERVER { 1 } else { 0 };
+        conn.ep.on_segment(self.now, ep, p.sub as usize, &seg);
+        self.flush(p.conn);
+    }
+
+    pub(super) fn timer(&mut self, conn_id: u32, endpoint: u32) {
+        let now = self.now;
+        let conn = &mut self.conns[conn_id as usize];
+        if conn.timer_at[endpoint as usize] == now {
+            conn.timer_at[endpoint as usize] = 0;
+        }
+        conn.ep.on_timer(now, endpoint as usize);
+        self.flush(conn_id);
+    }
+
+    /// Sends whatever both endpoints of a connection have to send, and keeps one timer
+    /// event pending per endpoint at or before its deadline.
+    pub(super) fn flush(&mut self, conn_id: u32) {
+        let (src, dst) = {
+            let c = &self.conns[conn_id as usize];
+            (c.src, c.dst)
+        };
+        self.pump(conn_id, 0, src);
+        self.pump(conn_id, 1, dst);
+        let conn = &mut self.conns[conn_id as usize];
+        let deadlines = [conn.ep.timer_deadline(0), conn.ep.timer_deadline(1)];
+        for (ep, d) in deadlines.into_iter().enumerate() {
+            if let Some(d) = d {
+                let at = conn.timer_at[ep];
+                if at == 0 || at > d {
+                    conn.timer_at[ep] = d;
+                    self.events
+                        .schedule(d, EventKind::Timer, conn_id, ep as u32);
+                }
+            }
+        }
+        loop {
+            let conn = &mut self.conns[conn_id as usize];
+            match conn.pending.front() {
+                Some(&(f, end)) if conn.ep.data_acked() >= end => {
+                    conn.pending.pop_front();
+                    self.copy_done(f);
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// Flow `f` starts: its connections open, or its bytes go to its persistent ones.
+    pub(super) fn start_flow(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        let persistent = flow.spec.conn.is_some();
+        let size = flow.spec.size;
+        for k in 0..flow.copies as usize {
+            let id = self.flows[f as usize].conns[k];
+            let conn = &mut self.conns[id as usize];
+            match (persistent, size) {
+                (false, Some(size)) => {
+                    conn.ep.open();
+                    conn.pending.push_back((f, size));
+                }
+                (false, None) => conn.ep.open(),
+                (true, size) => {
+                    let size = size.expect("messages have a size");
+                    self.flows[f as usize].base[k] = Tally::of(&conn.ep);
+                    conn.offered += size;
+                    conn.ep.offer(size);
+                    conn.pending.push_back((f, conn.offered));
+                }
+            }
+            self.flush(id);
+        }
+    }
+
+    /// A copy of flow `f` has been acknowledged in full: the first completes the flow.
+    fn copy_done(&mut self, f: u32) {
+        let flow = &mut self.flows[f as usize];
+        if flow.finish.is_some() {
+            return;
+        }
+        flow.finish = Some(self.now);
+        if flow.spec.conn.is_some() {
+            let share = self.persistent_share(f);
+            self.flows[f as usize].share = Some(share);
+        }
+        self.unfinished -= 1;
+        let next = self.successor[f as usize];
+        if next != NO_FLOW {
+            self.start_later(next);
+        }
+        let job = self.flows[f as usize].spec.job;
+        if job >= 0 && (job as usize) < self.job_left.len() {
+            self.job_left[job as usize] -= 1;
+            if self.job_left[job as usize] == 0 {
+                for w in std::mem::take(&mut self.job_waiters[job as usize]) {
+                    self.start_later(w);
+                }
+            }
+        }
+    }
+
+    /// A waiting flow's turn has come: it starts after its think time.
+    fn start_later(&mut self, f: u32) {
+        let at = self.now + self.think[f as usize];
+        self.flows[f as usize].spec.start = at;
+        self.events.schedule(at, EventKind::FlowStart, f, 0);
+    }
+
+    /// Hands an endpoint's segments to its host's NIC while the NIC queue has room. A
+    /// full NIC makes the endpoint wait (as Linux's TCP small queues do) instead of
+    /// dropping the host's own packets.
+    fn pump(&mut self, conn_id: u32, ep: usize, host: u32) {
+        let now = self.now;
+        let nic = self.net.host_nic[host as usize];
+        if ep == 0 && now >= self.conns[conn_id as usize].stop_at {
+            return;
+        }
+        loop {
+            let c = &mut self.conns[conn_id as usize];
+            // Relaying hosts (BCube) offer their own packets to their interfaces as they
+            // do relayed ones: a full queue drops them.
+            if !self.net.ports[nic as usize].queue.has_room(c.max_wire) && !self.relaying {
+                if !c.blocked[ep] {
+                    c.blocked[ep] = true;
+                    self.blocked[nic as usize].push_back(conn_id << 1 | ep as u32);
+                }
+                return;
+            }
+            match c.ep.poll_transmit(now, ep) {
+                Some((sub, seg)) => {
+                    let dir = if ep == 0 { TO_SERVER } else { TO_CLIENT };
+                    self.send(conn_id, dir, sub, &seg)
+                }
+                None => return,
+            }
+        }
+    }
+
+    fn send(&mut self, conn_id: u32, dir: u8, sub: usize, seg: &Segment) {
+        let c = &self.conns[conn_id as usize];
+        let (src, dst) = if dir == TO_SERVER {
+            (c.src, c.dst)
+        } else {
+            (c.dst, c.src)
+        };
+        let pkt = Packet {
+            seq: seg.seq,
+            ack: seg.ack,
+            ts: seg.ts,
+            ts_echo: seg.ts_echo,
+            dsn: seg.dsn,
+            data_ack: seg.data_ack,
+            conn: conn_id,
+            rwnd: seg.rwnd,
+            payload: seg.len,
+            flags: seg.flags,
+            dir,
+            sub: sub as u8,
+        };
+        let id = self.pkts.alloc(pkt);
+        let d = Desc {
+            pkt: id,
+            dst,
+            // A scattered packet takes a random source port, hence a random ECMP path.
+            hash: if seg.scatter {
+                self.scatter_rng.next_u64() as u32
+            } else {
+                c.hash[sub][dir as usize]
+            },
+            wire: (seg.len + c.header) as u16,
+            ecn: if seg.ecn && seg.len > 0 {
+                Ecn::Ect
+            } else {
+                Ecn::NotEct
+            },
+            class: c.priority | c.pinned,
+        };
+        if seg.has(flags::SACK | flags::CODED) {
+            self.pkts.set_ext(
+                id,
+                PacketExt {
+                    sack: seg.sack,
+                    sack_n: seg.sack_n,
+                    coded_len: seg.coded_len,
+                },
+            );
+        }
+        self.peak_packets = self.peak_packets.max(self.pkts.live());
+        let nic = if d.class & PINNED != 0 {
+            self.net
+                .pinned_first(d.hash)
+                .unwrap_or(self.net.host_nic[src as usize])
+        } else {
+            self.net.host_nic[src as usize]
+        };
+        self.enqueue(nic, d);
+    }
+}

@@ -1,0 +1,222 @@
+//! Forwarding: a packet's way through ports, links and switches. Arrivals at switches
+//! (routing, RWNDQ's header reading) and at relaying hosts, output queues and the
+//! idle-link shortcut, transmission and its `TxDone` events, losses to link faults,
+//! RWNDQ's timer ticks and scheduled link changes. This is the per-packet path: the
+//! handlers the event loop inlines are marked `#[inline]`, the rare ones are kept out
+//! of line.
+
+use super::Sim;
+use crate::engine::queue::EventKind;
+use crate::net::faults::NO_FAULT;
+use crate::net::network::{NodeKind, NO_RWNDQ};
+use crate::net::packet::flags;
+use crate::net::packet::{Desc, Ecn};
+use crate::net::queue::Admit;
+use crate::time::SimTime;
+
+impl Sim {
+    #[inline]
+    pub(super) fn arrive(&mut self, node: u32, via: u32, d: Desc) {
+        if self.net.kinds[node as usize] == NodeKind::Switch {
+            let next = if d.pinned() {
+                self.net.pinned_port(node, d.hash)
+            } else {
+                self.net.next_port(node, d.dst, d.hash)
+            };
+            match next {
+                Some(port) => {
+                    if self.rwndq_on && self.net.rwndq_node[node as usize] {
+                        self.rwndq_inspect(via, port, d);
+                    }
+                    self.enqueue(port, d)
+                }
+                None => {
+                    self.route_drops += 1;
+                    self.dropped += 1;
+                    self.pkts.free(d.pkt);
+                }
+            }
+        } else if d.pinned() && d.dst != node {
+            self.relay(node, d);
+        } else {
+            self.deliver(d);
+        }
+    }
+
+    /// A host on a pinned route that is not the packet's destination passes it on (BCube).
+    fn relay(&mut self, node: u32, d: Desc) {
+        match self.net.pinned_port(node, d.hash) {
+            Some(port) => self.enqueue(port, d),
+            None => {
+                self.route_drops += 1;
+                self.dropped += 1;
+                self.pkts.free(d.pkt);
+            }
+        }
+    }
+
+    /// When a packet that finds port `port_id` idle starts onto the wire: now, or, on a
+    /// host interface with send jitter, after the interface's random hold.
+    #[inline]
+    fn start_time(&mut self, port_id: u32) -> SimTime {
+        if self.jitter.is_on() && (port_id as usize) < self.blocked.len() {
+            self.now + self.jitter.draw(port_id)
+        } else {
+            self.now
+        }
+    }
+
+    /// Offers a packet to a port; one that finds the link idle goes onto the wire (after
+    /// the hold of a host interface's send jitter).
+    #[inline]
+    pub(super) fn enqueue(&mut self, port_id: u32, mut d: Desc) {
+        let now = self.now;
+        let ect = d.ecn != Ecn::NotEct;
+        let port = &mut self.net.ports[port_id as usize];
+        if port.queue.is_committed() {
+            port.queue.advance(now, port.rate);
+        }
+        if !port.txdone_pending
+            && port.busy_until <= now
+            && port.queue.is_empty()
+            && !port.queue.has_red()
+        {
+            // An idle link: the packet goes straight onto the wire.
+            port.queue.pass_through();
+            if ect && (port.queue.marks_on_enqueue() || port.queue.marks_on_dequeue()) {
+                d.ecn = Ecn::Ce;
+                port.queue.count_mark();
+            }
+            let start = self.start_time(port_id);
+            self.transmit(port_id, d, start);
+            return;
+        }
+        // A committed queue fixes the packet's start now: when the link is done with the
+        // packets ahead of it.
+        let start = port.busy_until;
+        let admit = if port.queue.is_committed() {
+            port.queue.commit(now, &mut d, ect, start)
+        } else {
+            port.queue.enqueue(now, d, ect)
+        };
+        match admit {
+            Admit::Dropped => {
+                self.dropped += 1;
+                self.pkts.free(d.pkt);
+            }
+            Admit::Queued { .. } if port.queue.is_committed() => self.transmit(port_id, d, start),
+            Admit::Queued { .. } => {
+                if !port.txdone_pending {
+                    port.txdone_pending = true;
+                    let at = port.busy_until.max(now);
+                    self.events.schedule(at, EventKind::TxDone, port_id, 0);
+                }
+            }
+        }
+    }
+
+    /// Puts a packet on the wire of `port_id` from time `start` (now, or later for a
+    /// host interface with send jitter, which stays busy, idle on the wire, until then).
+    #[inline]
+    fn transmit(&mut self, port_id: u32, d: Desc, start: SimTime) {
+        let port = &mut self.net.ports[port_id as usize];
+        let ser = port.rate.serialization(d.wire as u32);
+        port.busy_until = start + ser;
+        port.busy_time += ser;
+        port.tx_packets += 1;
+        port.tx_bytes += d.wire as u64;
+        self.hops += 1;
+        let (arrive_at, peer, via, faulty) = (
+            start + ser + port.delay,
+            port.peer,
+            port.reverse,
+            port.fault != NO_FAULT,
+        );
+        if !port.queue.is_empty() && !port.queue.is_committed() {
+            port.txdone_pending = true;
+            self.events
+                .schedule(port.busy_until, EventKind::TxDone, port_id, 0);
+        }
+        if faulty && self.net.link_loses(port_id, d.hash) {
+            self.lose_on_link(port_id, d);
+            return;
+        }
+        self.events.schedule_arrival(arrive_at, peer, via, d);
+    }
+
+    /// RWNDQ at a switch: the packet came in on port `via` and leaves by port `out`
+    /// (Listing 2 of the RWNDQ document). Only switches with an RWNDQ port read the
+    /// packet's TCP header.
+    fn rwndq_inspect(&mut self, via: u32, out: u32, d: Desc) {
+        let (rin, rout) = (
+            self.net.ports[via as usize].rwndq,
+            self.net.ports[out as usize].rwndq,
+        );
+        let p = self.pkts.get_mut(d.pkt);
+        if p.has(flags::SYN) && p.has(flags::ACK) {
+            for r in [rin, rout] {
+                if r != NO_RWNDQ && self.net.rwndq[r as usize].on_syn_ack() {
+                    let port = if r == rin { via } else { out };
+                    self.net.rwndq[r as usize].timer_armed = true;
+                    let at = self.now + self.net.rwndq[r as usize].cfg.interval;
+                    self.events.schedule(at, EventKind::RwndqTick, port, 0);
+                }
+            }
+        }
+        if rin == NO_RWNDQ {
+            return;
+        }
+        let state = &mut self.net.rwndq[rin as usize];
+        if p.has(flags::FIN) || p.has(flags::RST) {
+            state.on_fin();
+        }
+        if p.has(flags::ACK) {
+            p.rwnd = state.rewrite(p.rwnd);
+        }
+    }
+
+    /// RWNDQ's window-update timer of one port (Listing 1).
+    pub(super) fn rwndq_tick(&mut self, port_id: u32) {
+        let port = &self.net.ports[port_id as usize];
+        let backlog = port.queue.bytes();
+        let state = &mut self.net.rwndq[port.rwndq as usize];
+        if state.on_tick(backlog) {
+            let at = self.now + state.cfg.interval;
+            self.events.schedule(at, EventKind::RwndqTick, port_id, 0);
+        }
+    }
+
+    /// Kept out of line so the rare routing recomputation does not weigh on the
+    /// inlining of the event loop's packet handlers.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn link_change(&mut self, i: u32) {
+        let e = self.link_events[i as usize];
+        self.net.apply_link_event(&e);
+    }
+
+    #[cold]
+    fn lose_on_link(&mut self, port_id: u32, d: Desc) {
+        self.net.ports[port_id as usize].fault_drops += 1;
+        self.dropped += 1;
+        self.pkts.free(d.pkt);
+    }
+
+    #[inline]
+    pub(super) fn tx_done(&mut self, port_id: u32) {
+        let now = self.now;
+        let port = &mut self.net.ports[port_id as usize];
+        port.txdone_pending = false;
+        if let Some(mut d) = port.queue.dequeue(now) {
+            if d.ecn == Ecn::Ect && port.queue.marks_on_dequeue() {
+                d.ecn = Ecn::Ce;
+                port.queue.count_mark();
+            }
+            let start = self.start_time(port_id);
+            self.transmit(port_id, d, start);
+        }
+        if (port_id as usize) < self.blocked.len() {
+            self.unblock(port_id);
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The simulation: the event loop that moves packets between ports, switches and the
+//! transport state machines of the hosts.
+//!
+//! Per packet and link, a packet costs one `Arrive` event. At a switch port with a plain
+//! FIFO queue, a packet's departure is fixed as it joins (a committed queue, see
+//! `net::queue`), so a hop is one event however long the queue. Other ports add a
+//! `TxDone` event when packets are waiting behind the one on the wire.
+//!
+//! This file holds the simulator's state and its event loop; the handlers live by
+//! concern: `setup` (the network, connections, flows and first events), `forward`
+//! (ports, links and switches: arrivals, relaying, queues, transmission, link faults and
+//! changes, RWNDQ), `endpoints` (delivery to the transports, their timers and sends, the
+//! flows' starts and finishes) and `results` (time series and the result tables).
+
+mod endpoints;
+mod forward;
+mod results;
+mod setup;
+
+use crate::connection::Endpoints;
+use crate::engine::queue::EventKind;
+use crate::engine::{EventQueue, Rng};
+use crate::metrics::{FlowSample, QueueSample, Results};
+use crate::net::faults::LinkEvent;
+use crate::net::jitter::NicJitter;
+use crate::net::network::Network;
+use crate::net::packet::PacketArena;
+use crate::scenario::Plan;
+use crate::time::SimTime;
+use crate::workload::FlowSpec;
+use results::Tally;
+use std::collections::VecDeque;
+
+/// One connection: the client (data sender) and server (receiver) endpoints, carrying
+/// one flow of its own or, persistent, the messages of many.
+struct Conn {
+    src: u32,
+    dst: u32,
+    priority: u8,
+    /// ECMP hash of each subflow's 5-tuple, per direction; for a pinned connection, the
+    /// id of each subflow's route per direction.
+    hash: Vec<[u32; 2]>,
+    /// `PINNED` if the subflows follow pinned routes, else 0 (ORed into the class).
+    pinned: u8,
+    /// The client sends nothing from this time on (`traffic.stop_us`; `SimTime::MAX`: never).
+    stop_at: SimTime,
+    header: u32,
+    /// Wire size of a full segment, for the NIC's room check.
+    max_wire: u32,
+    /// Each endpoint waits for room in its host's NIC queue.
+    blocked: [bool; 2],
+    ep: Endpoints,
+    /// Time of the pending timer event of each endpoint (0: none).
+    timer_at: [SimTime; 2],
+    acked_at_warmup: u64,
+    /// Flows handed to the connection and not yet acknowledged, with the stream offset
+    /// their last byte ends at, in stream order.
+    pending: VecDeque<(u32, u64)>,
+    /// Bytes handed to the connection so far.
+    offered: u64,
+}
+
+/// The most copies of a flow (RepFlow uses 2).
+const MAX_COPIES: usize = 4;
+
+/// One flow: a whole connection's data, or one message on persistent connections; with
+/// replicas, each copy on a connection of its own.
+struct Flow {
+    spec: FlowSpec,
+    conns: [u32; MAX_COPIES],
+    copies: u8,
+    /// Persistent connections: each copy's connection counters when the flow started,
+    /// and, once finished, the flow's share of them.
+    base: [Tally; MAX_COPIES],
+    share: Option<Tally>,
+    finish: Option<SimTime>,
+}
+
+impl Flow {
+    fn copies(&self) -> &[u32] {
+        &self.conns[..self.copies as usize]
+    }
+}
+
+pub struct Sim {
+    pub now: SimTime,
+    events: EventQueue,
+    pkts: PacketArena,
+    pub net: Network,
+    conns: Vec<Conn>,
+    flows: Vec<Flow>,
+    plan: Plan,
+    hops: u64,
+    delivered: u64,
+    dropped: u64,
+    peak_packets: u64,
+    unfinished: u64,
+    long_lived: u64,
+    /// Per host port (NIC), the connection endpoints (conn << 1 | endpoint) waiting for
+    /// room in its queue, served in order as it drains.
+    blocked: Vec<VecDeque<u32>>,
+    /// The hosts relay packets (BCube): they send without waiting for room.
+    relaying: bool,
+    /// Draws the random paths of MMPTCP's scattered packets.
+    scatter_rng: Rng,
+    /// Send jitter at the hosts' interfaces (`network.host_jitter_us`).
+    jitter: NicJitter,
+    /// The run was stopped before its end (by the progress callback).
+    partial: bool,
+    /// Some switch port runs RWNDQ.
+    rwndq_on: bool,
+    flow_samples: Vec<FlowSample>,
+    queue_samples: Vec<QueueSample>,
+    /// The switch ports the queue series covers.
+    sampled_ports: Vec<u32>,
+    /// Closed loops: the flow each flow's finish starts (`NO_FLOW`: none), and each
+    /// flow's think time after its predecessor's finish.
+    successor: Vec<u32>,
+    think: Vec<SimTime>,
+    /// Closed-loop jobs (`FlowSpec::after_job`), per job number: its flows not finished
+    /// yet and the flows waiting for it. Empty when no flow waits for a job.
+    job_left: Vec<u32>,
+    job_waiters: Vec<Vec<u32>>,
+    /// Scheduled link changes, referred to by their `LinkChange` events.
+    link_events: Vec<LinkEvent>,
+    /// Packets a switch had no route for (a failed link cut the destination off).
+    route_drops: u64,
+}
+
+const NO_FLOW: u32 = u32::MAX;
+const NO_CONN: u32 = u32::MAX;
+
+/// Start time of a closed-loop flow whose predecessor has not finished.
+pub const NOT_STARTED: SimTime = SimTime::MAX;
+
+/// `Sample` events: operand 0 samples the flows, 1 the queues.
+const SAMPLE_FLOWS: u32 = 0;
+const SAMPLE_QUEUES: u32 = 1;
+
+impl Sim {
+    fn all_done(&self) -> bool {
+        self.plan.stop_when_done && self.unfinished == 0 && self.long_lived == 0
+    }
+
+    /// Runs until the scenario's duration, or until every flow is done.
+    pub fn run(&mut self) {
+        self.run_with_progress(u64::MAX, |_, _| true);
+    }
+
+    /// Runs like `run`, calling `progress(now, events)` every `every` events; when it
+    /// returns false the run stops there, marked partial in its counters.
+    pub fn run_with_progress(
+        &mut self,
+        every: u64,
+        mut progress: impl FnMut(SimTime, u64) -> bool,
+    ) {
+        let end = self.plan.duration;
+        if self.all_done() {
+            return;
+        }
+        let mut next_report = every;
+        while let Some(t) = self.events.peek_time() {
+            if t > end {
+                break;
+            }
+            if self.events.processed() >= next_report {
+                next_report = next_report.saturating_add(every);
+                if !progress(self.now, self.events.processed()) {
+                    self.partial = true;
+                    return;
+                }
+            }
+            let ev = self.events.pop().expect("peeked");
+            self.now = ev.time;
+            match ev.kind() {
+                EventKind::Arrive => self.arrive(ev.a, ev.via(), ev.d),
+                EventKind::TxDone => self.tx_done(ev.a),
+                EventKind::FlowStart => self.start_flow(ev.a),
+                EventKind::ConnOpen => {
+                    self.conns[ev.a as usize].ep.open();
+                    self.flush(ev.a);
+                }
+                EventKind::Timer => self.timer(ev.a, ev.b()),
+                EventKind::Warmup => {
+                    for c in &mut self.conns {
+                        c.acked_at_warmup = c.ep.data_acked();
+                    }
+                }
+                EventKind::Sample => self.sample(ev.a),
+                EventKind::RwndqTick => self.rwndq_tick(ev.a),
+                EventKind::LinkChange => self.link_change(ev.a),
+            }
+            if self.unfinished == 0 && self.all_done() {
+                return;
+            }
+        }
+        self.now = self.now.max(end);
+    }
+}
+
+/// Parses, runs and reports a scenario.
+pub fn run_plan(plan: Plan) -> Results {
+    run_plan_with_progress(plan, u64::MAX, |_, _| true)
+}
+
+/// Runs a plan, reporting progress every `every` events (see `Sim::run_with_progress`).
+pub fn run_plan_with_progress(
+    plan: Plan,
+    every: u64,
+    progress: impl FnMut(SimTime, u64) -> bool,
+) -> Results {
+    let t0 = std::time::Instant::now();
+    let mut sim = Sim::new(plan);
+    sim.run_with_progress(every, progress);
+    let wall = t0.elapsed().as_secs_f64();
+    sim.results(wall)
+}

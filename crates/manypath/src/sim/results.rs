@@ -1,0 +1,362 @@
+//! Result collection: the flow and queue time series (`Sample` events), each flow's
+//! record (summed over its copies, or its share of its persistent connections'
+//! counters), and the result tables and run counters at the end.
+
+use super::{Sim, SAMPLE_FLOWS};
+use crate::connection::Endpoints;
+use crate::engine::queue::EventKind;
+use crate::metrics::{
+    histogram_quantile, FlowRecord, FlowSample, QueueRecord, QueueSample, RecoveryCounters,
+    Results, RunCounters, SubflowRecord,
+};
+use crate::net::network::NO_RWNDQ;
+use crate::time::SimTime;
+use crate::transport::mptcp::sender::MptcpCounters;
+use crate::transport::tcp::SenderStats;
+
+/// What a flow's record adds up from its connections' counters.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Tally {
+    stats: SenderStats,
+    mptcp: MptcpCounters,
+    recovery: RecoveryCounters,
+}
+
+impl Tally {
+    pub(super) fn of(ep: &Endpoints) -> Tally {
+        Tally {
+            stats: ep.stats(),
+            mptcp: ep.mptcp_counters(),
+            recovery: ep.recovery_counters(),
+        }
+    }
+
+    /// `self − base` for counters, and `self + other` with `subtract = false`.
+    fn combine(&self, o: &Tally, subtract: bool) -> Tally {
+        let f = |a: u64, b: u64| if subtract { a.saturating_sub(b) } else { a + b };
+        let g = |a: u32, b: u32| if subtract { a.saturating_sub(b) } else { a + b };
+        let (a, b) = (&self.stats, &o.stats);
+        Tally {
+            stats: SenderStats {
+                bytes_sent: f(a.bytes_sent, b.bytes_sent),
+                bytes_retx: f(a.bytes_retx, b.bytes_retx),
+                bytes_acked: f(a.bytes_acked, b.bytes_acked),
+                timeouts: g(a.timeouts, b.timeouts),
+                fast_retx: g(a.fast_retx, b.fast_retx),
+                ..*a
+            },
+            mptcp: MptcpCounters {
+                recovery_packets: f(self.mptcp.recovery_packets, o.mptcp.recovery_packets),
+                recovery_bytes: f(self.mptcp.recovery_bytes, o.mptcp.recovery_bytes),
+                window_violations: f(self.mptcp.window_violations, o.mptcp.window_violations),
+            },
+            recovery: {
+                let (a, b) = (&self.recovery, &o.recovery);
+                RecoveryCounters {
+                    packets_sent: f(a.packets_sent, b.packets_sent),
+                    packets_retx: f(a.packets_retx, b.packets_retx),
+                    syn_timeouts: g(a.syn_timeouts, b.syn_timeouts),
+                    tlp_probes: g(a.tlp_probes, b.tlp_probes),
+                    ir_coded: g(a.ir_coded, b.ir_coded),
+                    ir_recovered: g(a.ir_recovered, b.ir_recovered),
+                    proactive_copies: f(a.proactive_copies, b.proactive_copies),
+                }
+            },
+        }
+    }
+}
+
+impl Sim {
+    /// Records one row of the flow or queue time series and schedules the next.
+    pub(super) fn sample(&mut self, what: u32) {
+        let now = self.now;
+        let period = if what == SAMPLE_FLOWS {
+            let period = self.plan.flow_sample.expect("flow sampling is on");
+            let since = now.saturating_sub(period);
+            for (i, f) in self.flows.iter().enumerate() {
+                // Running flows of their own, and those that finished since the previous
+                // sample (the first copy stands for the flow).
+                if f.spec.conn.is_some()
+                    || f.spec.start > now
+                    || f.finish.is_some_and(|t| t <= since)
+                {
+                    continue;
+                }
+                let c = &self.conns[f.conns[0] as usize];
+                for (k, s) in c.ep.senders().iter().enumerate() {
+                    self.flow_samples.push(FlowSample {
+                        time: now,
+                        flow: i as u32,
+                        subflow: k as u32,
+                        bytes_acked: s.bytes_acked(),
+                        cwnd: s.win.cwnd,
+                        srtt: s.rtt.srtt().unwrap_or(0),
+                    });
+                }
+            }
+            period
+        } else {
+            for &p in &self.sampled_ports {
+                let port = &mut self.net.ports[p as usize];
+                port.queue.advance(now, port.rate);
+                self.queue_samples.push(QueueSample {
+                    time: now,
+                    port: p,
+                    packets: port.queue.packets(),
+                    bytes: port.queue.bytes(),
+                    rwndq_window: if port.rwndq == NO_RWNDQ {
+                        0
+                    } else {
+                        self.net.rwndq[port.rwndq as usize].wnd
+                    },
+                });
+            }
+            self.plan.queue_sample.expect("queue sampling is on")
+        };
+        if now + period <= self.plan.duration {
+            self.events
+                .schedule(now + period, EventKind::Sample, what, 0);
+        }
+    }
+
+    /// What flow `f`'s copies' persistent connections counted since it started.
+    pub(super) fn persistent_share(&self, f: u32) -> Tally {
+        let flow = &self.flows[f as usize];
+        flow.copies()
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| Tally::of(&self.conns[c as usize].ep).combine(&flow.base[k], true))
+            .fold(Tally::default(), |acc, t| acc.combine(&t, false))
+    }
+
+    /// Packets still queued or on a link, counted from the queues and pending events
+    /// (independently of the arena's own count).
+    fn packets_in_flight(&self) -> u64 {
+        let queued = self
+            .net
+            .ports
+            .iter()
+            .map(|p| p.queue.queued_ids().count() as u64)
+            .sum::<u64>();
+        let on_links = self
+            .events
+            .iter()
+            .filter(|e| e.kind() == EventKind::Arrive)
+            .count() as u64;
+        queued + on_links
+    }
+
+    /// Flow `i`'s record at the end of the run (`end`). A flow of its own reports its
+    /// connections' counters, summed over its copies; a message on persistent
+    /// connections reports what they counted while it was outstanding.
+    fn flow_record(&self, i: usize, end: SimTime) -> FlowRecord {
+        let f = &self.flows[i];
+        let spec = &f.spec;
+        let first = &self.conns[f.conns[0] as usize];
+        let t = match (spec.conn, f.share) {
+            (None, _) => f
+                .copies()
+                .iter()
+                .map(|&c| Tally::of(&self.conns[c as usize].ep))
+                .fold(Tally::default(), |acc, t| acc.combine(&t, false)),
+            (Some(_), Some(share)) => share,
+            (Some(_), None) if spec.start <= end => self.persistent_share(i as u32),
+            (Some(_), None) => Tally::default(),
+        };
+        let mut st = t.stats;
+        if spec.conn.is_some() {
+            // Bytes of this message acknowledged: its copies' best progress.
+            st.bytes_acked = match (f.finish, spec.size) {
+                (Some(_), Some(size)) => size,
+                (_, size) => {
+                    let size = size.unwrap_or(0);
+                    f.copies()
+                        .iter()
+                        .map(|&c| {
+                            let conn = &self.conns[c as usize];
+                            let done_to = conn.ep.data_acked();
+                            let ends = conn.pending.iter().find(|&&(g, _)| g == i as u32);
+                            ends.map_or(0, |&(_, e)| (done_to + size).saturating_sub(e))
+                        })
+                        .max()
+                        .unwrap_or(0)
+                        .min(size)
+                }
+            };
+        } else if f.copies > 1 {
+            st.bytes_acked = f
+                .copies()
+                .iter()
+                .map(|&c| self.conns[c as usize].ep.data_acked())
+                .max()
+                .unwrap_or(0);
+        }
+        let warmup = self.plan.warmup;
+        let goodput_bps = match (f.finish, spec.size) {
+            (Some(t), Some(size)) if t > spec.start => {
+                size as f64 * 8.0 / ((t - spec.start) as f64 / 1e12)
+            }
+            _ => {
+                let from = spec.start.max(warmup);
+                let acked = st.bytes_acked
+                    - if spec.start < warmup && spec.conn.is_none() {
+                        first.acked_at_warmup.min(st.bytes_acked)
+                    } else {
+                        0
+                    };
+                if end > from {
+                    acked as f64 * 8.0 / ((end - from) as f64 / 1e12)
+                } else {
+                    0.0
+                }
+            }
+        };
+        FlowRecord {
+            id: i as u32,
+            src: spec.src,
+            dst: spec.dst,
+            transport: spec.transport,
+            class: spec.class,
+            job: spec.job,
+            size: spec.size,
+            start: spec.start,
+            finish: f.finish,
+            bytes_sent: st.bytes_sent,
+            bytes_retx: st.bytes_retx,
+            bytes_acked: st.bytes_acked,
+            goodput_bps,
+            timeouts: st.timeouts,
+            fast_retx: st.fast_retx,
+            subflows: first.ep.subflows() as u32,
+            ssr_suppressions: first.ep.ssr_episodes().0,
+            ssr_releases: first.ep.ssr_episodes().1,
+            recovery_bytes: t.mptcp.recovery_bytes,
+            window_violations: t.mptcp.window_violations,
+            copies: f.copies as u32,
+            recovery: t.recovery,
+        }
+    }
+
+    /// Collects the results; `wall_secs` is the wall-clock time the caller measured.
+    pub fn results(&mut self, wall_secs: f64) -> Results {
+        let end = self.now;
+        // Hops counted for packets a committed queue had admitted but not started.
+        let mut late_hops = 0;
+        for p in &mut self.net.ports {
+            // A packet starting at the end has started: the run handles events at its
+            // end time.
+            p.queue.advance(end + 1, p.rate);
+            p.queue.finish(end);
+            late_hops += p.queue.not_started(p.busy_until).0;
+        }
+        let warmup = self.plan.warmup;
+        let flows: Vec<FlowRecord> = (0..self.flows.len())
+            .map(|i| self.flow_record(i, end))
+            .collect();
+        // Subflows of the multipath flows that have connections of their own.
+        let subflows = self
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.spec.conn.is_none())
+            .map(|(i, f)| (i, &self.conns[f.conns[0] as usize]))
+            .filter(|(_, c)| match c.ep {
+                Endpoints::Tcp { .. } => false,
+                Endpoints::Mptcp { .. } => true,
+            })
+            .flat_map(|(i, c)| {
+                c.ep.subflow_stats()
+                    .into_iter()
+                    .enumerate()
+                    .map(move |(k, st)| SubflowRecord {
+                        flow: i as u32,
+                        subflow: k as u32,
+                        bytes_sent: st.bytes_sent,
+                        bytes_retx: st.bytes_retx,
+                        bytes_acked: st.bytes_acked,
+                        timeouts: st.timeouts,
+                        fast_retx: st.fast_retx,
+                    })
+            })
+            .collect();
+        let net = &self.net;
+        let queues = net
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let st = &p.queue.stats;
+                let secs = end.max(1) as f64;
+                let rw = (p.rwndq != NO_RWNDQ).then(|| &net.rwndq[p.rwndq as usize]);
+                // A committed queue counted its packets' transmissions as they joined;
+                // those still waiting at the end have not started.
+                let (late_packets, late_bytes, late_time) = p.queue.not_started(p.busy_until);
+                QueueRecord {
+                    tx_packets: p.tx_packets - late_packets,
+                    tx_bytes: p.tx_bytes - late_bytes,
+                    utilization: (p.busy_time - late_time).min(end) as f64 / secs,
+                    enqueued: st.enqueued,
+                    drops: st.drops,
+                    early_drops: st.early_drops,
+                    fault_drops: p.fault_drops,
+                    fault_bursts: net.fault_of(i as u32).map_or(0, |f| f.bursts),
+                    loss_rate: net.fault_of(i as u32).map_or(0.0, |f| f.random_loss_rate()),
+                    blackhole_fraction: net
+                        .fault_of(i as u32)
+                        .map_or(0.0, |f| f.blackhole_fraction()),
+                    ecn_marks: st.marks,
+                    max_packets: st.max_packets,
+                    max_bytes: st.max_bytes,
+                    mean_packets: st.area_packets as f64 / secs,
+                    mean_bytes: st.area_bytes as f64 / secs,
+                    p50_packets: histogram_quantile(&st.histogram, 0.5),
+                    p95_packets: histogram_quantile(&st.histogram, 0.95),
+                    p99_packets: histogram_quantile(&st.histogram, 0.99),
+                    rwndq: rw.is_some(),
+                    rwndq_flows: rw.map_or(0, |r| r.conns),
+                    rwndq_peak_flows: rw.map_or(0, |r| r.peak_conns),
+                    rwndq_window: rw.map_or(0, |r| r.wnd),
+                    rwndq_rewrites: rw.map_or(0, |r| r.rewrites),
+                    ..QueueRecord::of_port(net, i as u32)
+                }
+            })
+            .collect();
+        let counters = RunCounters {
+            events: self.events.processed(),
+            packet_hops: self.hops - late_hops,
+            sim_time: end,
+            wall_secs,
+            packets_created: self.pkts.created(),
+            packets_delivered: self.delivered,
+            packets_dropped: self.dropped,
+            packets_in_flight: self.packets_in_flight(),
+            flows: self.flows.len() as u64,
+            flows_completed: flows.iter().filter(|f| f.finish.is_some()).count() as u64,
+            seed: self.plan.seed,
+            peak_packets: self.peak_packets,
+            partial: self.partial,
+            fault_drops: self.net.ports.iter().map(|p| p.fault_drops).sum(),
+            route_drops: self.route_drops,
+        };
+        Results {
+            name: self.plan.name.clone(),
+            flows,
+            subflows,
+            queues,
+            flow_samples: std::mem::take(&mut self.flow_samples),
+            queue_samples: std::mem::take(&mut self.queue_samples),
+            counters,
+            transports: self
+                .plan
+                .transports
+                .iter()
+                .map(|t| t.name.clone())
+                .collect(),
+            classes: self.plan.classes.clone(),
+            host_rate_bps: self.plan.tier_params[0].rate.bits_per_sec(),
+            n_hosts: self.plan.topology.n_hosts,
+            warmup,
+            flow_level: None,
+        }
+    }
+}

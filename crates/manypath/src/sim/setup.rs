@@ -1,0 +1,419 @@
+//! Setting a run up: the network with its faults, the flows and the connections that
+//! carry them (each subflow's flow hashes or pinned routes), which switch ports fix
+//! departures at enqueue, and the first events.
+
+use super::results::Tally;
+use super::{
+    Conn, Flow, Sim, MAX_COPIES, NOT_STARTED, NO_CONN, NO_FLOW, SAMPLE_FLOWS, SAMPLE_QUEUES,
+};
+use crate::connection::Endpoints;
+use crate::engine::queue::EventKind;
+use crate::engine::rng::stream;
+use crate::engine::{EventQueue, Rng};
+use crate::net::bcube::{bcube_connection, BCubeEnds};
+use crate::net::faults::{LinkEvent, NO_FAULT};
+use crate::net::hash::{ack_hash, data_hash};
+use crate::net::jitter::NicJitter;
+use crate::net::network::{Network, NodeKind, NO_RWNDQ};
+use crate::net::packet::{PacketArena, PINNED};
+use crate::scenario::Plan;
+use crate::time::SimTime;
+use crate::workload::{ConnSpec, FlowSpec};
+use std::collections::VecDeque;
+
+impl Sim {
+    /// A run of `plan`, ready to start at time 0.
+    pub fn new(plan: Plan) -> Sim {
+        let mut net = Network::build(
+            &plan.topology,
+            &plan.tier_params,
+            plan.host_queue,
+            plan.load_balancing,
+            plan.seed,
+        );
+        let link_events = plan.faults.install(plan.seed, &plan.topology, &mut net);
+        let seed = plan.seed;
+        let mut events = EventQueue::new();
+        let (conns, w) = connect(&plan, &mut net, &mut events);
+        let host_ports = net.host_ports();
+        let jitter = NicJitter::new(plan.host_jitter, seed, host_ports);
+        let relaying = plan.topology.kind.bcube().is_some();
+        let rwndq_on = !net.rwndq.is_empty();
+        commit_departures(&mut net, &link_events);
+        let sampled_ports = sampled_ports(&plan, &net);
+        schedule_start(&plan, &link_events, &mut events);
+        Sim {
+            now: 0,
+            events,
+            pkts: PacketArena::new(),
+            net,
+            conns,
+            flows: w.flows,
+            plan,
+            hops: 0,
+            delivered: 0,
+            dropped: 0,
+            peak_packets: 0,
+            unfinished: w.unfinished,
+            long_lived: w.long_lived,
+            blocked: vec![VecDeque::new(); host_ports],
+            relaying,
+            scatter_rng: Rng::new(seed, stream::HOST, u64::MAX),
+            jitter,
+            partial: false,
+            rwndq_on,
+            flow_samples: Vec::new(),
+            queue_samples: Vec::new(),
+            sampled_ports,
+            successor: w.successor,
+            think: w.think,
+            job_left: w.job_left,
+            job_waiters: w.job_waiters,
+            link_events,
+            route_drops: 0,
+        }
+    }
+}
+
+/// The flows and what starts them, as `Sim` keeps them.
+struct Workload {
+    flows: Vec<Flow>,
+    successor: Vec<u32>,
+    think: Vec<SimTime>,
+    job_left: Vec<u32>,
+    job_waiters: Vec<Vec<u32>>,
+    unfinished: u64,
+    long_lived: u64,
+}
+
+/// The run's flows and the connections that carry them, with the flows' `FlowStart`
+/// and the persistent connections' `ConnOpen` events. A flow of its own gets
+/// connection i for its first copy (so its 5-tuple, hence its paths, do not depend on
+/// the rest of the workload); further copies and the persistent connections come after.
+fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn>, Workload) {
+    let (specs, persistent, flow_entry, conn_entry) = plan.workload_entries();
+    let mut builder = ConnBuilder::new(plan, net, specs.len());
+    let mut w = Workload::new(&specs);
+    for (i, f) in specs.iter().enumerate() {
+        let mut conns_of = [NO_CONN; MAX_COPIES];
+        let mut copies = 1;
+        if f.conn.is_none() {
+            conns_of[0] = builder.flow_copy(f, i, flow_entry[i]);
+            copies = plan.transports[f.transport as usize].replicas as usize;
+        }
+        w.add_flow(i, f, conns_of, copies as u8, events);
+    }
+    for (i, flow) in w.flows.iter_mut().enumerate() {
+        for k in 1..flow.copies as usize {
+            flow.conns[k] = builder.flow_copy(&specs[i], i, flow_entry[i]);
+        }
+    }
+    // Persistent connections, with their replicas, open at their start.
+    let mut persistent_conns = Vec::with_capacity(persistent.len());
+    for (pi, p) in persistent.iter().enumerate() {
+        let mut ids = [NO_CONN; MAX_COPIES];
+        let copies = plan.transports[p.transport as usize].replicas as usize;
+        for id in ids.iter_mut().take(copies) {
+            *id = builder.persistent(p, conn_entry[pi]);
+            events.schedule(p.start, EventKind::ConnOpen, *id, 0);
+        }
+        persistent_conns.push((ids, copies as u8));
+    }
+    for (i, f) in specs.iter().enumerate() {
+        if let Some(pc) = f.conn {
+            let (ids, copies) = persistent_conns[pc as usize];
+            w.flows[i].conns = ids;
+            w.flows[i].copies = copies;
+        }
+    }
+    (builder.conns, w)
+}
+
+impl Workload {
+    /// No flows yet; closed-loop jobs counted if some flow waits for a job.
+    fn new(specs: &[FlowSpec]) -> Workload {
+        let (mut job_left, mut job_waiters) = (Vec::new(), Vec::new());
+        if specs.iter().any(|f| f.after_job.is_some()) {
+            let jobs = specs.iter().map(|f| f.job + 1).max().unwrap_or(0).max(0) as usize;
+            job_left = vec![0u32; jobs];
+            job_waiters = vec![Vec::new(); jobs];
+            for f in specs.iter().filter(|f| f.job >= 0) {
+                job_left[f.job as usize] += 1;
+            }
+        }
+        Workload {
+            flows: Vec::with_capacity(specs.len()),
+            successor: vec![NO_FLOW; specs.len()],
+            think: vec![0; specs.len()],
+            job_left,
+            job_waiters,
+            unfinished: 0,
+            long_lived: 0,
+        }
+    }
+
+    /// Adds flow `i` on connections `conns` (`copies` of them once all are set up), and
+    /// schedules its start unless a predecessor or a job starts it.
+    fn add_flow(
+        &mut self,
+        i: usize,
+        f: &FlowSpec,
+        conns: [u32; MAX_COPIES],
+        copies: u8,
+        events: &mut EventQueue,
+    ) {
+        match f.size {
+            Some(_) => self.unfinished += 1,
+            None => self.long_lived += 1,
+        }
+        let mut spec = *f;
+        match (f.after, f.after_job) {
+            // Started by its predecessor's finish; until then it has no start time.
+            (Some(p), _) => {
+                self.successor[p as usize] = i as u32;
+                spec.start = NOT_STARTED;
+                self.think[i] = f.start;
+            }
+            // Started when every flow of the job before has finished.
+            (None, Some(j)) => {
+                self.job_waiters[j as usize].push(i as u32);
+                spec.start = NOT_STARTED;
+                self.think[i] = f.start;
+            }
+            (None, None) => events.schedule(f.start, EventKind::FlowStart, i as u32, 0),
+        }
+        self.flows.push(Flow {
+            spec,
+            conns,
+            copies,
+            base: [Tally::default(); MAX_COPIES],
+            share: None,
+            finish: None,
+        });
+    }
+}
+
+/// A connection to set up: its hosts, transport and priority, and the traffic entry it
+/// comes from (its pinned paths and stop time).
+#[derive(Clone, Copy)]
+struct NewConn {
+    src: u32,
+    dst: u32,
+    transport: u16,
+    priority: u8,
+    entry: u32,
+}
+
+/// Builds connections in index order, pinning their routes in the network.
+struct ConnBuilder<'a> {
+    plan: &'a Plan,
+    net: &'a mut Network,
+    conns: Vec<Conn>,
+    /// BCube's (n, k) if the hosts relay (every connection follows source routes).
+    bcube: Option<(u32, u32)>,
+    // Scratch paths, reused from connection to connection.
+    route: Vec<u32>,
+    back: Vec<u32>,
+    bcube_paths: Vec<Vec<u32>>,
+}
+
+impl<'a> ConnBuilder<'a> {
+    fn new(plan: &'a Plan, net: &'a mut Network, capacity: usize) -> ConnBuilder<'a> {
+        ConnBuilder {
+            plan,
+            net,
+            conns: Vec::with_capacity(capacity),
+            bcube: plan.topology.kind.bcube(),
+            route: Vec::new(),
+            back: Vec::new(),
+            bcube_paths: Vec::new(),
+        }
+    }
+
+    /// A connection (a copy) of flow `i`, from traffic entry `entry`.
+    fn flow_copy(&mut self, f: &FlowSpec, i: usize, entry: u32) -> u32 {
+        let ends = NewConn {
+            src: f.src,
+            dst: f.dst,
+            transport: f.transport,
+            priority: f.priority,
+            entry,
+        };
+        self.add(ends, f.size, i as u32)
+    }
+
+    /// A persistent connection (a copy) from traffic entry `entry`: idle until flows
+    /// hand it their bytes.
+    fn persistent(&mut self, p: &ConnSpec, entry: u32) -> u32 {
+        let ends = NewConn {
+            src: p.src,
+            dst: p.dst,
+            transport: p.transport,
+            priority: p.priority,
+            entry,
+        };
+        self.add(ends, None, NO_FLOW)
+    }
+
+    /// Adds a connection carrying `size` bytes of flow `owner` (`NO_FLOW`: persistent),
+    /// and returns its index.
+    fn add(&mut self, c: NewConn, size: Option<u64>, owner: u32) -> u32 {
+        let plan = self.plan;
+        let t = &plan.transports[c.transport as usize];
+        // MMPTCP's duplicate-ACK threshold while scattering: 3 plus the number of
+        // equal-cost paths between the hosts (when there is more than one).
+        let paths = self.net.ecmp_paths(c.src, c.dst);
+        let scatter_dupacks = 3 + if paths > 1 { paths } else { 0 };
+        let mut ep = Endpoints::build(t, size, scatter_dupacks);
+        if owner == NO_FLOW {
+            ep.make_idle();
+        }
+        let i = self.conns.len();
+        let paths = &plan.entry_paths[c.entry as usize];
+        // BCube's hosts relay: every connection follows source routes, on the paths
+        // the flow level gives it too.
+        let hash = match self.bcube {
+            Some((n, k)) => {
+                let at = BCubeEnds {
+                    n,
+                    k,
+                    src: c.src,
+                    dst: c.dst,
+                };
+                self.bcube_routes(i, at, paths, ep.subflows())
+            }
+            None => self.fabric_routes(i, c, paths, ep.subflows()),
+        };
+        self.conns.push(Conn {
+            src: c.src,
+            dst: c.dst,
+            priority: c.priority,
+            hash,
+            pinned: if paths.is_empty() && self.bcube.is_none() {
+                0
+            } else {
+                PINNED
+            },
+            stop_at: plan.entry_stop[c.entry as usize],
+            header: t.tcp.header,
+            max_wire: t.tcp.mss + t.tcp.header,
+            blocked: [false; 2],
+            ep,
+            timer_at: [0; 2],
+            acked_at_warmup: 0,
+            pending: VecDeque::new(),
+            offered: 0,
+        });
+        i as u32
+    }
+
+    /// The pinned routes (data, ACK) of connection `i`'s subflows in BCube, on the paths
+    /// of BCube's path set the flow level gives them too (`paths`: the traffic entry's
+    /// pinned ones), ACKs on the reverse.
+    fn bcube_routes(
+        &mut self,
+        i: usize,
+        at: BCubeEnds,
+        paths: &[u32],
+        subflows: usize,
+    ) -> Vec<[u32; 2]> {
+        let (net, back) = (&mut *self.net, &mut self.back);
+        let bcube_paths = &mut self.bcube_paths;
+        bcube_paths.resize(subflows.max(bcube_paths.len()), Vec::new());
+        bcube_connection(
+            net,
+            self.plan.seed,
+            i,
+            at,
+            paths,
+            &mut bcube_paths[..subflows],
+        );
+        bcube_paths[..subflows]
+            .iter()
+            .map(|p| {
+                back.clear();
+                net.reverse_path(p, back);
+                [net.pin(p), net.pin(back)]
+            })
+            .collect()
+    }
+
+    /// Connection `i`'s subflows on a switched fabric: each subflow's flow hash per
+    /// direction for ECMP, or, if its traffic entry pins `paths`, its pinned routes.
+    fn fabric_routes(
+        &mut self,
+        i: usize,
+        c: NewConn,
+        paths: &[u32],
+        subflows: usize,
+    ) -> Vec<[u32; 2]> {
+        let (net, route, back) = (&mut *self.net, &mut self.route, &mut self.back);
+        let (src, dst) = (c.src, c.dst);
+        (0..subflows as u16)
+            .map(|k| {
+                if paths.is_empty() {
+                    return [data_hash(i, k, src, dst), ack_hash(i, k, src, dst)];
+                }
+                // Subflow k follows path `paths[k % len]` both ways (ACKs on the
+                // reverse of the data's path).
+                route.clear();
+                back.clear();
+                let index = paths[k as usize % paths.len()];
+                if net.indexed_path(src, dst, index, route) {
+                    net.reverse_path(route, back);
+                } else {
+                    // No path: empty routes, whose packets routing drops.
+                    route.clear();
+                }
+                [net.pin(route), net.pin(back)]
+            })
+            .collect()
+    }
+}
+
+/// Fixes departures at enqueue except where something must see a packet at the moment
+/// it starts: host NICs (send jitter, endpoints waiting for room), lossy or failing
+/// links, and RWNDQ's queue reading.
+fn commit_departures(net: &mut Network, link_events: &[LinkEvent]) {
+    let changing: std::collections::HashSet<u32> =
+        link_events.iter().flat_map(|e| e.ports).collect();
+    for (i, port) in net.ports.iter_mut().enumerate() {
+        if net.kinds[port.owner as usize] == NodeKind::Switch
+            && port.fault == NO_FAULT
+            && port.rwndq == NO_RWNDQ
+            && !changing.contains(&(i as u32))
+        {
+            port.queue.commit_departures();
+        }
+    }
+}
+
+/// The switch ports the queue series covers: those of the sampled tiers (all if none
+/// is named).
+fn sampled_ports(plan: &Plan, net: &Network) -> Vec<u32> {
+    (0..net.ports.len() as u32)
+        .filter(|&p| {
+            let port = &net.ports[p as usize];
+            net.kinds[port.owner as usize] == NodeKind::Switch
+                && (plan.queue_sample_tiers.is_empty()
+                    || plan.queue_sample_tiers.contains(&port.tier))
+        })
+        .collect()
+}
+
+/// The first events besides the flows' starts and connections' openings: the time
+/// series' first samples, the end of the warm-up and the scheduled link changes.
+fn schedule_start(plan: &Plan, link_events: &[LinkEvent], events: &mut EventQueue) {
+    if let Some(p) = plan.flow_sample {
+        events.schedule(p, EventKind::Sample, SAMPLE_FLOWS, 0);
+    }
+    if let Some(p) = plan.queue_sample {
+        events.schedule(p, EventKind::Sample, SAMPLE_QUEUES, 0);
+    }
+    if plan.warmup > 0 {
+        events.schedule(plan.warmup, EventKind::Warmup, 0, 0);
+    }
+    for (i, e) in link_events.iter().enumerate() {
+        events.schedule(e.at, EventKind::LinkChange, i as u32, 0);
+    }
+}
