@@ -19,6 +19,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import analysis
+from ..runner import run
 from .registry import experiment
 
 SCHEMES = ("dctcp", "dcm", "xmp", "amp")
@@ -76,8 +77,6 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     plot=plot_incast,
 )
 def run_incast(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     sizes = (128, 256, 512) if full else (128,)
     repeat = 20 if full else 3
     rows = []
@@ -138,8 +137,6 @@ def plot_syndrome(table: pd.DataFrame) -> Figure:
     plot=plot_syndrome,
 )
 def run_syndrome(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     duration = 1000.0 if full else 100.0
     rows = []
     for scheme in ("dcm", "xmp", "amp"):
@@ -241,8 +238,6 @@ def shift_time_ms(rates: pd.DataFrame, switch_s: float, horizon_ms: float = SHIF
 
 
 def shifting_row(scheme: str, phase_s: float, seed: int) -> tuple[dict[str, Any], pd.DataFrame]:
-    from .. import run
-
     res = run(shifting_scenario(scheme, phase_s, seed))
     switch = 2 * phase_s
     rates = subflow_rates(res.flow_samples, 0)
@@ -460,8 +455,6 @@ def incast_row(scheme: str, subflows: int, duration_ms: float, mean_bytes: float
                seed: int) -> dict[str, Any]:
     """One row of the `amp-fattree-incast` table: the JCTs of the jobs that start after
     the first tenth of the run, with `scheme` carrying the background."""
-    from .. import run
-
     res = run(fattree_incast_scenario(scheme, subflows, duration_ms=duration_ms,
                                       background_mean_bytes=mean_bytes, seed=seed))
     f = res.flows
@@ -610,8 +603,6 @@ def run_fattree_general(full: bool, seed: int) -> pd.DataFrame:
 def general_row(workload: str, scheme: str, subflows: int, duration_ms: float,
                 seed: int) -> dict[str, Any]:
     """One row of the `amp-fattree-general` table: one workload, one long-flow scheme."""
-    from .. import run
-
     res = run(fattree_general_scenario(scheme, subflows, duration_ms=duration_ms,
                                        workload=workload, seed=seed))
     f, q = res.flows, res.queues

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..runner import run as run_scenario
 from .registry import experiment
 
 MSS, HEADER = 1460, 40
@@ -77,8 +78,6 @@ def throughput(
     kind: str, size: int, subflows: Optional[int], seed: int, model: str = "tcp-response"
 ) -> tuple[float, int]:
     """Aggregate permutation goodput as a fraction of the optimum, and the host count."""
-    from .. import run as run_scenario
-
     c = run_scenario(scenario(kind, size, subflows, seed, model=model)).counters
     return float(c["goodput_fraction"]) / HOST_OPTIMUM, int(c["n_hosts"])
 
@@ -186,8 +185,6 @@ def jain(x: np.ndarray) -> float:
 
 
 def load_row(kind: str, size: int, load: float, subflows: Optional[int], seed: int) -> dict[str, Any]:
-    from .. import run as run_scenario
-
     res = run_scenario(scenario(kind, size, subflows, seed, load=load, n_hosts=hosts(kind, size)))
     host_rate = float(res.counters["host_rate_bps"])
     rates = res.flows["goodput_bps"].to_numpy(dtype=float)

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import analysis
+from ..runner import run
 from .registry import experiment
 
 if TYPE_CHECKING:
@@ -188,8 +189,6 @@ def query_stats(flows: pd.DataFrame, rto_s: float = RTO_MIN_US / 1e6) -> dict[st
 
 def _run_loss(where: str, full: bool, seed: int, schemes: tuple[str, ...] = SCHEMES,
               subflows: int = 4, rates: tuple[float, ...] = LOSS_RATES) -> pd.DataFrame:
-    from .. import run
-
     flows = 15_000 if full else 2_500
     seeds = range(seed, seed + (10 if full else 1))
     rows = []
@@ -333,8 +332,6 @@ def plot_loss_and_congestion(table: pd.DataFrame) -> Figure:
     plot=plot_loss_and_congestion,
 )
 def run_loss_and_congestion(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     loads = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9) if full else (0.1, 0.5, 0.9)
     # All requests count; about 60% of web-search requests are queries.
     requests = 25_000 if full else 600
@@ -382,8 +379,6 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     plot=plot_incast,
 )
 def run_incast(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     fanouts = tuple(range(5, 75, 5)) if full else (10, 30, 50, 70)
     jobs = 100 if full else 15
     rows = []
@@ -462,8 +457,6 @@ def plot_fattree(table: pd.DataFrame) -> Figure:
     plot=plot_fattree,
 )
 def run_fattree(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     loads = (0.1, 0.3, 0.5, 0.7, 0.9) if full else (0.3,)
     requests = 32_000 if full else 600
     hosts = list(range(64))
@@ -551,8 +544,6 @@ def wilson(k: int, n: int, z: float) -> tuple[float, float]:
 def timeout_fraction(p: float, size: int, flows: int, seed: int = 1, z: float = 3.5) -> dict[str, Any]:
     """Runs `flows` flows and counts those with a data timeout (an RTO after the
     handshake: the analysis is about the data; a lost SYN's timeout is counted apart)."""
-    from .. import run
-
     res = run(timeout_scenario(p, size, flows, seed))
     f = res.flows
     done = f[f["finish_s"].notna()] if "finish_s" in f.columns else f

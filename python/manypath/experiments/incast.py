@@ -14,6 +14,7 @@ import pandas as pd
 
 from .. import analysis
 from ..results import Results
+from ..runner import run
 from .registry import experiment
 
 if TYPE_CHECKING:
@@ -125,7 +126,5 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     plot=plot_incast,
 )
 def run_incast(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     rows = [measure(run(scenario(n, seed)), n) for n in (FULL_FAN_IN if full else REDUCED_FAN_IN)]
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -14,6 +14,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import analysis
+from ..runner import run as run_scenario
 from .registry import experiment
 
 
@@ -80,8 +81,6 @@ def plot(table: pd.DataFrame) -> Figure:
     plot=plot,
 )
 def run(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run as run_scenario
-
     k = 8 if full else 4
     duration = 10_000.0 if full else 2_000.0
     return pd.DataFrame([measure(run_scenario(scenario(t, k, duration, seed)), t)

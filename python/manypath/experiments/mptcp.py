@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..runner import run as run_scenario
 from .registry import experiment
 
 SUBFLOWS = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -55,8 +56,6 @@ def plot(table: pd.DataFrame) -> Figure:
     plot=plot,
 )
 def run(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run as run_scenario
-
     k = 8 if full else 4
     duration = 25.0
     subflows = SUBFLOWS if full else (1, 2, 4, 8)

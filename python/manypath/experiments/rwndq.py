@@ -23,6 +23,7 @@ import pandas as pd
 
 from .. import analysis
 from ..results import Results
+from ..runner import run
 from .registry import experiment
 
 if TYPE_CHECKING:
@@ -247,8 +248,6 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     plot=plot_incast,
 )
 def run_incast(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     duration_s, warmup_s = (50.0, 1.0) if full else (3.0, 0.5)
     rows = []
     for elephants, cc, rw in _configs():
@@ -287,8 +286,6 @@ def plot_bufferbloat(table: pd.DataFrame) -> Figure:
     plot=plot_bufferbloat,
 )
 def run_bufferbloat(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     duration_s, warmup_s, start_s, requests = (50.0, 1.0, 20.0, 1000) if full else (4.0, 0.5, 1.5, 100)
     rows = []
     for elephants, cc, rw in _configs():
@@ -322,8 +319,6 @@ def plot_ns2(table: pd.DataFrame) -> Figure:
     plot=plot_ns2,
 )
 def run_ns2(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     duration_s, warmup_s, start_s, requests = (5.0, 0.2, 1.0, 1000) if full else (0.5, 0.1, 0.2, 100)
     rows = []
     for scheme in NS2_SCHEMES:
