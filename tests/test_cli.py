@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from manypath.cli import app
-from manypath.results import load
+from manypath.loader import load
 
 runner = CliRunner()
 

@@ -16,8 +16,8 @@ from manypath.results import (
     QUEUES_FILE,
     SUBFLOWS_FILE,
     Results,
-    load,
 )
+from manypath.loader import load
 
 
 def test_summary(results: Results) -> None:

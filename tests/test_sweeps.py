@@ -117,7 +117,7 @@ def test_run_id_depends_only_on_scenario_and_seed(tmp_path: Path) -> None:
     # The same runs from an inline scenario, a different name and order of the grid.
     inline = {
         "name": "other",
-        "scenario": sweeps.tomllib.loads(FATTREE.format(duration_ms=3)),
+        "scenario": sweeps.spec.tomllib.loads(FATTREE.format(duration_ms=3)),
         "seeds": [2, 1],
         "grid": {"traffic.0.load": [0.5, 0.3], "network.queue.ecn_k_packets": [20, 10]},
     }
@@ -128,7 +128,7 @@ def test_run_id_depends_only_on_scenario_and_seed(tmp_path: Path) -> None:
 def test_points_combine_with_grid(tmp_path: Path) -> None:
     sw = sweeps.expand(
         {
-            "scenario": sweeps.tomllib.loads(FATTREE.format(duration_ms=3)),
+            "scenario": sweeps.spec.tomllib.loads(FATTREE.format(duration_ms=3)),
             "points": [{"traffic.0.transport": "tcp", "network.queue.ecn_k_packets": 100},
                        {"traffic.0.transport": "dctcp"}],
             "grid": {"traffic.0.load": [0.3, 0.5]},
@@ -152,7 +152,7 @@ def test_points_combine_with_grid(tmp_path: Path) -> None:
     ],
 )
 def test_bad_grids_name_the_path(grid: dict[str, Any], message: str) -> None:
-    doc = {"scenario": sweeps.tomllib.loads(FATTREE.format(duration_ms=3)), "grid": grid}
+    doc = {"scenario": sweeps.spec.tomllib.loads(FATTREE.format(duration_ms=3)), "grid": grid}
     with pytest.raises(SweepError, match=message):
         sweeps.expand(doc)
 
@@ -213,7 +213,7 @@ def test_failed_run_is_recorded_does_not_stop_others_and_is_retried(
 ) -> None:
     out = tmp_path / "out"
     path = write_sweep(tmp_path)
-    real = sweeps.execute
+    real = sweeps.execution.execute
     victim = sweeps.expand(path).runs[2].run_id
 
     def flaky(task: sweeps.RunSpec) -> sweeps.Outcome:
@@ -221,7 +221,7 @@ def test_failed_run_is_recorded_does_not_stop_others_and_is_retried(
             return sweeps.Outcome(task.run_id, 0.0, error="Traceback ...\nRuntimeError: boom\n")
         return real(task)
 
-    monkeypatch.setattr(sweeps, "execute", flaky)
+    monkeypatch.setattr(sweeps.execution, "execute", flaky)
     summary = manypath.sweep(path, out=out, jobs=1)
     assert not summary.ok and summary.ran == 8
     assert [f["run_id"] for f in summary.failed] == [victim]
@@ -233,7 +233,7 @@ def test_failed_run_is_recorded_does_not_stop_others_and_is_retried(
     assert isinstance(sw, SweepResults)
     assert (sw.runs["status"] == "ok").sum() == 7 and victim not in set(sw.flows["run_id"])
 
-    monkeypatch.setattr(sweeps, "execute", real)
+    monkeypatch.setattr(sweeps.execution, "execute", real)
     retry = manypath.sweep(path, out=out, jobs=1)
     assert retry.ok and (retry.skipped, retry.ran) == (7, 1)
     assert json.loads((out / victim / "run.json").read_text())["status"] == "ok"
@@ -245,7 +245,7 @@ def test_interrupt_keeps_finished_runs_and_rerun_completes(
 ) -> None:
     out = tmp_path / "out"
     path = write_sweep(tmp_path)
-    real = sweeps.execute
+    real = sweeps.execution.execute
     calls = []
 
     def interrupted(task: sweeps.RunSpec) -> sweeps.Outcome:
@@ -254,13 +254,13 @@ def test_interrupt_keeps_finished_runs_and_rerun_completes(
             raise KeyboardInterrupt
         return real(task)
 
-    monkeypatch.setattr(sweeps, "execute", interrupted)
+    monkeypatch.setattr(sweeps.execution, "execute", interrupted)
     with pytest.raises(KeyboardInterrupt):
         manypath.sweep(path, out=out, jobs=1)
     assert len(run_dirs(out)) == 3
     assert_no_partial_results(out)
 
-    monkeypatch.setattr(sweeps, "execute", real)
+    monkeypatch.setattr(sweeps.execution, "execute", real)
     before = {d.name: (d / "run.json").read_text() for d in run_dirs(out)}
     summary = manypath.sweep(path, out=out, jobs=1)
     assert summary.ok and (summary.skipped, summary.ran) == (3, 5)
@@ -365,7 +365,7 @@ def test_sweep_cli_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     def broken(task: sweeps.RunSpec) -> sweeps.Outcome:
         return sweeps.Outcome(task.run_id, 0.0, error="ValueError: nope")
 
-    monkeypatch.setattr(sweeps, "execute", broken)
+    monkeypatch.setattr(sweeps.execution, "execute", broken)
     res = runner.invoke(app, ["sweep", str(write_sweep(tmp_path)), "--out", str(tmp_path / "o"), "-j", "1", "--json"])
     assert res.exit_code == 1
     doc = json.loads(res.stdout)

@@ -12,7 +12,7 @@ import pytest
 
 import manypath
 from manypath import plots, report_html
-from manypath.results import load
+from manypath.loader import load
 
 FLOW_PERIOD_US = 200.0
 QUEUE_PERIOD_US = 20.0

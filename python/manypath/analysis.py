@@ -57,6 +57,31 @@ def _by_list(by: GroupBy) -> list[str]:
     return [by] if isinstance(by, str) else list(by)
 
 
+def completed_fct_ms(flows: pd.DataFrame) -> np.ndarray:
+    """The flow completion times (ms) of the completed flows, in table order."""
+    return flows.loc[flows["completed"].astype(bool), "fct_s"].to_numpy(dtype=float) * 1e3
+
+
+def stat_columns(values: np.ndarray, stats: Sequence[str], prefix: str, unit: str = "ms") -> dict[str, float]:
+    """Statistics of ``values`` as the columns of one table row, named
+    ``{prefix}_{stat}_{unit}`` (``{prefix}_{stat}`` without a unit), in the order given:
+    ``mean``, ``std``, ``min`` and ``max`` (NaN when there are no values; a NaN among them
+    makes them NaN) and percentiles ``p50``, ``p99``, ``p99.9`` … (NaN ignored, see
+    :func:`percentile`).
+    """
+    whole = {"mean": np.mean, "std": np.std, "min": np.min, "max": np.max}
+    out = {}
+    for stat in stats:
+        name = f"{prefix}_{stat}_{unit}" if unit else f"{prefix}_{stat}"
+        if stat in whole:
+            out[name] = float(whole[stat](values)) if values.size else math.nan
+        elif stat.startswith("p"):
+            out[name] = percentile(values, float(stat[1:]))
+        else:
+            raise ValueError(f"stat_columns: unknown statistic {stat!r}")
+    return out
+
+
 def fct_stats(flows: pd.DataFrame, by: GroupBy = "class") -> pd.DataFrame:
     """Flow-completion-time statistics in milliseconds over completed flows.
 
@@ -66,14 +91,11 @@ def fct_stats(flows: pd.DataFrame, by: GroupBy = "class") -> pd.DataFrame:
     keys = _by_list(by)
 
     def stats(g: pd.DataFrame) -> dict[str, float]:
-        done = g.loc[g["completed"].astype(bool), "fct_s"].to_numpy(dtype=float) * 1e3
+        done = completed_fct_ms(g)
         return {
             "flows": len(g),
             "completed": int(done.size),
-            "fct_mean_ms": float(done.mean()) if done.size else math.nan,
-            "fct_p50_ms": percentile(done, 50),
-            "fct_p99_ms": percentile(done, 99),
-            "fct_max_ms": float(done.max()) if done.size else math.nan,
+            **stat_columns(done, ("mean", "p50", "p99", "max"), "fct"),
         }
 
     if not keys:

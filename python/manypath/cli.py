@@ -11,7 +11,7 @@ from typing import Any, NoReturn, Optional
 
 import typer
 
-from . import report
+from . import report, runner, sweeps
 from .results import jsonable
 from .scenario import ScenarioNotFound, default_scenario_path
 from .sweeps import SweepError
@@ -93,14 +93,12 @@ def run(
     ),
 ) -> None:
     """Run a scenario and print a summary of its results."""
-    import manypath
-
     path = file if file is not None else default_scenario_path()
     bar = _sim_progress(path, quiet or as_json or level == "flow")
     try:
         res = _guarded(
             str(path),
-            lambda: manypath.run(path, seed=seed, progress=bar.update if bar else None, level=level),
+            lambda: runner.run(path, seed=seed, progress=bar.update if bar else None, level=level),
         )
     finally:
         if bar:
@@ -160,11 +158,9 @@ def validate(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing; the exit code tells."),
 ) -> None:
     """Check a scenario file; list every problem, one per line, with its field path."""
-    import manypath
-
     if as_json:
         try:
-            manypath.validate(file)
+            runner.validate(file)
             problems: list[str] = []
         except ValueError as e:
             problems = [line for line in str(e).splitlines() if line.strip()]
@@ -176,11 +172,11 @@ def validate(
         return
     if quiet:
         try:
-            manypath.validate(file)
+            runner.validate(file)
         except (ValueError, FileNotFoundError, ScenarioNotFound):
             raise typer.Exit(1) from None
         return
-    _guarded(str(file), lambda: manypath.validate(file))
+    _guarded(str(file), lambda: runner.validate(file))
     typer.echo(f"ok: {file}")
 
 
@@ -303,8 +299,6 @@ def sweep(
     Exits 1 if any run failed (its error is in RESULTS/<run-id>/error.txt) or the sweep
     was interrupted; rerun the same command to retry.
     """
-    from . import sweeps
-
     if dry_run:
         _sweep_plan(file, out, as_json, quiet)
         return
@@ -312,7 +306,7 @@ def sweep(
     try:
         summary = _guarded(
             str(file),
-            lambda: sweeps.run_sweep(file, out=out, jobs=jobs, ray=ray, progress=bar.update, on_start=bar.start),
+            lambda: sweeps.sweep(file, out=out, jobs=jobs, ray=ray, progress=bar.update, on_start=bar.start),
             interrupted="interrupted; the finished runs are stored, rerun the same command to complete the sweep",
         )
     finally:
@@ -337,8 +331,6 @@ def _params(params: dict[str, Any]) -> str:
 
 
 def _sweep_plan(file: Path, out: Optional[Path], as_json: bool, quiet: bool) -> None:
-    from . import sweeps
-
     plan = _guarded(str(file), lambda: sweeps.expand(file))
     results_dir = out if out is not None else plan.results_dir
     rows = [

@@ -26,11 +26,39 @@ SIZE = (6.4, 4.0)
 
 
 def _figure() -> tuple[Figure, Any]:
+    fig, axes = panels()
+    return fig, axes[0, 0]
+
+
+def panels(rows: int = 1, cols: int = 1, *, size: tuple[float, float] = SIZE,
+           sharey: bool = False) -> tuple[Figure, np.ndarray]:
+    """A figure of ``rows`` × ``cols`` axes (a 2-D array, whatever the shape), laid out
+    so that titles, labels and legends do not overlap."""
     # The object API, not pyplot: no global state, no GUI backend, safe in worker processes.
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=SIZE, dpi=100, layout="constrained")
-    return fig, fig.add_subplot()
+    fig = Figure(figsize=size, dpi=100, layout="constrained")
+    return fig, fig.subplots(rows, cols, sharey=sharey, squeeze=False)
+
+
+def reference_line(ax: Any, y: float, label: Optional[str] = None, x: float = 0.0) -> None:
+    """A grey dashed horizontal line at ``y`` (a baseline or a limit), named by ``label``
+    just above it at ``x``."""
+    ax.axhline(y, color="grey", linestyle="--", linewidth=1)
+    if label:
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(0, 4), fontsize="small",
+                    color="grey")
+
+
+def grouped_bars(ax: Any, groups: Sequence[str],
+                 series: Sequence[tuple[Optional[str], Sequence[float]]]) -> None:
+    """Bars side by side in each group, one per series (``(label, one value per group)``),
+    with each group's name under the middle of its bars."""
+    x = np.arange(len(groups))
+    width = 0.8 / max(len(series), 1)
+    for i, (label, values) in enumerate(series):
+        ax.bar(x + i * width, values, width, label=label)
+    ax.set_xticks(x + 0.4 - width / 2, groups)
 
 
 def _groups(df: pd.DataFrame, by: GroupBy) -> list[tuple[str, pd.DataFrame]]:

@@ -19,11 +19,10 @@ import pandas as pd
 
 from . import analysis, plots
 from .results import COUNTERS_FILE, FLOWS_FILE, Results, load_run
+from .sweeps.loading import SweepResults, is_sweep_dir, load_sweep
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-    from .sweeps import SweepResults
 
 PathLike = Union[str, "os.PathLike[str]"]
 REPORT_FILE = "report.html"
@@ -57,8 +56,6 @@ def write_report(directory: PathLike, out: PathLike | None = None) -> Path:
 
 def render(directory: PathLike) -> str:
     """The report of a run or sweep directory as one HTML document."""
-    from .sweeps import is_sweep_dir, load_sweep
-
     src = Path(directory)
     if (src / FLOWS_FILE).is_file() and (src / COUNTERS_FILE).is_file():
         return _run_report(src, load_run(src))

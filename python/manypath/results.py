@@ -10,14 +10,11 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Union
 
 import pandas as pd
 
 from . import analysis
-
-if TYPE_CHECKING:
-    from .sweeps import SweepResults
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -131,18 +128,6 @@ class Results:
         with _atomic_path(out / COUNTERS_FILE) as tmp:
             tmp.write_text(json.dumps(meta, indent=2, allow_nan=False) + "\n", encoding="utf-8")
         return out
-
-
-def load(directory: PathLike) -> Results | SweepResults:
-    """Read a run directory (what :meth:`Results.to_parquet` wrote) as :class:`Results`,
-    or a sweep directory (what ``manypath sweep`` wrote) as :class:`SweepResults`: the
-    runs' tables combined, with a column per sweep parameter."""
-    from .sweeps import is_sweep_dir, load_sweep
-
-    src = Path(directory)
-    if not (src / FLOWS_FILE).is_file() and is_sweep_dir(src):
-        return load_sweep(src)
-    return load_run(src)
 
 
 def load_run(directory: PathLike) -> Results:

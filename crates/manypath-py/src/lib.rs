@@ -2,283 +2,145 @@
 //! columns (dicts of lists) that the Python package turns into DataFrames.
 
 use manypath::flow::Level;
-use manypath::metrics::{RecoveryCounters, Results};
+use manypath::metrics::Results;
 use manypath::Plan;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::Path;
 
+/// One result table as it crosses into Python: a dict of columns, each a list of one
+/// field of every row, in the order the columns are added (the DataFrame's order).
+struct Columns<'py, 'r, T> {
+    dict: Bound<'py, PyDict>,
+    rows: &'r [T],
+}
+
+impl<'py, 'r, T> Columns<'py, 'r, T> {
+    fn new(py: Python<'py>, rows: &'r [T]) -> Self {
+        Columns {
+            dict: PyDict::new(py),
+            rows,
+        }
+    }
+
+    /// Adds the column `name`: `value` of every row.
+    fn add<V: IntoPyObject<'py>>(&self, name: &str, value: impl Fn(&'r T) -> V) -> PyResult<()> {
+        self.dict
+            .set_item(name, self.rows.iter().map(value).collect::<Vec<_>>())
+    }
+}
+
 fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let f = &r.flows;
+    let t = Columns::new(py, &r.flows);
     let nan = f64::NAN;
-    d.set_item("flow_id", f.iter().map(|x| x.id).collect::<Vec<_>>())?;
-    d.set_item("src", f.iter().map(|x| x.src).collect::<Vec<_>>())?;
-    d.set_item("dst", f.iter().map(|x| x.dst).collect::<Vec<_>>())?;
-    d.set_item(
-        "transport",
-        f.iter()
-            .map(|x| r.transports[x.transport as usize].as_str())
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "class",
-        f.iter()
-            .map(|x| r.classes[x.class as usize].as_str())
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item("job", f.iter().map(|x| x.job).collect::<Vec<_>>())?;
-    d.set_item(
-        "size",
-        f.iter()
-            .map(|x| x.size.map(|s| s as i64).unwrap_or(-1))
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "start_s",
-        f.iter()
-            .map(|x| {
-                if x.start == manypath::sim::NOT_STARTED {
-                    nan
-                } else {
-                    x.start as f64 / 1e12
-                }
-            })
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "finish_s",
-        f.iter()
-            .map(|x| x.finish.map(|t| t as f64 / 1e12).unwrap_or(nan))
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "fct_s",
-        f.iter()
-            .map(|x| x.fct().map(|t| t as f64 / 1e12).unwrap_or(nan))
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "completed",
-        f.iter().map(|x| x.finish.is_some()).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "bytes_sent",
-        f.iter().map(|x| x.bytes_sent).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "bytes_retx",
-        f.iter().map(|x| x.bytes_retx).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "bytes_acked",
-        f.iter().map(|x| x.bytes_acked).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "goodput_bps",
-        f.iter().map(|x| x.goodput_bps).collect::<Vec<_>>(),
-    )?;
-    d.set_item("timeouts", f.iter().map(|x| x.timeouts).collect::<Vec<_>>())?;
-    d.set_item(
-        "fast_retx",
-        f.iter().map(|x| x.fast_retx).collect::<Vec<_>>(),
-    )?;
-    d.set_item("subflows", f.iter().map(|x| x.subflows).collect::<Vec<_>>())?;
-    d.set_item(
-        "ssr_suppressions",
-        f.iter().map(|x| x.ssr_suppressions).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "ssr_releases",
-        f.iter().map(|x| x.ssr_releases).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "recovery_bytes",
-        f.iter().map(|x| x.recovery_bytes).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "window_violations",
-        f.iter().map(|x| x.window_violations).collect::<Vec<_>>(),
-    )?;
-    d.set_item("copies", f.iter().map(|x| x.copies).collect::<Vec<_>>())?;
-    let rec =
-        |get: fn(&RecoveryCounters) -> u64| f.iter().map(|x| get(&x.recovery)).collect::<Vec<_>>();
-    d.set_item("packets_sent", rec(|r| r.packets_sent))?;
-    d.set_item("packets_retx", rec(|r| r.packets_retx))?;
-    d.set_item("syn_timeouts", rec(|r| r.syn_timeouts as u64))?;
-    d.set_item("tlp_probes", rec(|r| r.tlp_probes as u64))?;
-    d.set_item("ir_coded", rec(|r| r.ir_coded as u64))?;
-    d.set_item("ir_recovered", rec(|r| r.ir_recovered as u64))?;
-    d.set_item("proactive_copies", rec(|r| r.proactive_copies))?;
-    Ok(d)
+    t.add("flow_id", |x| x.id)?;
+    t.add("src", |x| x.src)?;
+    t.add("dst", |x| x.dst)?;
+    t.add("transport", |x| r.transports[x.transport as usize].as_str())?;
+    t.add("class", |x| r.classes[x.class as usize].as_str())?;
+    t.add("job", |x| x.job)?;
+    t.add("size", |x| x.size.map(|s| s as i64).unwrap_or(-1))?;
+    t.add("start_s", |x| {
+        if x.start == manypath::sim::NOT_STARTED {
+            nan
+        } else {
+            x.start as f64 / 1e12
+        }
+    })?;
+    t.add("finish_s", |x| {
+        x.finish.map(|t| t as f64 / 1e12).unwrap_or(nan)
+    })?;
+    t.add("fct_s", |x| x.fct().map(|t| t as f64 / 1e12).unwrap_or(nan))?;
+    t.add("completed", |x| x.finish.is_some())?;
+    t.add("bytes_sent", |x| x.bytes_sent)?;
+    t.add("bytes_retx", |x| x.bytes_retx)?;
+    t.add("bytes_acked", |x| x.bytes_acked)?;
+    t.add("goodput_bps", |x| x.goodput_bps)?;
+    t.add("timeouts", |x| x.timeouts)?;
+    t.add("fast_retx", |x| x.fast_retx)?;
+    t.add("subflows", |x| x.subflows)?;
+    t.add("ssr_suppressions", |x| x.ssr_suppressions)?;
+    t.add("ssr_releases", |x| x.ssr_releases)?;
+    t.add("recovery_bytes", |x| x.recovery_bytes)?;
+    t.add("window_violations", |x| x.window_violations)?;
+    t.add("copies", |x| x.copies)?;
+    t.add("packets_sent", |x| x.recovery.packets_sent)?;
+    t.add("packets_retx", |x| x.recovery.packets_retx)?;
+    t.add("syn_timeouts", |x| x.recovery.syn_timeouts as u64)?;
+    t.add("tlp_probes", |x| x.recovery.tlp_probes as u64)?;
+    t.add("ir_coded", |x| x.recovery.ir_coded as u64)?;
+    t.add("ir_recovered", |x| x.recovery.ir_recovered as u64)?;
+    t.add("proactive_copies", |x| x.recovery.proactive_copies)?;
+    Ok(t.dict)
 }
 
 /// Per-subflow counters of the multipath flows.
 fn subflows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let s = &r.subflows;
-    d.set_item("flow_id", s.iter().map(|x| x.flow).collect::<Vec<_>>())?;
-    d.set_item("subflow", s.iter().map(|x| x.subflow).collect::<Vec<_>>())?;
-    d.set_item(
-        "bytes_sent",
-        s.iter().map(|x| x.bytes_sent).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "bytes_retx",
-        s.iter().map(|x| x.bytes_retx).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "bytes_acked",
-        s.iter().map(|x| x.bytes_acked).collect::<Vec<_>>(),
-    )?;
-    d.set_item("timeouts", s.iter().map(|x| x.timeouts).collect::<Vec<_>>())?;
-    d.set_item(
-        "fast_retx",
-        s.iter().map(|x| x.fast_retx).collect::<Vec<_>>(),
-    )?;
-    Ok(d)
+    let t = Columns::new(py, &r.subflows);
+    t.add("flow_id", |x| x.flow)?;
+    t.add("subflow", |x| x.subflow)?;
+    t.add("bytes_sent", |x| x.bytes_sent)?;
+    t.add("bytes_retx", |x| x.bytes_retx)?;
+    t.add("bytes_acked", |x| x.bytes_acked)?;
+    t.add("timeouts", |x| x.timeouts)?;
+    t.add("fast_retx", |x| x.fast_retx)?;
+    Ok(t.dict)
 }
 
 fn queues_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let q = &r.queues;
-    d.set_item("port", q.iter().map(|x| x.port).collect::<Vec<_>>())?;
-    d.set_item(
-        "node",
-        q.iter().map(|x| x.node.as_str()).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "node_kind",
-        q.iter()
-            .map(|x| if x.is_host { "host" } else { "switch" })
-            .collect::<Vec<_>>(),
-    )?;
-    d.set_item("tier", q.iter().map(|x| x.tier).collect::<Vec<_>>())?;
-    d.set_item(
-        "peer",
-        q.iter().map(|x| x.peer.as_str()).collect::<Vec<_>>(),
-    )?;
-    d.set_item("rate_bps", q.iter().map(|x| x.rate_bps).collect::<Vec<_>>())?;
-    d.set_item(
-        "tx_packets",
-        q.iter().map(|x| x.tx_packets).collect::<Vec<_>>(),
-    )?;
-    d.set_item("tx_bytes", q.iter().map(|x| x.tx_bytes).collect::<Vec<_>>())?;
-    d.set_item(
-        "utilization",
-        q.iter().map(|x| x.utilization).collect::<Vec<_>>(),
-    )?;
-    d.set_item("enqueued", q.iter().map(|x| x.enqueued).collect::<Vec<_>>())?;
-    d.set_item("drops", q.iter().map(|x| x.drops).collect::<Vec<_>>())?;
-    d.set_item(
-        "early_drops",
-        q.iter().map(|x| x.early_drops).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "fault_drops",
-        q.iter().map(|x| x.fault_drops).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "fault_bursts",
-        q.iter().map(|x| x.fault_bursts).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "loss_rate",
-        q.iter().map(|x| x.loss_rate).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "blackhole_fraction",
-        q.iter().map(|x| x.blackhole_fraction).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "ecn_marks",
-        q.iter().map(|x| x.ecn_marks).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "max_packets",
-        q.iter().map(|x| x.max_packets).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "max_bytes",
-        q.iter().map(|x| x.max_bytes).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "mean_packets",
-        q.iter().map(|x| x.mean_packets).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "mean_bytes",
-        q.iter().map(|x| x.mean_bytes).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "p50_packets",
-        q.iter().map(|x| x.p50_packets).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "p95_packets",
-        q.iter().map(|x| x.p95_packets).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "p99_packets",
-        q.iter().map(|x| x.p99_packets).collect::<Vec<_>>(),
-    )?;
-    d.set_item("rwndq", q.iter().map(|x| x.rwndq).collect::<Vec<_>>())?;
-    d.set_item(
-        "rwndq_flows",
-        q.iter().map(|x| x.rwndq_flows).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "rwndq_peak_flows",
-        q.iter().map(|x| x.rwndq_peak_flows).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "rwndq_window",
-        q.iter().map(|x| x.rwndq_window).collect::<Vec<_>>(),
-    )?;
-    d.set_item(
-        "rwndq_rewrites",
-        q.iter().map(|x| x.rwndq_rewrites).collect::<Vec<_>>(),
-    )?;
-    Ok(d)
+    let t = Columns::new(py, &r.queues);
+    t.add("port", |x| x.port)?;
+    t.add("node", |x| x.node.as_str())?;
+    t.add("node_kind", |x| if x.is_host { "host" } else { "switch" })?;
+    t.add("tier", |x| x.tier)?;
+    t.add("peer", |x| x.peer.as_str())?;
+    t.add("rate_bps", |x| x.rate_bps)?;
+    t.add("tx_packets", |x| x.tx_packets)?;
+    t.add("tx_bytes", |x| x.tx_bytes)?;
+    t.add("utilization", |x| x.utilization)?;
+    t.add("enqueued", |x| x.enqueued)?;
+    t.add("drops", |x| x.drops)?;
+    t.add("early_drops", |x| x.early_drops)?;
+    t.add("fault_drops", |x| x.fault_drops)?;
+    t.add("fault_bursts", |x| x.fault_bursts)?;
+    t.add("loss_rate", |x| x.loss_rate)?;
+    t.add("blackhole_fraction", |x| x.blackhole_fraction)?;
+    t.add("ecn_marks", |x| x.ecn_marks)?;
+    t.add("max_packets", |x| x.max_packets)?;
+    t.add("max_bytes", |x| x.max_bytes)?;
+    t.add("mean_packets", |x| x.mean_packets)?;
+    t.add("mean_bytes", |x| x.mean_bytes)?;
+    t.add("p50_packets", |x| x.p50_packets)?;
+    t.add("p95_packets", |x| x.p95_packets)?;
+    t.add("p99_packets", |x| x.p99_packets)?;
+    t.add("rwndq", |x| x.rwndq)?;
+    t.add("rwndq_flows", |x| x.rwndq_flows)?;
+    t.add("rwndq_peak_flows", |x| x.rwndq_peak_flows)?;
+    t.add("rwndq_window", |x| x.rwndq_window)?;
+    t.add("rwndq_rewrites", |x| x.rwndq_rewrites)?;
+    Ok(t.dict)
 }
 
 fn flow_samples_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let s = &r.flow_samples;
-    d.set_item(
-        "time_s",
-        s.iter().map(|x| x.time as f64 / 1e12).collect::<Vec<_>>(),
-    )?;
-    d.set_item("flow_id", s.iter().map(|x| x.flow).collect::<Vec<_>>())?;
-    d.set_item("subflow", s.iter().map(|x| x.subflow).collect::<Vec<_>>())?;
-    d.set_item(
-        "bytes_acked",
-        s.iter().map(|x| x.bytes_acked).collect::<Vec<_>>(),
-    )?;
-    d.set_item("cwnd_bytes", s.iter().map(|x| x.cwnd).collect::<Vec<_>>())?;
-    d.set_item(
-        "srtt_us",
-        s.iter().map(|x| x.srtt as f64 / 1e6).collect::<Vec<_>>(),
-    )?;
-    Ok(d)
+    let t = Columns::new(py, &r.flow_samples);
+    t.add("time_s", |x| x.time as f64 / 1e12)?;
+    t.add("flow_id", |x| x.flow)?;
+    t.add("subflow", |x| x.subflow)?;
+    t.add("bytes_acked", |x| x.bytes_acked)?;
+    t.add("cwnd_bytes", |x| x.cwnd)?;
+    t.add("srtt_us", |x| x.srtt as f64 / 1e6)?;
+    Ok(t.dict)
 }
 
 fn queue_samples_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let s = &r.queue_samples;
-    d.set_item(
-        "time_s",
-        s.iter().map(|x| x.time as f64 / 1e12).collect::<Vec<_>>(),
-    )?;
-    d.set_item("port", s.iter().map(|x| x.port).collect::<Vec<_>>())?;
-    d.set_item("packets", s.iter().map(|x| x.packets).collect::<Vec<_>>())?;
-    d.set_item("bytes", s.iter().map(|x| x.bytes).collect::<Vec<_>>())?;
-    d.set_item(
-        "rwndq_window",
-        s.iter().map(|x| x.rwndq_window).collect::<Vec<_>>(),
-    )?;
-    Ok(d)
+    let t = Columns::new(py, &r.queue_samples);
+    t.add("time_s", |x| x.time as f64 / 1e12)?;
+    t.add("port", |x| x.port)?;
+    t.add("packets", |x| x.packets)?;
+    t.add("bytes", |x| x.bytes)?;
+    t.add("rwndq_window", |x| x.rwndq_window)?;
+    Ok(t.dict)
 }
 
 fn counters<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {

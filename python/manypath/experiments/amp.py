@@ -12,14 +12,17 @@ The fat-tree settings are described with `fattree` below.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
-from .. import analysis
+from .. import analysis, plots
+from ..runner import run
 from .registry import experiment
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 SCHEMES = ("dctcp", "dcm", "xmp", "amp")
 AMP_TCP = {"rto_min_us": 200_000, "init_cwnd_packets": 1, "mss": 1400}
@@ -57,12 +60,10 @@ def incast_scenario(scheme: str, flows: int, size: int, repeat: int, seed: int) 
 
 
 def plot_incast(table: pd.DataFrame) -> Figure:
-    from ..plots import line
-
     first = table[table["size_kb"] == table["size_kb"].min()]
-    return line(first, "flows", "fct_mean_ms", by="scheme", xlabel="number of flows (k)",
-                ylabel="mean flow completion time (ms)", logy=True,
-                title=f"Incast, {int(first['size_kb'].iloc[0])} KB, 4 subflows (AMP Fig. 2, 8)")
+    return plots.line(first, "flows", "fct_mean_ms", by="scheme", xlabel="number of flows (k)",
+                      ylabel="mean flow completion time (ms)", logy=True,
+                      title=f"Incast, {int(first['size_kb'].iloc[0])} KB, 4 subflows (AMP Fig. 2, 8)")
 
 
 @experiment(
@@ -76,8 +77,6 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     plot=plot_incast,
 )
 def run_incast(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     sizes = (128, 256, 512) if full else (128,)
     repeat = 20 if full else 3
     rows = []
@@ -86,15 +85,14 @@ def run_incast(full: bool, seed: int) -> pd.DataFrame:
             for scheme in SCHEMES:
                 res = run(incast_scenario(scheme, flows, size_kb * 1024, repeat, seed))
                 f = res.flows
+                # Over every flow: one left unfinished makes the mean NaN, not lower.
                 fct_ms = f["fct_s"].to_numpy(dtype=float) * 1e3
                 rows.append({
                     "scheme": scheme,
                     "size_kb": size_kb,
                     "flows": flows,
                     "completed": int(f["completed"].sum()),
-                    "fct_mean_ms": float(fct_ms.mean()),
-                    "fct_std_ms": float(fct_ms.std()),
-                    "fct_p99_ms": analysis.percentile(fct_ms, 99),
+                    **analysis.stat_columns(fct_ms, ("mean", "std", "p99"), "fct"),
                     "timeouts": int(f["timeouts"].sum()),
                     "flows_with_timeout": int((f["timeouts"] > 0).sum()),
                     "ssr_suppressions": int(f["ssr_suppressions"].sum()),
@@ -120,11 +118,9 @@ def syndrome_scenario(scheme: str, subflows: int, dctcp_flows: int, k: int, dura
 
 
 def plot_syndrome(table: pd.DataFrame) -> Figure:
-    from ..plots import line
-
-    return line(table, "subflows", "ratio", by="scheme", xlabel="subflows of the multipath flow",
-                ylabel="multipath / DCTCP goodput",
-                title="Minimum window syndrome: 8 DCTCP flows, K = 10 (AMP Fig. 4a, 9)")
+    return plots.line(table, "subflows", "ratio", by="scheme", xlabel="subflows of the multipath flow",
+                      ylabel="multipath / DCTCP goodput",
+                      title="Minimum window syndrome: 8 DCTCP flows, K = 10 (AMP Fig. 4a, 9)")
 
 
 @experiment(
@@ -138,8 +134,6 @@ def plot_syndrome(table: pd.DataFrame) -> Figure:
     plot=plot_syndrome,
 )
 def run_syndrome(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     duration = 1000.0 if full else 100.0
     rows = []
     for scheme in ("dcm", "xmp", "amp"):
@@ -241,8 +235,6 @@ def shift_time_ms(rates: pd.DataFrame, switch_s: float, horizon_ms: float = SHIF
 
 
 def shifting_row(scheme: str, phase_s: float, seed: int) -> tuple[dict[str, Any], pd.DataFrame]:
-    from .. import run
-
     res = run(shifting_scenario(scheme, phase_s, seed))
     switch = 2 * phase_s
     rates = subflow_rates(res.flow_samples, 0)
@@ -272,17 +264,13 @@ def shifting_row(scheme: str, phase_s: float, seed: int) -> tuple[dict[str, Any]
 def plot_shifting(table: pd.DataFrame) -> Figure:
     """Per-subflow congestion windows around the switch (Fig. 6/11), one panel per scheme,
     from the traces `run_shifting` keeps in ``table.attrs``; without them, the shift times."""
-    from ..plots import bars
-
     traces = table.attrs.get("traces")
     if traces is None:
-        return bars(table.set_index("scheme")["shift_ms"], "traffic shifting time (ms)",
-                    title="Traffic shifting (AMP Fig. 6, 11)")
-    import matplotlib.pyplot as plt
-
+        return plots.bars(table.set_index("scheme")["shift_ms"], "traffic shifting time (ms)",
+                          title="Traffic shifting (AMP Fig. 6, 11)")
     schemes = list(table["scheme"])
-    fig, axes = plt.subplots(1, len(schemes), figsize=(3.6 * len(schemes), 3.2), sharey=True)
-    for ax, scheme, shift in zip(np.atleast_1d(axes), schemes, table["shift_ms"]):
+    fig, axes = plots.panels(1, len(schemes), size=(3.6 * len(schemes), 3.2), sharey=True)
+    for ax, scheme, shift in zip(axes[0], schemes, table["shift_ms"]):
         t = traces[traces["scheme"] == scheme]
         for k, label in ((0, "upper path (subflow 0)"), (1, "lower path (subflow 1)")):
             s = t[t["subflow"] == k]
@@ -292,9 +280,8 @@ def plot_shifting(table: pd.DataFrame) -> Figure:
         ax.set_title(f"{scheme.upper()}: shift {shift:.1f} ms")
         ax.set_xlabel("ms after the upper path's DCTCP flow starts")
         ax.grid(True, alpha=0.3)
-    np.atleast_1d(axes)[0].set_ylabel("cwnd (packets)")
-    np.atleast_1d(axes)[0].legend(fontsize="small")
-    fig.tight_layout()
+    axes[0, 0].set_ylabel("cwnd (packets)")
+    axes[0, 0].legend(fontsize="small")
     return fig
 
 
@@ -396,9 +383,9 @@ JCT_QUANTILES = (10, 25, 50, 75, 90, 99)
 def plot_fattree_incast(table: pd.DataFrame) -> Figure:
     """Fig. 12: one panel per subflow count, each the JCT CDF drawn through the table's
     percentiles, the DCTCP baseline in every panel."""
-    fig = Figure(figsize=(12, 4), dpi=100, layout="constrained")
     counts = sorted(int(s) for s in table.loc[table["scheme"] != "dctcp", "subflows"].unique())
-    axes = fig.subplots(1, max(len(counts), 1), sharey=True, squeeze=False)[0]
+    fig, panels = plots.panels(1, max(len(counts), 1), size=(12, 4), sharey=True)
+    axes = panels[0]
     qs = [0.0, *(q / 100 for q in JCT_QUANTILES), 1.0]
     for ax, n in zip(axes, counts):
         rows = table[(table["scheme"] == "dctcp") | (table["subflows"] == n)]
@@ -460,8 +447,6 @@ def incast_row(scheme: str, subflows: int, duration_ms: float, mean_bytes: float
                seed: int) -> dict[str, Any]:
     """One row of the `amp-fattree-incast` table: the JCTs of the jobs that start after
     the first tenth of the run, with `scheme` carrying the background."""
-    from .. import run
-
     res = run(fattree_incast_scenario(scheme, subflows, duration_ms=duration_ms,
                                       background_mean_bytes=mean_bytes, seed=seed))
     f = res.flows
@@ -473,12 +458,7 @@ def incast_row(scheme: str, subflows: int, duration_ms: float, mean_bytes: float
         "scheme": scheme,
         "subflows": subflows,
         "jobs": int(done.size),
-        "jct_mean_ms": float(done.mean()) if done.size else math.nan,
-    }
-    row |= {f"jct_p{q}_ms": analysis.percentile(done, q) for q in JCT_QUANTILES}
-    row |= {
-        "jct_min_ms": float(done.min()) if done.size else math.nan,
-        "jct_max_ms": float(done.max()) if done.size else math.nan,
+        **analysis.stat_columns(done, ("mean", *(f"p{q}" for q in JCT_QUANTILES), "min", "max"), "jct"),
         "job_timeouts": int(job_flows["timeouts"].sum()),
         "background_done": int(bg["completed"].sum()),
         "background_gbps_per_host": float(bg["bytes_acked"].sum()) * 8
@@ -560,27 +540,24 @@ def fattree_general_scenario(
 def plot_fattree_general(table: pd.DataFrame) -> Figure:
     """Fig. 13 and 14: short-flow FCT (p90, p99) per long-flow scheme and workload, the
     long flows' goodput, and the mean utilization per tier."""
-    fig = Figure(figsize=(12, 4), dpi=100, layout="constrained")
-    ax_fct, ax_good, ax_util = fig.subplots(1, 3)
+    fig, axes = plots.panels(1, 3, size=(12, 4))
+    ax_fct, ax_good, ax_util = axes[0]
     schemes = list(dict.fromkeys(table["scheme"]))
-    x = np.arange(len(schemes))
-    bars = [(w, q) for w in dict.fromkeys(table["workload"]) for q in ("p90", "p99")]
-    width = 0.8 / len(bars)
-    for i, (w, q) in enumerate(bars):
-        t = table[table["workload"] == w].set_index("scheme").reindex(schemes)
-        ax_fct.bar(x + i * width, t[f"short_fct_{q}_ms"], width, label=f"{w} {q}")
+
+    def by_scheme(workload: str) -> pd.DataFrame:
+        return table[table["workload"] == workload].set_index("scheme").reindex(schemes)
+
+    plots.grouped_bars(ax_fct, schemes, [(f"{w} {q}", by_scheme(w)[f"short_fct_{q}_ms"])
+                                         for w in dict.fromkeys(table["workload"]) for q in ("p90", "p99")])
     ax_fct.set_ylabel("short-flow FCT (ms)")
     ax_fct.legend(fontsize="small")
-    uni = table[table["workload"] == "uniform"].set_index("scheme").reindex(schemes)
-    ax_good.bar(x, uni["long_goodput_gbps"], 0.6)
+    uni = by_scheme("uniform")
+    plots.grouped_bars(ax_good, schemes, [(None, uni["long_goodput_gbps"])])
     ax_good.set_ylabel("mean long-flow goodput (Gbit/s), uniform")
-    for i, tier in enumerate(("edge_agg", "agg_core")):
-        ax_util.bar(x + i * 0.4, uni[f"util_{tier}"], 0.4, label=tier)
+    plots.grouped_bars(ax_util, schemes, [(tier, uni[f"util_{tier}"]) for tier in ("edge_agg", "agg_core")])
     ax_util.set_ylabel("mean link utilization, uniform")
     ax_util.legend(fontsize="small")
-    # Ticks under the middle of each scheme's group of bars.
-    for ax, mid in ((ax_fct, width * (len(bars) - 1) / 2), (ax_good, 0.0), (ax_util, 0.2)):
-        ax.set_xticks(x + mid, schemes)
+    for ax in axes[0]:
         ax.grid(True, axis="y", alpha=0.3)
     return fig
 
@@ -610,14 +587,11 @@ def run_fattree_general(full: bool, seed: int) -> pd.DataFrame:
 def general_row(workload: str, scheme: str, subflows: int, duration_ms: float,
                 seed: int) -> dict[str, Any]:
     """One row of the `amp-fattree-general` table: one workload, one long-flow scheme."""
-    from .. import run
-
     res = run(fattree_general_scenario(scheme, subflows, duration_ms=duration_ms,
                                        workload=workload, seed=seed))
     f, q = res.flows, res.queues
     short = f[f["class"] == "short"]
-    done = short[short["completed"].astype(bool)]
-    fct = done["fct_s"].to_numpy(dtype=float) * 1e3
+    fct = analysis.completed_fct_ms(short)
     long = f[f["class"] == "long"]
     switch = q[q["node_kind"] == "switch"]
     row: dict[str, Any] = {
@@ -625,10 +599,8 @@ def general_row(workload: str, scheme: str, subflows: int, duration_ms: float,
         "scheme": scheme,
         "subflows": 1 if scheme == "dctcp" else subflows,
         "short_flows": len(short),
-        "short_done": len(done),
-        "short_fct_mean_ms": float(fct.mean()) if fct.size else math.nan,
-        "short_fct_p90_ms": analysis.percentile(fct, 90),
-        "short_fct_p99_ms": analysis.percentile(fct, 99),
+        "short_done": int(fct.size),
+        **analysis.stat_columns(fct, ("mean", "p90", "p99"), "short_fct"),
         "short_timeouts": int(short["timeouts"].sum()),
         "long_flows": len(long),
         "long_goodput_gbps": float(long["goodput_bps"].mean()) / 1e9,

@@ -5,13 +5,16 @@ from light load to overload."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
+from .. import analysis, plots
+from ..runner import run as run_scenario
 from .registry import experiment
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 MSS, HEADER = 1460, 40
 #: A host's best goodput in a permutation, as a fraction of its NIC's rate: its NIC
@@ -77,8 +80,6 @@ def throughput(
     kind: str, size: int, subflows: Optional[int], seed: int, model: str = "tcp-response"
 ) -> tuple[float, int]:
     """Aggregate permutation goodput as a fraction of the optimum, and the host count."""
-    from .. import run as run_scenario
-
     c = run_scenario(scenario(kind, size, subflows, seed, model=model)).counters
     return float(c["goodput_fraction"]) / HOST_OPTIMUM, int(c["n_hosts"])
 
@@ -88,17 +89,13 @@ PERMUTATION_FULL = {"fattree": 16, "vl2": 10, "bcube": 10}
 
 
 def plot_permutation(table: pd.DataFrame) -> Figure:
-    from ..plots import line
-
     mp = table[table["scheme"] == "mptcp"]
-    fig = line(mp, "subflows", "throughput", by="topology", xlabel="MPTCP subflows per connection",
-               ylabel="throughput (fraction of optimal)",
-               title="Permutation at flow level: MPTCP vs single-path TCP (003 Fig. 1)")
+    fig = plots.line(mp, "subflows", "throughput", by="topology",
+                     xlabel="MPTCP subflows per connection", ylabel="throughput (fraction of optimal)",
+                     title="Permutation at flow level: MPTCP vs single-path TCP (003 Fig. 1)")
     ax = fig.axes[0]
     for _, row in table[table["scheme"] == "tcp"].iterrows():
-        ax.axhline(float(row["throughput"]), color="grey", linestyle="--", linewidth=1)
-        ax.annotate(f"TCP {row['topology']}", (1.0, float(row["throughput"])), textcoords="offset points",
-                    xytext=(0, 3), fontsize="small", color="grey")
+        plots.reference_line(ax, float(row["throughput"]), f"TCP {row['topology']}", 1.0)
     ax.set_ylim(0, 1.05)
     return fig
 
@@ -149,11 +146,9 @@ def fewest_subflows(kind: str, size: int, seed: int, most: int = 8) -> dict[str,
 
 
 def plot_scaling(table: pd.DataFrame) -> Figure:
-    from ..plots import line
-
-    fig = line(table, "hosts", "subflows_for_90", by="topology", xlabel="servers",
-               ylabel="fewest subflows for 90% throughput",
-               title="Subflows needed as the fabric grows (003 Fig. 2)")
+    fig = plots.line(table, "hosts", "subflows_for_90", by="topology", xlabel="servers",
+                     ylabel="fewest subflows for 90% throughput",
+                     title="Subflows needed as the fabric grows (003 Fig. 2)")
     fig.axes[0].set_ylim(0, 9)
     return fig
 
@@ -180,14 +175,7 @@ LOADS_FULL = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 LOAD_SUBFLOWS = {"fattree": 8, "vl2": 8, "bcube": 3}
 
 
-def jain(x: np.ndarray) -> float:
-    """Jain's fairness index of the per-flow rates."""
-    return float(x.sum() ** 2 / (len(x) * (x**2).sum())) if len(x) and (x > 0).any() else float("nan")
-
-
 def load_row(kind: str, size: int, load: float, subflows: Optional[int], seed: int) -> dict[str, Any]:
-    from .. import run as run_scenario
-
     res = run_scenario(scenario(kind, size, subflows, seed, load=load, n_hosts=hosts(kind, size)))
     host_rate = float(res.counters["host_rate_bps"])
     rates = res.flows["goodput_bps"].to_numpy(dtype=float)
@@ -197,18 +185,16 @@ def load_row(kind: str, size: int, load: float, subflows: Optional[int], seed: i
         "scheme": "tcp" if subflows is None else f"mptcp{subflows}",
         "flows": len(rates),
         "throughput": float(res.counters["goodput_fraction"]) / HOST_OPTIMUM,
-        "jain": jain(rates),
-        "p10_flow": float(np.percentile(rates, 10)) / host_rate,
+        "jain": analysis.jain_index(rates),
+        "p10_flow": analysis.percentile(rates, 10) / host_rate,
         "mean_flow": float(rates.mean()) / host_rate,
     }
 
 
 def plot_load(table: pd.DataFrame) -> Figure:
-    from ..plots import line
-
-    return line(table, "load", "throughput", by=["topology", "scheme"], logx=True,
-                xlabel="connections per host", ylabel="throughput (fraction of optimal)",
-                title="From light load to overload (flow level)")
+    return plots.line(table, "load", "throughput", by=["topology", "scheme"], logx=True,
+                      xlabel="connections per host", ylabel="throughput (fraction of optimal)",
+                      title="From light load to overload (flow level)")
 
 
 @experiment(

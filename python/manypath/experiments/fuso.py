@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 import pandas as pd
 
-from .. import analysis
+from .. import analysis, plots
+from ..runner import run
 from .registry import experiment
 
 if TYPE_CHECKING:
@@ -159,7 +160,6 @@ def query_stats(flows: pd.DataFrame, rto_s: float = RTO_MIN_US / 1e6) -> dict[st
     """What the document's figures show of the latency-sensitive queries."""
     q = flows[flows["class"] == "query"]
     done = q[q["completed"].astype(bool)]
-    fct_ms = done["fct_s"].to_numpy(dtype=float) * 1e3
     # On the wire beyond the payload's one transmission: retransmissions, FUSO's copies,
     # RepFlow's second flow, Proactive's duplicates and TCP-IR's coded packets (the last
     # two are outside `bytes_sent`; a copy has its original's size, a coded packet an MSS).
@@ -176,8 +176,7 @@ def query_stats(flows: pd.DataFrame, rto_s: float = RTO_MIN_US / 1e6) -> dict[st
     return {
         "queries": int(len(q)),
         "completed": int(len(done)),
-        "fct_mean_ms": float(fct_ms.mean()) if fct_ms.size else math.nan,
-        "fct_p99_ms": analysis.percentile(fct_ms, 99),
+        **analysis.stat_columns(analysis.completed_fct_ms(q), ("mean", "p99"), "fct"),
         "timeout_fraction": float((q["timeouts"] > 0).mean()) if len(q) else math.nan,
         "over_rto_fraction": float((done["fct_s"] > rto_s).mean()) if len(done) else math.nan,
         "extra_load": float(redundant.mean()) if len(q) else math.nan,
@@ -188,8 +187,6 @@ def query_stats(flows: pd.DataFrame, rto_s: float = RTO_MIN_US / 1e6) -> dict[st
 
 def _run_loss(where: str, full: bool, seed: int, schemes: tuple[str, ...] = SCHEMES,
               subflows: int = 4, rates: tuple[float, ...] = LOSS_RATES) -> pd.DataFrame:
-    from .. import run
-
     flows = 15_000 if full else 2_500
     seeds = range(seed, seed + (10 if full else 1))
     rows = []
@@ -221,9 +218,8 @@ def _by_scheme(ax: Any, table: pd.DataFrame, x: str, y: str, key: str = "scheme"
 
 
 def plot_loss(table: pd.DataFrame, where: str) -> Figure:
-    import matplotlib.pyplot as plt
-
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = plots.panels(1, 2, size=(11, 4.2))
+    a, b = axes[0]
     _by_scheme(a, table, "loss_rate", "fct_p99_ms")
     _loss_axes(a)
     a.set_ylabel("99th percentile FCT (ms)")
@@ -234,7 +230,6 @@ def plot_loss(table: pd.DataFrame, where: str) -> Figure:
     b.set_ylabel("timeout flows (%)")
     a.legend(fontsize="small")
     fig.suptitle(f"FUSO Fig. 4: loss in the {where} — queries < 100 KB, 10 Mbps per client")
-    fig.tight_layout()
     return fig
 
 
@@ -268,16 +263,14 @@ def run_edge_loss(full: bool, seed: int) -> pd.DataFrame:
 
 
 def plot_subflows(table: pd.DataFrame) -> Figure:
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fig, axes = plots.panels(size=(6.5, 4.2))
+    ax = axes[0, 0]
     t = table.assign(label=[f"{LABELS[s]} {n}" for s, n in zip(table["scheme"], table["subflows"])])
     _by_scheme(ax, t, "loss_rate", "fct_p99_ms", key="label")
     _loss_axes(ax)
     ax.set_ylabel("99th percentile FCT (ms)")
     ax.legend(fontsize="small", ncol=2)
     ax.set_title("FUSO Fig. 7: 1, 2, 4 and 8 subflows, loss on path P1")
-    fig.tight_layout()
     return fig
 
 
@@ -308,17 +301,15 @@ def _fct_vs_load(mean_ax: Any, p99_ax: Any, table: pd.DataFrame) -> None:
 
 
 def plot_loss_and_congestion(table: pd.DataFrame) -> Figure:
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
-    _fct_vs_load(axes[0], axes[1], table)
+    fig, axes = plots.panels(1, 3, size=(14, 4.2))
+    mean_ax, p99_ax, extra_ax = axes[0]
+    _fct_vs_load(mean_ax, p99_ax, table)
     fuso = table[table["scheme"] == "fuso"]
-    axes[2].bar(fuso["load"].astype(str), fuso["fuso_extra_load"] * 100)
-    axes[2].set_xlabel("load")
-    axes[2].set_ylabel("FUSO's extra load (%)")
-    axes[0].legend(fontsize="small")
+    extra_ax.bar(fuso["load"].astype(str), fuso["fuso_extra_load"] * 100)
+    extra_ax.set_xlabel("load")
+    extra_ax.set_ylabel("FUSO's extra load (%)")
+    mean_ax.legend(fontsize="small")
     fig.suptitle("FUSO Fig. 5: 2% loss on path P1 plus web-search load")
-    fig.tight_layout()
     return fig
 
 
@@ -333,8 +324,6 @@ def plot_loss_and_congestion(table: pd.DataFrame) -> Figure:
     plot=plot_loss_and_congestion,
 )
 def run_loss_and_congestion(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     loads = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9) if full else (0.1, 0.5, 0.9)
     # All requests count; about 60% of web-search requests are queries.
     requests = 25_000 if full else 600
@@ -354,9 +343,8 @@ INCAST_RESPONSE = 64 * 1024
 
 
 def plot_incast(table: pd.DataFrame) -> Figure:
-    import matplotlib.pyplot as plt
-
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = plots.panels(1, 2, size=(11, 4.2))
+    a, b = axes[0]
     _by_scheme(a, table, "fanout", "rct_mean_ms")
     a.set_xlabel("fanout")
     a.set_ylabel("request completion time (ms)")
@@ -367,7 +355,6 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     b.grid(True, alpha=0.3)
     a.legend(fontsize="small")
     fig.suptitle("FUSO Fig. 6: incast, 64 KB responses from H2–H6 to H1")
-    fig.tight_layout()
     return fig
 
 
@@ -382,8 +369,6 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     plot=plot_incast,
 )
 def run_incast(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     fanouts = tuple(range(5, 75, 5)) if full else (10, 30, 50, 70)
     jobs = 100 if full else 15
     rows = []
@@ -436,17 +421,14 @@ def fabric(name: str, seed: int, traffic: list[dict[str, Any]], *, lossy: float 
 
 
 def plot_fattree(table: pd.DataFrame) -> Figure:
-    import matplotlib.pyplot as plt
-
     workloads = list(dict.fromkeys(table["workload"]))
-    fig, axes = plt.subplots(len(workloads), 2, figsize=(11, 4 * len(workloads)), squeeze=False)
+    fig, axes = plots.panels(len(workloads), 2, size=(11, 4 * len(workloads)))
     for row, w in zip(axes, workloads):
         _fct_vs_load(row[0], row[1], table[table["workload"] == w])
         for ax in row:
             ax.set_title(w)
         row[0].legend(fontsize="small")
     fig.suptitle("FUSO Fig. 8: 4-pod fat tree, 5% of links lossy, 8 subflows")
-    fig.tight_layout()
     return fig
 
 
@@ -462,8 +444,6 @@ def plot_fattree(table: pd.DataFrame) -> Figure:
     plot=plot_fattree,
 )
 def run_fattree(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     loads = (0.1, 0.3, 0.5, 0.7, 0.9) if full else (0.3,)
     requests = 32_000 if full else 600
     hosts = list(range(64))
@@ -551,8 +531,6 @@ def wilson(k: int, n: int, z: float) -> tuple[float, float]:
 def timeout_fraction(p: float, size: int, flows: int, seed: int = 1, z: float = 3.5) -> dict[str, Any]:
     """Runs `flows` flows and counts those with a data timeout (an RTO after the
     handshake: the analysis is about the data; a lost SYN's timeout is counted apart)."""
-    from .. import run
-
     res = run(timeout_scenario(p, size, flows, seed))
     f = res.flows
     done = f[f["finish_s"].notna()] if "finish_s" in f.columns else f
@@ -580,10 +558,10 @@ def _timeout_flows(size: int, full: bool) -> int:
 def plot_timeout_probability(table: pd.DataFrame) -> Figure:
     """Fig. 2: timeout probability against loss rate, log–log; lines the analytic lower
     bound per flow size, markers the simulation (with its confidence interval)."""
-    import matplotlib.pyplot as plt
-    import numpy as np
+    from matplotlib.ticker import NullFormatter
 
-    fig, ax = plt.subplots(figsize=(5.5, 4.2))
+    fig, axes = plots.panels(size=(5.5, 4.2))
+    ax = axes[0, 0]
     ps = np.geomspace(table["loss"].min(), table["loss"].max(), 50)
     for i, (size, g) in enumerate(table.groupby("size_bytes")):
         color = f"C{i}"
@@ -599,13 +577,12 @@ def plot_timeout_probability(table: pd.DataFrame) -> Figure:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xticks(list(TIMEOUT_LOSS_RATES), [f"{100 * p:g}%" for p in TIMEOUT_LOSS_RATES])
-    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("random loss rate")
     ax.set_ylabel("timeout probability")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small")
     ax.set_title("TCP timeout probability under random loss (FUSO Fig. 2)")
-    fig.tight_layout()
     return fig
 
 

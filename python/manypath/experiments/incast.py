@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .. import analysis
+from .. import analysis, plots
 from ..results import Results
+from ..runner import run
 from .registry import experiment
 
 if TYPE_CHECKING:
@@ -79,13 +80,11 @@ def measure(res: Results, fan_in: int) -> dict[str, Any]:
     # The whole response is needed before the application can go on, so the job ends
     # with its slowest flow.
     jct_s = float(flows["finish_s"].max() - flows["start_s"].min()) if all_done else math.nan
-    fct_ms = done["fct_s"].to_numpy(dtype=float) * 1e3
     return {
         "fan_in": fan_in,
         "completed": int(len(done)),
         "jct_ms": jct_s * 1e3,
-        "fct_mean_ms": float(fct_ms.mean()) if fct_ms.size else math.nan,
-        "fct_p99_ms": analysis.percentile(fct_ms, 99),
+        **analysis.stat_columns(analysis.completed_fct_ms(flows), ("mean", "p99"), "fct"),
         "timeouts": int(flows["timeouts"].sum()),
         "flows_with_timeout": int((flows["timeouts"] > 0).sum()),
         "bottleneck_drops": int(bottleneck_port(res.queues)["drops"].sum()),
@@ -96,9 +95,7 @@ def measure(res: Results, fan_in: int) -> dict[str, Any]:
 def plot_incast(table: pd.DataFrame) -> Figure:
     """JCT against fan-in on a log axis: the jump from milliseconds to the 200 ms RTO is
     the collapse the documents show."""
-    from ..plots import line
-
-    fig = line(
+    fig = plots.line(
         table,
         "fan_in",
         "jct_ms",
@@ -107,10 +104,7 @@ def plot_incast(table: pd.DataFrame) -> Figure:
         title="TCP incast: 128 KB per sender, 100-packet drop-tail buffer",
         logy=True,
     )
-    ax = fig.axes[0]
-    ax.axhline(200.0, color="grey", linestyle="--", linewidth=1)
-    ax.annotate("min RTO 200 ms", (float(table["fan_in"].min()), 200.0), textcoords="offset points",
-                xytext=(0, 4), fontsize="small", color="grey")
+    plots.reference_line(fig.axes[0], 200.0, "min RTO 200 ms", float(table["fan_in"].min()))
     return fig
 
 
@@ -125,7 +119,5 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     plot=plot_incast,
 )
 def run_incast(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     rows = [measure(run(scenario(n, seed)), n) for n in (FULL_FAN_IN if full else REDUCED_FAN_IN)]
     return pd.DataFrame(rows, columns=COLUMNS)

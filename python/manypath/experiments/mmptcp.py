@@ -7,14 +7,17 @@ subflows). Settings of the authors' ns-3 scripts: 100 Mbps links, 20 µs per lin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
-from .. import analysis
+from .. import analysis, plots
+from ..runner import run as run_scenario
 from .registry import experiment
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def scenario(transport: str, k: int, duration_ms: float, seed: int) -> dict[str, Any]:
@@ -42,26 +45,22 @@ def scenario(transport: str, k: int, duration_ms: float, seed: int) -> dict[str,
 
 def measure(res: Any, transport: str) -> dict[str, Any]:
     f = res.flows
-    short = f[(f["class"] == "short") & f["completed"].astype(bool)]
-    fct_ms = short["fct_s"].to_numpy(dtype=float) * 1e3
+    short = f[f["class"] == "short"]
+    fct_ms = analysis.completed_fct_ms(short)
     long = f[f["class"] == "long"]
     return {
         "transport": transport,
-        "short_flows": int((f["class"] == "short").sum()),
-        "short_completed": int(len(short)),
-        "short_fct_mean_ms": float(fct_ms.mean()) if fct_ms.size else float("nan"),
-        "short_fct_std_ms": float(fct_ms.std()) if fct_ms.size else float("nan"),
-        "short_fct_p99_ms": analysis.percentile(fct_ms, 99),
-        "short_timeouts": int(f.loc[f["class"] == "short", "timeouts"].sum()),
+        "short_flows": int(len(short)),
+        "short_completed": int(fct_ms.size),
+        **analysis.stat_columns(fct_ms, ("mean", "std", "p99"), "short_fct"),
+        "short_timeouts": int(short["timeouts"].sum()),
         "long_goodput_mbps": float(long["goodput_bps"].mean()) / 1e6,
     }
 
 
 def plot(table: pd.DataFrame) -> Figure:
-    from ..plots import bars
-
     series = pd.Series(table["short_fct_mean_ms"].to_numpy(), index=table["transport"])
-    fig = bars(series, "short-flow mean FCT (ms)", title="MMPTCP vs MPTCP, 4:1 fat tree (002)")
+    fig = plots.bars(series, "short-flow mean FCT (ms)", title="MMPTCP vs MPTCP, 4:1 fat tree (002)")
     ax = fig.axes[0]
     ax.errorbar(np.arange(len(table)), table["short_fct_mean_ms"], yerr=table["short_fct_std_ms"],
                 fmt="none", ecolor="black", capsize=4)
@@ -80,8 +79,6 @@ def plot(table: pd.DataFrame) -> Figure:
     plot=plot,
 )
 def run(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run as run_scenario
-
     k = 8 if full else 4
     duration = 10_000.0 if full else 2_000.0
     return pd.DataFrame([measure(run_scenario(scenario(t, k, duration, seed)), t)

@@ -4,12 +4,16 @@ ECMP against MPTCP (LIA) with 1 to 8 subflows."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
+from .. import plots
+from ..runner import run as run_scenario
 from .registry import experiment
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 SUBFLOWS = (1, 2, 3, 4, 5, 6, 7, 8)
 
@@ -29,17 +33,13 @@ def scenario(k: int, cc: str, subflows: int, seed: int, duration_ms: float) -> d
 
 
 def plot(table: pd.DataFrame) -> Figure:
-    from ..plots import line
-
-    fig = line(table[table["scheme"] == "mptcp"], "subflows", "throughput_fraction",
-               xlabel="subflows per connection",
-               ylabel="throughput (fraction of optimal)",
-               title="Fat-tree permutation: MPTCP vs single-path ECMP (003 Fig. 1)")
+    fig = plots.line(table[table["scheme"] == "mptcp"], "subflows", "throughput_fraction",
+                     xlabel="subflows per connection",
+                     ylabel="throughput (fraction of optimal)",
+                     title="Fat-tree permutation: MPTCP vs single-path ECMP (003 Fig. 1)")
     ax = fig.axes[0]
     single = float(table.loc[table["scheme"] == "tcp", "throughput_fraction"].iloc[0])
-    ax.axhline(single, color="grey", linestyle="--", linewidth=1)
-    ax.annotate("single-path TCP, ECMP", (1.0, single), textcoords="offset points", xytext=(0, 4),
-                fontsize="small", color="grey")
+    plots.reference_line(ax, single, "single-path TCP, ECMP", 1.0)
     ax.set_ylim(0, 1.05)
     return fig
 
@@ -55,8 +55,6 @@ def plot(table: pd.DataFrame) -> Figure:
     plot=plot,
 )
 def run(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run as run_scenario
-
     k = 8 if full else 4
     duration = 25.0
     subflows = SUBFLOWS if full else (1, 2, 4, 8)

@@ -14,15 +14,15 @@ the ns-2 paper's (T = 50 µs, M = 10, target 20%).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 import pandas as pd
 
-from .. import analysis
+from .. import analysis, plots
 from ..results import Results
+from ..runner import run
 from .registry import experiment
 
 if TYPE_CHECKING:
@@ -153,16 +153,13 @@ def elephant_stats(res: Results, warmup_s: float) -> dict[str, Any]:
     rates = analysis.interval_rates(res.flow_samples, after_s=warmup_s)
     rates = rates[rates["flow_id"].isin(flows["flow_id"])]
     var = (rates["rate_bps"] / 1e6).groupby(rates["flow_id"]).var().to_numpy(dtype=float)
-    row: dict[str, Any] = {
-        "thr_mean_mbps": float(mbps.mean()),
+    return {
+        **analysis.stat_columns(mbps, ("mean",), "thr", "mbps"),
         "jain": analysis.jain_index(mbps),
+        **analysis.stat_columns(mbps, ("p0", "p10", "p50", "p90", "p100"), "thr", "mbps"),
+        **analysis.stat_columns(var, ("p10", "p50", "p90", "p100"), "var", unit=""),
+        "timeouts": int(flows["timeouts"].sum()),
     }
-    for q in (0, 10, 50, 90, 100):
-        row[f"thr_p{q}_mbps"] = analysis.percentile(mbps, q)
-    for q in (10, 50, 90, 100):
-        row[f"var_p{q}"] = analysis.percentile(var, q)
-    row["timeouts"] = int(flows["timeouts"].sum())
-    return row
 
 
 def link_stats(res: Results, setting: Setting) -> dict[str, Any]:
@@ -177,15 +174,11 @@ def link_stats(res: Results, setting: Setting) -> dict[str, Any]:
 
 def mice_stats(res: Results) -> dict[str, Any]:
     mice = res.flows[res.flows["class"] == "mouse"]
-    done = mice[mice["completed"].astype(bool)]
-    fct_ms = done["fct_s"].to_numpy(dtype=float) * 1e3
+    fct_ms = analysis.completed_fct_ms(mice)
     return {
         "mice": int(len(mice)),
-        "mice_done": int(len(done)),
-        "fct_mean_ms": float(fct_ms.mean()) if fct_ms.size else math.nan,
-        "fct_std_ms": float(fct_ms.std()) if fct_ms.size else math.nan,
-        "fct_p99_ms": analysis.percentile(fct_ms, 99),
-        "fct_max_ms": float(fct_ms.max()) if fct_ms.size else math.nan,
+        "mice_done": int(fct_ms.size),
+        **analysis.stat_columns(fct_ms, ("mean", "std", "p99", "max"), "fct"),
         "mice_timeouts": int(mice["timeouts"].sum()),
     }
 
@@ -194,30 +187,25 @@ def _configs() -> list[tuple[int, str, bool]]:
     return [(e, cc, rw) for e in (10, 40) for cc in ("tcp", "cubic") for rw in (False, True)]
 
 
-def _label(cc: str, rwndq: bool) -> str:
-    return f"{'Reno' if cc == 'tcp' else 'CUBIC'} {'RWNDQ' if rwndq else 'FIFO'}"
+def _label(row: pd.Series) -> str:
+    """A configuration (a table row) in a legend, e.g. "50 el., Reno RWNDQ"."""
+    cc = "Reno" if row["cc"] == "tcp" else "CUBIC"
+    return f"{row['elephants']} el., {cc} {'RWNDQ' if bool(row['rwndq']) else 'FIFO'}"
 
 
 def _config_bars(ax: Any, table: pd.DataFrame, columns: list[str], labels: list[str]) -> None:
     """One group of bars per column, one bar per configuration (row) in each group."""
-    x = np.arange(len(columns))
-    width = 0.8 / max(len(table), 1)
-    for i, (_, r) in enumerate(table.iterrows()):
-        ax.bar(x + i * width, [r[c] for c in columns], width,
-               label=f"{r['elephants']} el., {_label(r['cc'], bool(r['rwndq']))}")
-    ax.set_xticks(x + 0.4 - width / 2, labels)
+    plots.grouped_bars(ax, labels, [(_label(r), [r[c] for c in columns]) for _, r in table.iterrows()])
 
 
 def plot_incast(table: pd.DataFrame) -> Figure:
     """Fig. 9/10 (a, b) and Table I: the CDF of the elephants' average throughput (drawn
     through the table's percentiles) and the drops per bottleneck link."""
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = plots.panels(1, 2, size=(11, 4.2))
+    ax1, ax2 = axes[0]
     qs = [0, 10, 50, 90, 100]
     for _, r in table.iterrows():
-        label = f"{r['elephants']} el., {_label(r['cc'], bool(r['rwndq']))}"
-        ax1.plot([r[f"thr_p{q}_mbps"] for q in qs], np.array(qs) / 100, marker="o", label=label)
+        ax1.plot([r[f"thr_p{q}_mbps"] for q in qs], np.array(qs) / 100, marker="o", label=_label(r))
     ax1.set_xlabel("average throughput per elephant (Mbps)")
     ax1.set_ylabel("CDF (at the 0/10/50/90/100th percentiles)")
     ax1.grid(True, alpha=0.3)
@@ -230,7 +218,6 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     ax2.set_ylabel("packet drops")
     ax2.grid(True, axis="y", alpha=0.3)
     fig.suptitle("RWNDQ vs drop-tail FIFO: elephants in an incast (RWNDQ Fig. 9, 10, Table I)")
-    fig.tight_layout()
     return fig
 
 
@@ -247,8 +234,6 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     plot=plot_incast,
 )
 def run_incast(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     duration_s, warmup_s = (50.0, 1.0) if full else (3.0, 0.5)
     rows = []
     for elephants, cc, rw in _configs():
@@ -261,18 +246,16 @@ def run_incast(full: bool, seed: int) -> pd.DataFrame:
 
 def plot_bufferbloat(table: pd.DataFrame) -> Figure:
     """Fig. 11/12: the mice's mean, p99 and maximum FCT, against the 200 ms RTO."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(9, 4.2))
+    fig, axes = plots.panels(size=(9, 4.2))
+    ax = axes[0, 0]
     _config_bars(ax, table, ["fct_mean_ms", "fct_std_ms", "fct_p99_ms", "fct_max_ms"],
                  ["mean", "std. dev.", "p99", "max"])
-    ax.axhline(200.0, color="grey", linestyle="--", linewidth=1)
+    plots.reference_line(ax, 200.0)
     ax.set_yscale("log")
     ax.set_ylabel("mice flow completion time (ms)")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize="x-small")
     ax.set_title("30 mice among elephants: RWNDQ vs FIFO (RWNDQ Fig. 11, 12)")
-    fig.tight_layout()
     return fig
 
 
@@ -287,8 +270,6 @@ def plot_bufferbloat(table: pd.DataFrame) -> Figure:
     plot=plot_bufferbloat,
 )
 def run_bufferbloat(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     duration_s, warmup_s, start_s, requests = (50.0, 1.0, 20.0, 1000) if full else (4.0, 0.5, 1.5, 100)
     rows = []
     for elephants, cc, rw in _configs():
@@ -305,10 +286,8 @@ NS2_SCHEMES = ("tcp-fifo", "tcp-rwndq", "dctcp")
 
 
 def plot_ns2(table: pd.DataFrame) -> Figure:
-    from ..plots import bars
-
-    return bars(table.set_index("scheme")["fct_p99_ms"], "mice p99 FCT (ms)",
-                title="ns-2 setting: 10 Gbps, 83-packet buffers, 2 ms RTO")
+    return plots.bars(table.set_index("scheme")["fct_p99_ms"], "mice p99 FCT (ms)",
+                      title="ns-2 setting: 10 Gbps, 83-packet buffers, 2 ms RTO")
 
 
 @experiment(
@@ -322,8 +301,6 @@ def plot_ns2(table: pd.DataFrame) -> Figure:
     plot=plot_ns2,
 )
 def run_ns2(full: bool, seed: int) -> pd.DataFrame:
-    from .. import run
-
     duration_s, warmup_s, start_s, requests = (5.0, 0.2, 1.0, 1000) if full else (0.5, 0.1, 0.2, 100)
     rows = []
     for scheme in NS2_SCHEMES:

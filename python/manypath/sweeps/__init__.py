@@ -1,0 +1,41 @@
+"""Parameter sweeps: expand a sweep file into runs, execute them, store each one atomically.
+
+A sweep is a base scenario, overrides by dotted path (a grid, a list of points, or both)
+and seeds. Every run is identified by a hash of the exact scenario it simulates (seed
+included), so rerunning a sweep skips what is already stored, and growing a grid only
+runs the new points. Workers only simulate; the driver process writes every result, so
+a Ray cluster needs no shared filesystem and no two writers ever touch one directory.
+
+``spec`` reads and expands the sweep file, ``worker`` runs one point, ``store`` keeps the
+results directory, ``execution`` drives a whole sweep (local pool or Ray) and ``loading``
+reads a results directory back.
+"""
+
+from __future__ import annotations
+
+from .execution import Progress, SweepSummary, sweep
+from .loading import SweepResults, is_sweep_dir, load_sweep, param_value
+from .spec import RunSpec, Sweep, SweepError, SweepSpec, expand, read_spec, run_id_of, set_path
+from .store import run_status, store
+from .worker import Outcome
+
+__all__ = [
+    "Outcome",
+    "Progress",
+    "RunSpec",
+    "Sweep",
+    "SweepError",
+    "SweepResults",
+    "SweepSpec",
+    "SweepSummary",
+    "expand",
+    "is_sweep_dir",
+    "load_sweep",
+    "param_value",
+    "read_spec",
+    "run_id_of",
+    "run_status",
+    "set_path",
+    "store",
+    "sweep",
+]
