@@ -253,8 +253,9 @@ struct Series {
     queue_sample_tiers: Vec<u8>,
 }
 
-/// The `[output]` section's time series on a topology with tiers `tiers` (none when the
-/// topology is wrong; `known` then says not to report tier names).
+/// The `[output]` section's time series on a topology with tiers `tiers`. `known` is
+/// false when the topology is wrong (`tiers` is then empty, and tier names are not
+/// reported).
 fn output_series(s: &Scenario, tiers: &[&str], known: bool, c: &mut Checker) -> Series {
     let mut sample_period = |field: &str, v: Option<f64>| {
         v.map(|us| c.time(&format!("output.{field}"), Some(us), 1, true).max(1))

@@ -204,10 +204,10 @@ impl Links {
     }
 }
 
-/// The `[network]` section for a topology with tiers `tiers` (none when the topology is
-/// wrong; `known` then says not to report tier names): the default link and queues,
-/// the hosts' NICs and each tier's overrides. RED and RWNDQ come later
-/// (`queues::switch_features`: RWNDQ needs the TCP settings).
+/// The `[network]` section for a topology with tiers `tiers`: the default link and
+/// queues, the hosts' NICs and each tier's overrides. `known` is false when the
+/// topology is wrong (`tiers` is then empty, and tier names are not reported). RED and
+/// RWNDQ come later (`queues::switch_features`: RWNDQ needs the TCP settings).
 pub(super) fn links(s: &Scenario, tiers: &[&'static str], known: bool, c: &mut Checker) -> Links {
     let link_default = &s.network.link;
     c.rate_gbps("network.link.rate_gbps", link_default.rate_gbps);
