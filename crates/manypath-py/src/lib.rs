@@ -1,8 +1,8 @@
 //! Python bindings: `manypath._core.run`, `validate` and `schema`. Results cross as
 //! columns (dicts of lists) that the Python package turns into DataFrames.
 
-use manypath::flow::Level;
 use manypath::metrics::Results;
+use manypath::scenario::Level;
 use manypath::Plan;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -45,7 +45,7 @@ pub fn run_toml_at_level(
     text: &str,
     base_dir: &std::path::Path,
     seed: Option<u64>,
-    level: Option<flow::Level>,
+    level: Option<scenario::Level>,
     every: u64,
     progress: impl FnMut(time::SimTime, u64) -> bool,
 ) -> Result<Results, ScenarioError> {
@@ -58,7 +58,7 @@ pub fn run_toml_at_level(
         plan.seed = s;
     }
     Ok(match plan.level {
-        flow::Level::Packet => sim::run_plan_with_progress(plan, every, progress),
-        flow::Level::Flow => flow::run_plan(plan),
+        scenario::Level::Packet => sim::run_plan_with_progress(plan, every, progress),
+        scenario::Level::Flow => flow::run_plan(plan),
     })
 }

@@ -4,13 +4,13 @@
 //! Randomly placed lossy links are drawn when the run starts (not at validation), so a
 //! seed given at run time places them anew; each generator entry has its own stream.
 
-use super::plan::{Checker, MAX_TIME_US};
+use super::checker::Checker;
 use super::schema::{FaultKind, FaultSpec, RateDistSpec};
 use crate::engine::rng::{stream, Rng};
 use crate::net::faults::{GilbertElliott, LinkAction, LinkEvent, LossModel};
 use crate::net::network::Network;
 use crate::net::topology::Topology;
-use crate::time::{from_us, SimTime};
+use crate::time::SimTime;
 
 /// One direction of a topology link: an index into `Topology::links` and 0 for a → b,
 /// 1 for b → a.
@@ -266,7 +266,10 @@ impl FaultPlan {
         }
         let mut events = Vec::new();
         for e in &self.entries {
-            let FaultEntry::Outage(o) = e else { continue };
+            let o = match e {
+                FaultEntry::Outage(o) => o,
+                FaultEntry::Loss { .. } | FaultEntry::RandomLossy(_) => continue,
+            };
             for &link in &o.links {
                 let ports = ports[link as usize];
                 for p in ports {
@@ -334,17 +337,14 @@ fn check_applicable(f: &FaultSpec, path: &str, c: &mut Checker) {
         ("loss_rates", f.loss_rates.is_some(), &[RandomLossyLinks]),
     ];
     for (field, set, kinds) in fields {
-        if set && !kinds.contains(&f.kind) {
-            let names: Vec<&str> = kinds.iter().map(|&k| kind_name(k)).collect();
-            c.err(
-                &format!("{path}.{field}"),
-                format!(
-                    "applies only to kind = {}, not {}",
-                    names.join(" or "),
-                    kind_name(f.kind)
-                ),
-            );
-        }
+        let names: Vec<&str> = kinds.iter().map(|&k| kind_name(k)).collect();
+        c.applies_only(
+            &format!("{path}.{field}"),
+            set,
+            "kind",
+            kind_name(f.kind),
+            &names,
+        );
     }
 }
 
@@ -565,16 +565,6 @@ fn rate_dist(spec: &Option<RateDistSpec>, path: &str, c: &mut Checker) -> Option
     (c.problems.len() == before).then_some(dist)
 }
 
-fn time_field(c: &mut Checker, path: &str, v: f64) -> SimTime {
-    c.non_negative(path, v);
-    c.time_us(path, v);
-    if v.is_finite() && (0.0..=MAX_TIME_US).contains(&v) {
-        from_us(v)
-    } else {
-        0
-    }
-}
-
 /// Validates the `[[faults]]` entries against the topology.
 pub(super) fn fault_plan(specs: &[FaultSpec], topo: &Topology, c: &mut Checker) -> FaultPlan {
     let mut plan = FaultPlan::default();
@@ -639,9 +629,9 @@ pub(super) fn fault_plan(specs: &[FaultSpec], topo: &Topology, c: &mut Checker) 
                     );
                 }
                 let down_us = required(f.down_us, &path, "down_us", f.kind, c);
-                let down = time_field(c, &field("down_us"), down_us);
+                let down = c.time(&field("down_us"), Some(down_us), 0, false);
                 let up = f.up_us.map(|u| {
-                    let t = time_field(c, &field("up_us"), u);
+                    let t = c.time(&field("up_us"), Some(u), 0, false);
                     if u.is_finite() && down_us.is_finite() && u <= down_us {
                         c.err(
                             &field("up_us"),
@@ -650,10 +640,8 @@ pub(super) fn fault_plan(specs: &[FaultSpec], topo: &Topology, c: &mut Checker) 
                     }
                     t
                 });
-                let detection = match f.detection_delay_us {
-                    Some(d) => time_field(c, &field("detection_delay_us"), d),
-                    None => 0,
-                };
+                let detection =
+                    c.time(&field("detection_delay_us"), f.detection_delay_us, 0, false);
                 let links: Vec<u32> = named_links(f, &path, topo, c)
                     .iter()
                     .map(|l| l.link)

@@ -329,8 +329,13 @@ impl TrafficGen {
                             self.receiver,
                         ),
                         Pattern::Pair => (self.src, self.dst),
-                        // RandomPairs, EachToRandom (Jobs is never Poisson).
-                        _ => {
+                        // Validation gives all_to_all and jobs no Poisson arrivals, and
+                        // requests are generated apart (`generate_requests`).
+                        Pattern::RandomPairs
+                        | Pattern::EachToRandom
+                        | Pattern::AllToAll
+                        | Pattern::Jobs
+                        | Pattern::Requests => {
                             let src = self.hosts[rng.below(self.hosts.len() as u64) as usize];
                             (src, self.random_other(src, rng))
                         }

@@ -1,0 +1,524 @@
+//! A scenario's transports: the built-in ones, and the `[transports.NAME]` entries
+//! resolved into a controller (`CcKind`, its parameters checked against the description
+//! table `CcSpec::info`) with its TCP settings, subflows and loss-recovery options.
+
+use super::checker::Checker;
+use super::schema::{CcSpec, SchedulerSpec, TcpSpec, TransportSpec};
+use crate::time::SimTime;
+use crate::transport::mptcp::{FusoConfig, Scheduler};
+use crate::transport::protocol::CcKind;
+use crate::transport::tcp::TcpConfig;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug)]
+pub struct TransportPlan {
+    pub name: String,
+    pub tcp: TcpConfig,
+    pub cc: CcKind,
+    /// 1: plain TCP (for Reno and DCTCP); more: a multipath connection.
+    pub subflows: u32,
+    pub scheduler: Scheduler,
+    /// Delay of the extra subflows after the first handshake.
+    pub subflow_gap: SimTime,
+    /// FUSO's proactive multipath loss recovery (multipath connections only).
+    pub fuso: Option<FusoConfig>,
+    /// Copies of every flow, each on its own connection; the first to finish counts.
+    pub replicas: u32,
+    /// LIA only: cut a subflow's window by 1/β on an ECN echo instead of halving it
+    /// (the AMP document's "MPTCP with β", §4.1).
+    pub lia_beta: Option<f64>,
+}
+
+impl TransportPlan {
+    /// Whether a connection of this transport is multipath (even with one subflow).
+    pub fn is_multipath(&self) -> bool {
+        self.subflows > 1 || self.cc.info().coupled || self.fuso.is_some()
+    }
+}
+
+/// Subflows of the built-in multipath transports (the AMP document's default).
+pub const DEFAULT_SUBFLOWS: u32 = 4;
+/// XMP's and AMP's cut factor β, AMP's γ and τ (the AMP document's recommendations).
+pub const DEFAULT_BETA: f64 = 4.0;
+pub const DEFAULT_GAMMA: u32 = 2;
+pub const DEFAULT_TAU: u32 = 8;
+/// MMPTCP switches from packet scatter to MPTCP subflows after this much data.
+pub const DEFAULT_SWITCH_BYTES: u64 = 100_000;
+/// DCTCP's EWMA weight g and initial α (as in Linux).
+const DEFAULT_DCTCP_G: f64 = 1.0 / 16.0;
+const DEFAULT_DCTCP_ALPHA_INIT: f64 = 1.0;
+
+/// A built-in transport: a controller with its default parameters, and what sets it
+/// apart from a `[transports.NAME]` entry that names only that controller.
+struct Builtin {
+    name: &'static str,
+    cc: CcSpec,
+    ecn: bool,
+    fuso: bool,
+    replicas: u32,
+}
+
+const fn builtin(name: &'static str, cc: CcSpec, ecn: bool) -> Builtin {
+    Builtin {
+        name,
+        cc,
+        ecn,
+        fuso: false,
+        replicas: 1,
+    }
+}
+
+/// Every scenario's transports, in the order of their indices in the results (so this
+/// order must not change).
+const BUILTINS: [Builtin; 11] = [
+    builtin("tcp", CcSpec::Reno, false),
+    builtin("cubic", CcSpec::Cubic, false),
+    builtin("dctcp", CcSpec::Dctcp, true),
+    builtin("mptcp", CcSpec::Lia, false),
+    builtin("olia", CcSpec::Olia, false),
+    builtin("dcm", CcSpec::Dcm, true),
+    builtin("xmp", CcSpec::Xmp, true),
+    // Without ECN, unlike a `[transports.NAME]` entry with cc = "mmptcp".
+    builtin("mmptcp", CcSpec::Mmptcp, false),
+    builtin("amp", CcSpec::Amp, true),
+    Builtin {
+        fuso: true,
+        ..builtin("fuso", CcSpec::Lia, false)
+    },
+    Builtin {
+        replicas: 2,
+        ..builtin("repflow", CcSpec::Reno, false)
+    },
+];
+
+impl Builtin {
+    /// The transport, on the scenario's shared TCP settings (which have ECN off).
+    fn plan(&self, base_tcp: TcpConfig) -> TransportPlan {
+        let cc = cc_kind(self.cc, &CcParams::default());
+        TransportPlan {
+            name: self.name.into(),
+            tcp: TcpConfig {
+                ecn: self.ecn,
+                ..base_tcp
+            },
+            cc,
+            subflows: default_subflows(&cc),
+            scheduler: Scheduler::RoundRobin,
+            subflow_gap: 0,
+            fuso: self.fuso.then(FusoConfig::default),
+            replicas: self.replicas,
+            lia_beta: None,
+        }
+    }
+}
+
+/// A coupled controller's connection is multipath, with `DEFAULT_SUBFLOWS`; the others
+/// have one subflow unless told otherwise.
+fn default_subflows(cc: &CcKind) -> u32 {
+    if cc.info().coupled {
+        DEFAULT_SUBFLOWS
+    } else {
+        1
+    }
+}
+
+/// The built-in transports, then the scenario's `[transports.NAME]` entries (an entry
+/// with a built-in's name replaces it).
+pub(super) fn transports(
+    specs: &BTreeMap<String, TransportSpec>,
+    base_tcp: TcpConfig,
+    c: &mut Checker,
+) -> Vec<TransportPlan> {
+    let mut transports: Vec<TransportPlan> = BUILTINS.iter().map(|b| b.plan(base_tcp)).collect();
+    for (name, t) in specs {
+        let plan = transport_plan(name, t, base_tcp, c);
+        match transports.iter_mut().find(|p| &p.name == name) {
+            Some(p) => *p = plan,
+            None => transports.push(plan),
+        }
+    }
+    transports
+}
+
+/// One `[transports.NAME]` entry, checked.
+fn transport_plan(
+    name: &str,
+    t: &TransportSpec,
+    base_tcp: TcpConfig,
+    c: &mut Checker,
+) -> TransportPlan {
+    let path = format!("transports.{name}");
+    let mut tcp = tcp_config(base_tcp, &t.tcp, &format!("{path}.tcp"), c);
+    let cc = transport_cc(t, &path, c);
+    tcp.ecn = t.ecn.unwrap_or(cc.info().ecn);
+    if cc == CcKind::Lia && t.beta.is_some() && !tcp.ecn {
+        c.err(
+            &format!("{path}.beta"),
+            "LIA cuts by 1/beta on ECN echoes: it needs ecn = true".into(),
+        );
+    }
+    let subflows = t.subflows.unwrap_or(default_subflows(&cc));
+    if !(1..=64).contains(&subflows) {
+        c.err(
+            &format!("{path}.subflows"),
+            format!("must be between 1 and 64, got {subflows}"),
+        );
+    }
+    let plan = TransportPlan {
+        name: name.to_string(),
+        tcp,
+        cc,
+        subflows: subflows.clamp(1, 64),
+        scheduler: match t.scheduler {
+            SchedulerSpec::RoundRobin => Scheduler::RoundRobin,
+            SchedulerSpec::LowestRtt => Scheduler::LowestRtt,
+        },
+        subflow_gap: c.time(
+            &format!("{path}.subflow_gap_us"),
+            t.subflow_gap_us,
+            0,
+            false,
+        ),
+        fuso: fuso_config(t, &path, &cc, c),
+        replicas: t.replicas.unwrap_or(1),
+        lia_beta: t.beta.filter(|_| cc == CcKind::Lia),
+    };
+    if !(1..=4).contains(&plan.replicas) {
+        c.err(
+            &format!("{path}.replicas"),
+            format!("must be between 1 and 4, got {}", plan.replicas),
+        );
+    }
+    plan
+}
+
+/// A controller's parameters, each as given or at its default.
+struct CcParams {
+    g: f64,
+    alpha_init: f64,
+    beta: f64,
+    gamma: u32,
+    tau: u32,
+    switch_bytes: u64,
+}
+
+impl Default for CcParams {
+    fn default() -> Self {
+        CcParams {
+            g: DEFAULT_DCTCP_G,
+            alpha_init: DEFAULT_DCTCP_ALPHA_INIT,
+            beta: DEFAULT_BETA,
+            gamma: DEFAULT_GAMMA,
+            tau: DEFAULT_TAU,
+            switch_bytes: DEFAULT_SWITCH_BYTES,
+        }
+    }
+}
+
+/// The controller `spec` with the parameters it takes.
+fn cc_kind(spec: CcSpec, p: &CcParams) -> CcKind {
+    match spec {
+        CcSpec::Reno => CcKind::Reno,
+        CcSpec::Cubic => CcKind::Cubic,
+        CcSpec::Dctcp => CcKind::Dctcp {
+            g: p.g,
+            alpha_init: p.alpha_init,
+        },
+        CcSpec::Lia => CcKind::Lia,
+        CcSpec::Olia => CcKind::Olia,
+        CcSpec::Dcm => CcKind::Dcm { g: p.g },
+        CcSpec::Xmp => CcKind::Xmp { beta: p.beta },
+        CcSpec::Amp => CcKind::Amp {
+            beta: p.beta,
+            gamma: p.gamma,
+            tau: p.tau,
+        },
+        CcSpec::Mmptcp => CcKind::Mmptcp {
+            switch_bytes: p.switch_bytes,
+        },
+    }
+}
+
+/// The controller of a `[transports.NAME]` entry, with its parameters checked.
+fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
+    let defaults = CcParams::default();
+    let g = t.dctcp_g.unwrap_or(defaults.g);
+    if !(g > 0.0 && g <= 1.0) {
+        c.err(
+            &format!("{path}.dctcp_g"),
+            format!("must be in (0, 1], got {g}"),
+        );
+    }
+    let alpha_init = t.dctcp_alpha_init.unwrap_or(defaults.alpha_init);
+    if !(0.0..=1.0).contains(&alpha_init) {
+        c.err(
+            &format!("{path}.dctcp_alpha_init"),
+            format!("must be in [0, 1], got {alpha_init}"),
+        );
+    }
+    let beta = t.beta.unwrap_or(defaults.beta);
+    if !(beta.is_finite() && beta > 1.0) {
+        c.err(
+            &format!("{path}.beta"),
+            format!("must be greater than 1, got {beta}"),
+        );
+    }
+    // A parameter set on a transport whose controller does not take it.
+    for (field, set) in [
+        ("dctcp_g", t.dctcp_g.is_some()),
+        ("dctcp_alpha_init", t.dctcp_alpha_init.is_some()),
+        ("beta", t.beta.is_some()),
+        ("amp_gamma", t.amp_gamma.is_some()),
+        ("amp_tau", t.amp_tau.is_some()),
+        ("mmptcp_switch_bytes", t.mmptcp_switch_bytes.is_some()),
+    ] {
+        c.applies_only(
+            &format!("{path}.{field}"),
+            set,
+            "cc",
+            t.cc.info().name,
+            &CcSpec::taking(field),
+        );
+    }
+    let switch_bytes = t.mmptcp_switch_bytes.unwrap_or(defaults.switch_bytes);
+    c.at_least(&format!("{path}.mmptcp_switch_bytes"), switch_bytes, 1);
+    let gamma = t.amp_gamma.unwrap_or(defaults.gamma);
+    let tau = t.amp_tau.unwrap_or(defaults.tau);
+    c.at_least(&format!("{path}.amp_gamma"), gamma as u64, 1);
+    c.at_least(&format!("{path}.amp_tau"), tau as u64, 1);
+    let params = CcParams {
+        g,
+        alpha_init,
+        beta,
+        gamma,
+        tau,
+        switch_bytes,
+    };
+    cc_kind(t.cc, &params)
+}
+
+/// FUSO's settings of a `[transports.NAME]` entry, checked; `None` when FUSO is off.
+fn fuso_config(t: &TransportSpec, path: &str, cc: &CcKind, c: &mut Checker) -> Option<FusoConfig> {
+    let on = t.fuso.unwrap_or(false);
+    if !on {
+        for (field, v) in [("fuso_alpha", t.fuso_alpha), ("fuso_beta", t.fuso_beta)] {
+            if v.is_some() {
+                c.err(
+                    &format!("{path}.{field}"),
+                    "applies only with fuso = true".into(),
+                );
+            }
+        }
+        return None;
+    }
+    if cc.scatter_bytes().is_some() {
+        c.err(
+            &format!("{path}.fuso"),
+            "FUSO does not combine with MMPTCP's packet scatter; use another controller".into(),
+        );
+    }
+    let mut cfg = FusoConfig::default();
+    for (field, v, slot) in [
+        ("fuso_alpha", t.fuso_alpha, &mut cfg.alpha),
+        ("fuso_beta", t.fuso_beta, &mut cfg.beta),
+    ] {
+        if let Some(x) = v {
+            if !(x.is_finite() && x >= 0.0) {
+                c.err(
+                    &format!("{path}.{field}"),
+                    format!("must be a non-negative number, got {x}"),
+                );
+            }
+            *slot = x;
+        }
+    }
+    Some(cfg)
+}
+
+/// The TCP settings `t` (at `path`) makes of `base`: the shared `[tcp]` section made of
+/// the defaults, or a transport's `tcp` table made of the shared settings.
+pub(super) fn tcp_config(base: TcpConfig, t: &TcpSpec, path: &str, c: &mut Checker) -> TcpConfig {
+    let mut cfg = base;
+    if let Some(m) = t.mss {
+        c.at_least(&format!("{path}.mss"), m as u64, 1);
+        cfg.mss = m.max(1);
+    }
+    if let Some(h) = t.header_bytes {
+        cfg.header = h;
+    }
+    if let Some(w) = t.init_cwnd_packets {
+        c.at_least(&format!("{path}.init_cwnd_packets"), w as u64, 1);
+        cfg.init_cwnd = w.max(1);
+    }
+    if let Some(s) = t.init_ssthresh_bytes {
+        c.at_least(&format!("{path}.init_ssthresh_bytes"), s, 1);
+        cfg.init_ssthresh = s as f64;
+    }
+    cfg.rto_min = c.time(
+        &format!("{path}.rto_min_us"),
+        t.rto_min_us,
+        cfg.rto_min,
+        true,
+    );
+    cfg.rto_max = c.time(
+        &format!("{path}.rto_max_us"),
+        t.rto_max_us,
+        cfg.rto_max,
+        true,
+    );
+    cfg.rto_initial = c.time(
+        &format!("{path}.rto_initial_us"),
+        t.rto_initial_us,
+        cfg.rto_initial,
+        true,
+    );
+    if cfg.rto_min > cfg.rto_max {
+        c.err(
+            &format!("{path}.rto_min_us"),
+            "must not exceed rto_max_us".into(),
+        );
+    }
+    if let Some(d) = t.dupack_threshold {
+        c.at_least(&format!("{path}.dupack_threshold"), d as u64, 1);
+        cfg.dupack_threshold = d.max(1);
+    }
+    if let Some(d) = t.delayed_ack {
+        cfg.delayed_ack = d;
+    }
+    cfg.delack_timeout = c.time(
+        &format!("{path}.delayed_ack_timeout_us"),
+        t.delayed_ack_timeout_us,
+        cfg.delack_timeout,
+        true,
+    );
+    if let Some(w) = t.rcv_wnd_bytes {
+        c.at_least(&format!("{path}.rcv_wnd_bytes"), w as u64, 1);
+        cfg.rcv_wnd = w.max(1);
+    }
+    if let Some(m) = t.cwnd_min_packets {
+        c.at_least(&format!("{path}.cwnd_min_packets"), m as u64, 1);
+        cfg.cwnd_min = m.max(1);
+    }
+    let r = &mut cfg.recovery;
+    for (value, set) in [
+        (t.sack, &mut r.sack),
+        (t.limited_transmit, &mut r.limited_transmit),
+        (t.early_retransmit, &mut r.early_retransmit),
+        (t.tlp, &mut r.tlp),
+        (t.tcp_ir, &mut r.tcp_ir),
+        (t.proactive, &mut r.proactive),
+        (t.idle_restart, &mut r.idle_restart),
+        (t.fin_with_data, &mut r.fin_with_data),
+    ] {
+        if let Some(v) = value {
+            *set = v;
+        }
+    }
+    if cfg.recovery.proactive && !cfg.recovery.sack {
+        c.err(
+            &format!("{path}.proactive"),
+            "needs sack = true (without SACK the ACKs of the copies are duplicate ACKs)".into(),
+        );
+    }
+    cfg
+}
+
+/// Loss-recovery options that work on single-path TCP only: TCP-IR's receiver rebuilds
+/// subflow bytes the data level could not map, and Proactive's copies would be counted
+/// per subflow. Checked for the transports that traffic uses.
+pub(super) fn check_single_path_options(p: &TransportPlan, field_prefix: &str, c: &mut Checker) {
+    if p.subflows == 1 && !p.cc.info().coupled {
+        return;
+    }
+    for (field, on) in [
+        ("tcp_ir", p.tcp.recovery.tcp_ir),
+        ("proactive", p.tcp.recovery.proactive),
+    ] {
+        if on {
+            c.err(
+                &format!("{field_prefix}.{field}"),
+                format!("only single-path TCP (transport {:?} is multipath)", p.name),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan::tests::{errors, GOOD};
+    use super::super::Plan;
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn builtins_take_the_table_defaults() {
+        let p = Plan::from_toml(GOOD, Path::new(".")).unwrap();
+        let names: Vec<&str> = p.transports.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "tcp", "cubic", "dctcp", "mptcp", "olia", "dcm", "xmp", "mmptcp", "amp", "fuso",
+                "repflow"
+            ]
+        );
+        for t in &p.transports {
+            let info = t.cc.info();
+            // MMPTCP's built-in transport runs without ECN, unlike its table default.
+            assert_eq!(t.tcp.ecn, info.ecn && t.name != "mmptcp", "{}", t.name);
+            assert_eq!(t.subflows > 1, info.coupled, "{}", t.name);
+        }
+        let amp = p.transports.iter().find(|t| t.name == "amp").unwrap();
+        assert_eq!(
+            amp.cc,
+            CcKind::Amp {
+                beta: DEFAULT_BETA,
+                gamma: DEFAULT_GAMMA,
+                tau: DEFAULT_TAU
+            }
+        );
+        let named = GOOD.to_string() + "[transports.dctcp]\ncc = \"dctcp\"\n";
+        let q = Plan::from_toml(&named, Path::new(".")).unwrap();
+        let (a, b) = (&p.transports[2], &q.transports[2]);
+        assert_eq!((a.cc, a.tcp.ecn, a.subflows), (b.cc, b.tcp.ecn, b.subflows));
+    }
+
+    #[test]
+    fn loss_recovery_options_parse_and_combinations_are_checked() {
+        let text = format!("{GOOD}\n[tcp]\nsack = true\ntlp = true\nearly_retransmit = true\n");
+        let p = Plan::from_toml(&text, Path::new(".")).unwrap();
+        let r = p.transports[p.flows()[0].transport as usize].tcp.recovery;
+        assert!(r.sack && r.tlp && r.early_retransmit && !r.tcp_ir && !r.proactive);
+        let e = errors(&format!("{GOOD}\n[tcp]\nproactive = true\n"));
+        assert!(e.contains("tcp.proactive: needs sack = true"), "{e}");
+        let mp = GOOD.replace("transport = \"dctcp\"", "transport = \"mp\"");
+        let e = errors(&format!(
+            "{mp}\n[transports.mp]\ncc = \"lia\"\ntcp = {{ sack = true, proactive = true }}\n"
+        ));
+        assert!(
+            e.contains("transports.mp.tcp.proactive: only single-path TCP"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn lia_takes_a_beta_cut_with_ecn_only() {
+        let lia = |extra: &str| {
+            GOOD.replace("transport = \"dctcp\"", "transport = \"mp\"")
+                + &format!("[transports.mp]\ncc = \"lia\"\nbeta = 4\n{extra}")
+        };
+        let plan = Plan::from_toml(&lia("ecn = true\n"), Path::new(".")).unwrap();
+        let mp = plan.transports.iter().find(|t| t.name == "mp").unwrap();
+        assert_eq!(mp.lia_beta, Some(4.0));
+        let e = errors(&lia(""));
+        assert!(e.contains("transports.mp.beta: LIA cuts by 1/beta"), "{e}");
+        let e = errors(
+            &GOOD
+                .replace("transport = \"dctcp\"", "transport = \"mp\"")
+                .replace("k = 4", "k = 4\n[transports.mp]\ncc = \"olia\"\nbeta = 4"),
+        );
+        assert!(
+            e.contains("transports.mp.beta: applies only to cc = lia or xmp or amp, not olia"),
+            "{e}"
+        );
+    }
+}
