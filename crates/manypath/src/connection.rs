@@ -6,7 +6,6 @@
 use crate::metrics::RecoveryCounters;
 use crate::scenario::TransportPlan;
 use crate::time::SimTime;
-use crate::transport::mpcc::Coupling;
 use crate::transport::mptcp::sender::MptcpCounters;
 use crate::transport::mptcp::{MptcpReceiver, MptcpSender};
 use crate::transport::protocol::{self, CcContext};
@@ -204,14 +203,7 @@ impl Endpoints {
     /// AMP's suppression and release episodes.
     pub fn ssr_episodes(&self) -> (u32, u32) {
         match self {
-            Endpoints::Mptcp { client, .. } => match &client.coupling {
-                Coupling::Amp(ssr) => (ssr.suppressions, ssr.releases),
-                Coupling::Uncoupled
-                | Coupling::Lia
-                | Coupling::Olia
-                | Coupling::Dcm
-                | Coupling::Xmp => (0, 0),
-            },
+            Endpoints::Mptcp { client, .. } => client.coupling.ssr_episodes(),
             Endpoints::Tcp { .. } => (0, 0),
         }
     }

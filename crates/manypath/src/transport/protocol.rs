@@ -287,6 +287,30 @@ mod tests {
     }
 
     #[test]
+    fn every_controller_is_listed() {
+        // The schema lists every variant of CcSpec; ALL must too (error messages and
+        // `taking` read it).
+        let schema = serde_json::to_value(schemars::schema_for!(CcSpec)).unwrap();
+        let mut names: Vec<String> =
+            serde_json::from_value(schema["enum"].clone()).unwrap_or_else(|_| {
+                schema["oneOf"]
+                    .as_array()
+                    .expect("an enum or oneOf schema")
+                    .iter()
+                    .flat_map(|v| v["enum"].as_array().cloned().unwrap_or_default())
+                    .map(|v| v.as_str().unwrap().to_string())
+                    .collect()
+            });
+        names.sort();
+        let mut listed: Vec<String> = CcSpec::ALL
+            .iter()
+            .map(|k| k.info().name.to_string())
+            .collect();
+        listed.sort();
+        assert_eq!(names, listed);
+    }
+
+    #[test]
     fn parameters_name_their_controllers() {
         assert_eq!(CcSpec::taking("dctcp_g"), ["dctcp", "dcm"]);
         assert_eq!(CcSpec::taking("beta"), ["lia", "xmp", "amp"]);

@@ -178,6 +178,18 @@ impl Coupling {
             Coupling::Amp(_) => amp::increase(i, subs, mss),
         }
     }
+
+    /// AMP's suppression and release episodes (none for the other couplings).
+    pub fn ssr_episodes(&self) -> (u32, u32) {
+        match self {
+            Coupling::Amp(ssr) => (ssr.suppressions, ssr.releases),
+            Coupling::Uncoupled
+            | Coupling::Lia
+            | Coupling::Olia
+            | Coupling::Dcm
+            | Coupling::Xmp => (0, 0),
+        }
+    }
 }
 
 /// Sum of the active subflows' windows.
