@@ -5,3 +5,5 @@ pub mod cc;
 pub mod mpcc;
 pub mod mptcp;
 pub mod tcp;
+#[cfg(test)]
+pub(crate) mod testing;
