@@ -1108,14 +1108,15 @@ mod tests {
 
     // ---- Over the bench's links (one-way delay D, the window of 10 goes out at 2·D) ----
 
-    /// The third dupack comes one round trip after the lost segment left: the
-    /// retransmission goes then, and the flow ends without a timeout.
+    /// Segment 6 of the first window of ten is lost: the three after it bring the
+    /// third dupack one round trip after it left. It is resent then, and the flow ends
+    /// without a timeout.
     #[test]
     fn fast_retransmit_repairs_a_loss_within_one_round_trip() {
         let mut p = testing::tcp(testing::cfg(), 20_000, D);
-        p.up.lose(first_sends(&[2000]));
+        p.up.lose(first_sends(&[6000]));
         p.finish();
-        assert_eq!(p.up.times_of(2000), vec![2 * D, 4 * D]);
+        assert_eq!(p.up.times_of(6000), vec![2 * D, 4 * D]);
         let st = p.client.stats();
         assert_eq!((st.fast_retx, st.timeouts, st.packets_retx), (1, 0, 1));
         assert_eq!(p.server.bytes_received(), 20_000);

@@ -227,35 +227,48 @@ mod tests {
         p.flush();
         let s = &mut p.client;
         assert_eq!(s.in_flight(), 10_001, "ten segments and the FIN");
-        s.snd_una = 4000;
+        s.snd_una = 3000;
         s.x.sack.insert(4000, 6000);
-        // [6000, 10001) is not lost: 2 SACKed segments are fewer than DupThresh.
-        assert_eq!(s.in_flight(), 4001);
+        // [3000, 4000) has two SACKed segments above it, fewer than DupThresh: it is
+        // in flight, as [6000, 10001) is.
+        assert_eq!(s.in_flight(), 5001);
         s.x.sack.insert(7000, 8000);
-        // No unSACKed byte has three SACKed segments above it yet.
+        // Now three: [3000, 4000) is lost; [6000, 7000) has two above it.
         assert_eq!(s.in_flight(), 3001);
-        // Below 4000 would be: lost, unless retransmitted.
-        assert_eq!(s.x.sack.lost_end(3, 1000, 4000), 4000);
-        assert_eq!(s.x.sack.pipe(3000, 10_001, 4000, 3000), 3001);
+        assert_eq!(s.x.sack.lost_end(3, 1000, 3000), 4000);
+        // Retransmitted, the lost bytes are in flight again.
+        assert_eq!(s.x.sack.pipe(3000, 10_001, 4000, 3500), 3501);
         assert_eq!(s.x.sack.pipe(3000, 10_001, 4000, 4000), 4001);
     }
 
-    /// Segments 1, 3 and 5 of 10 lost: SACK recovery resends all three holes in the
-    /// round after the dupacks; NewReno resends only the first.
+    /// Segments 1, 3 and 5 of a first window of twenty lost, more data waiting: SACK
+    /// recovery resends all three holes in the round after the dupacks, before new
+    /// data (RFC 6675's NextSeg); NewReno resends only the first.
     #[test]
     fn sack_recovery_repairs_several_holes_in_one_rtt() {
         for on in [true, false] {
-            let mut p = testing::tcp(sack(on), 10_000, D);
+            let c = TcpConfig {
+                init_cwnd: 20,
+                ..sack(on)
+            };
+            let mut p = testing::tcp(c, 40_000, D);
             p.up.lose(first_sends(&[1000, 3000, 5000]));
             p.run_until(4 * D);
             assert_eq!(p.client.stats().fast_retx, 1);
+            let sent = p.up.seqs(4 * D..);
+            let resent: Vec<u64> = sent.iter().copied().filter(|&q| q < 20_000).collect();
             if on {
-                assert_eq!(p.up.seqs(4 * D..), vec![1000, 3000, 5000], "every hole");
-                // The ACK of the three repairs completes the flow without an RTO.
-                assert_eq!(p.finish(), 6 * D);
+                assert_eq!(resent, vec![1000, 3000, 5000], "every hole");
+                let i = sent.iter().position(|&q| q == 1000).unwrap();
+                assert!(sent[i..].starts_with(&resent), "before new data: {sent:?}");
+                // The ACK of the three repairs covers the first window, without an RTO.
+                p.run_until(6 * D);
+                assert!(p.client.snd_una >= 20_000);
                 assert_eq!(p.client.stats().packets_retx, 3);
+                p.finish();
+                assert_eq!(p.client.stats().timeouts, 0);
             } else {
-                assert_eq!(p.up.seqs(4 * D..), vec![1000], "one hole per round trip");
+                assert_eq!(resent, vec![1000], "one hole per round trip");
             }
         }
     }
