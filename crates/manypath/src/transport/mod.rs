@@ -6,3 +6,5 @@ pub mod mpcc;
 pub mod mptcp;
 pub mod protocol;
 pub mod tcp;
+#[cfg(test)]
+pub(crate) mod testing;

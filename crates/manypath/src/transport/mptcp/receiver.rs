@@ -8,7 +8,7 @@ use crate::time::SimTime;
 use crate::transport::tcp::{Reassembly, Segment, TcpConfig, TcpReceiver};
 
 /// Laid out by hand (`repr(C)`, from a cache line): a delivery to the client reads the
-/// first line only (no ACK to send, no timer to arm).
+/// first line only (no ACK to send, no timer to arm). `tests::layout` checks it.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct MptcpReceiver {
@@ -83,5 +83,22 @@ impl MptcpReceiver {
             self.ready &= !(1 << i);
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a delivery to the client reads fills the first line.
+    #[test]
+    fn layout() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<MptcpReceiver>(), 64);
+        assert_eq!(offset_of!(MptcpReceiver, ready), 0);
+        assert_eq!(
+            offset_of!(MptcpReceiver, deadlines) + size_of::<SubflowDeadlines>(),
+            64
+        );
     }
 }

@@ -598,106 +598,78 @@ impl MptcpSender {
 
 #[cfg(test)]
 mod tests {
-    use super::super::MptcpReceiver;
     use super::*;
-    use crate::transport::cc::Reno;
+    use crate::time::PS_PER_US;
     use crate::transport::mpcc::amp;
+    use crate::transport::mptcp::MptcpReceiver;
     use crate::transport::tcp::TcpConfig;
+    use crate::transport::testing::{self, Pair, Sent};
 
-    fn cfg() -> TcpConfig {
-        TcpConfig {
-            mss: 1000,
+    /// The one-way delay of the bench's links.
+    const D: SimTime = 10 * PS_PER_US;
+
+    /// A connection of `n` subflows over the bench's links, with windows of two
+    /// segments at first.
+    fn pair(n: usize, size: u64, coupling: Coupling) -> Pair<MptcpSender, MptcpReceiver> {
+        let cfg = TcpConfig {
             init_cwnd: 2,
-            rto_min: 1_000_000,
-            ..TcpConfig::default()
+            ..testing::cfg()
+        };
+        testing::mptcp(cfg, n, size, coupling, D)
+    }
+
+    /// Data segments per subflow.
+    fn per_subflow(p: &Pair<MptcpSender, MptcpReceiver>) -> Vec<u64> {
+        let mut n = vec![0; p.client.subs.len()];
+        for s in p.up.data() {
+            n[s.sub] += 1;
         }
+        n
     }
 
-    fn sender(n: usize, size: u64, coupling: Coupling) -> MptcpSender {
-        let subs = (0..n)
-            .map(|_| {
-                let cc = match coupling {
-                    Coupling::Uncoupled => Cc::Reno(Reno::default()),
-                    _ => Cc::Coupled(lia_like()),
-                };
-                TcpSender::new(cfg(), cc, 0)
-            })
-            .collect();
-        MptcpSender::new(subs, size, coupling, Scheduler::RoundRobin, 0)
-    }
-
-    /// Runs a connection over a zero-delay "network" by hand from time `now` until
-    /// nothing moves: every segment is delivered at once, in order, unless
-    /// `drop(subflow, segment)` says it is lost (no timers run: a loss only a timeout
-    /// would repair stalls it). Returns the time reached.
-    fn run_until_idle(
-        tx: &mut MptcpSender,
-        rx: &mut MptcpReceiver,
-        mut now: SimTime,
-        mut drop: impl FnMut(usize, &Segment) -> bool,
-    ) -> SimTime {
-        for _ in 0..10_000 {
-            let mut progressed = false;
-            while let Some((i, seg)) = tx.poll_transmit(now) {
-                progressed = true;
-                if !drop(i, &seg) {
-                    rx.on_segment(now, i, &seg);
-                }
-            }
-            now += 10;
-            while let Some((i, seg)) = rx.poll_transmit(now) {
-                tx.on_segment(now, i, &seg);
-                progressed = true;
-            }
-            if !progressed {
-                break;
-            }
-        }
-        now
-    }
-
-    /// Opens the connection and runs it without loss; `on_send(subflow, segment)` sees
-    /// each segment sent.
-    fn exchange(
-        tx: &mut MptcpSender,
-        rx: &mut MptcpReceiver,
-        mut on_send: impl FnMut(usize, &Segment),
-    ) {
-        tx.open();
-        run_until_idle(tx, rx, 1, |i, seg| {
-            on_send(i, seg);
-            false
-        });
-    }
-
-    /// Opens the connection and runs it, losing the segments `drop` picks.
-    fn exchange_lossy(
-        tx: &mut MptcpSender,
-        rx: &mut MptcpReceiver,
-        drop: impl FnMut(usize, &Segment) -> bool,
-    ) {
-        tx.open();
-        run_until_idle(tx, rx, 1, drop);
+    /// What every delivery reads fills the first line and the first half of the
+    /// second; what an ACK reads, lines 2 and 3; the rest follows.
+    #[test]
+    fn layout() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<MptcpSender>(), 64);
+        // Line 0 and the first half of line 1.
+        assert_eq!(offset_of!(MptcpSender, ready), 0);
+        assert_eq!(offset_of!(MptcpSender, deadlines), 16);
+        assert_eq!(offset_of!(MptcpSender, open_at), 64);
+        assert_eq!(
+            offset_of!(MptcpSender, subs) + size_of::<Vec<TcpSender>>(),
+            96
+        );
+        // Line 2.
+        assert_eq!(offset_of!(MptcpSender, opened), 128);
+        // Line 3.
+        assert_eq!(offset_of!(MptcpSender, stale), 192);
+        assert!(offset_of!(MptcpSender, coupling) + size_of::<Coupling>() <= 256);
+        // The rest.
+        assert_eq!(offset_of!(MptcpSender, gap), 256);
     }
 
     #[test]
     fn fuso_recovers_a_black_holed_subflow_through_the_other() {
         // Subflow 1's path loses every data packet. MPTCP alone waits for subflow 1's
         // timeout; FUSO copies subflow 1's packets onto subflow 0 and finishes.
-        let black_hole = |i: usize, seg: &Segment| i == 1 && seg.len > 0;
-        let mut plain = sender(2, 20_000, Coupling::Lia);
-        let mut rx = MptcpReceiver::new(cfg(), 2);
-        exchange_lossy(&mut plain, &mut rx, black_hole);
-        assert!(plain.finish.is_none(), "MPTCP needs a timeout here");
-        assert!(rx.bytes_received() < 20_000);
+        let black_hole = |s: &Sent| s.sub == 1 && s.seg.len > 0;
+        let before_rto = testing::cfg().rto_min / 2;
+        let mut plain = pair(2, 20_000, Coupling::Lia);
+        plain.up.lose(black_hole);
+        plain.run_until(before_rto);
+        assert!(plain.client.finish.is_none(), "MPTCP needs a timeout here");
+        assert!(plain.server.bytes_received() < 20_000);
 
-        let mut tx = sender(2, 20_000, Coupling::Lia);
-        tx.enable_fuso(FusoConfig::default());
-        let mut rx = MptcpReceiver::new(cfg(), 2);
-        exchange_lossy(&mut tx, &mut rx, black_hole);
-        assert_eq!(rx.bytes_received(), 20_000);
-        assert!(tx.finish.is_some(), "finished without any timeout");
-        assert_eq!(tx.stats().timeouts, 0);
+        let mut p = pair(2, 20_000, Coupling::Lia);
+        p.client.enable_fuso(FusoConfig::default());
+        p.up.lose(black_hole);
+        p.run_until(before_rto);
+        assert_eq!(p.server.bytes_received(), 20_000);
+        assert!(p.client.finish.is_some(), "finished without any timeout");
+        assert_eq!(p.client.stats().timeouts, 0);
+        let tx = &p.client;
         let c = tx.counters;
         assert!(c.recovery_packets > 0);
         assert_eq!(c.recovery_bytes % 1000, 0, "copies are whole packets");
@@ -714,63 +686,49 @@ mod tests {
     #[test]
     fn fuso_sends_nothing_extra_while_new_data_waits() {
         // Lossless: copies go out only at the tail, once every byte has been sent.
-        let mut tx = sender(2, 50_000, Coupling::Lia);
-        tx.enable_fuso(FusoConfig::default());
-        let mut rx = MptcpReceiver::new(cfg(), 2);
+        let mut p = pair(2, 50_000, Coupling::Lia);
+        p.client.enable_fuso(FusoConfig::default());
+        p.run();
+        assert_eq!(p.server.bytes_received(), 50_000);
         let mut copies_before_all_sent = 0;
         let mut new_bytes = 0u64;
-        exchange_lossy(&mut tx, &mut rx, |_, seg| {
-            if seg.len > 0 && new_bytes < 50_000 && seg.dsn < new_bytes {
+        for s in p.up.data() {
+            if new_bytes < 50_000 && s.seg.dsn < new_bytes {
                 copies_before_all_sent += 1;
             }
-            new_bytes = new_bytes.max(seg.dsn + seg.len as u64);
-            false
-        });
-        assert_eq!(rx.bytes_received(), 50_000);
+            new_bytes = new_bytes.max(s.seg.dsn + s.seg.len as u64);
+        }
         assert_eq!(copies_before_all_sent, 0);
-        assert_eq!(tx.counters.window_violations, 0);
+        assert_eq!(p.client.counters.window_violations, 0);
     }
 
     #[test]
     fn persistent_connection_carries_messages_as_they_are_offered() {
-        let mut tx = sender(2, 0, Coupling::Lia);
-        tx.make_idle();
-        let mut rx = MptcpReceiver::new(cfg(), 2);
-        exchange(&mut tx, &mut rx, |_, _| {});
-        assert_eq!(rx.bytes_received(), 0);
-        assert_eq!(tx.subflows_opened(), 2);
-        for (k, bytes) in [(1, 2_500u64), (2, 7_300)] {
-            tx.offer(bytes);
-            run_until_idle(&mut tx, &mut rx, 100_000 * k, |_, _| false);
+        let mut p = pair(2, 0, Coupling::Lia);
+        p.client.make_idle();
+        p.run();
+        assert_eq!(p.server.bytes_received(), 0);
+        assert_eq!(p.client.subflows_opened(), 2);
+        for bytes in [2_500u64, 7_300] {
+            p.client.offer(bytes);
+            p.run();
         }
-        assert_eq!(rx.bytes_received(), 9_800);
-        assert_eq!(tx.data_una, 9_800);
-        assert!(tx.finish.is_none(), "a persistent connection stays open");
-    }
-
-    /// Returns (sender, receiver, data segments per subflow).
-    fn run(n: usize, size: u64, coupling: Coupling) -> (MptcpSender, MptcpReceiver, Vec<u64>) {
-        let mut tx = sender(n, size, coupling);
-        let mut rx = MptcpReceiver::new(cfg(), n);
-        let mut per_sub = vec![0u64; n];
-        exchange(&mut tx, &mut rx, |i, seg| {
-            if seg.len > 0 {
-                per_sub[i] += 1;
-            }
-        });
-        (tx, rx, per_sub)
-    }
-
-    fn lia_like() -> crate::transport::mpcc::Coupled {
-        crate::transport::mpcc::Coupled::new(crate::transport::mpcc::EcnResponse::Halve, 2000.0)
+        assert_eq!(p.server.bytes_received(), 9_800);
+        assert_eq!(p.client.data_una, 9_800);
+        assert!(
+            p.client.finish.is_none(),
+            "a persistent connection stays open"
+        );
     }
 
     #[test]
     fn data_arrives_complete_over_all_subflows() {
-        let (tx, rx, per_sub) = run(4, 200_000, Coupling::Lia);
-        assert_eq!(rx.bytes_received(), 200_000);
-        assert_eq!(tx.data_una, 200_000);
-        assert!(tx.finish.is_some());
+        let mut p = pair(4, 200_000, Coupling::Lia);
+        p.run();
+        assert_eq!(p.server.bytes_received(), 200_000);
+        assert_eq!(p.client.data_una, 200_000);
+        assert!(p.client.finish.is_some());
+        let per_sub = per_subflow(&p);
         assert!(
             per_sub.iter().all(|&c| c > 10),
             "every subflow carried data: {per_sub:?}"
@@ -780,33 +738,56 @@ mod tests {
 
     #[test]
     fn uncoupled_and_amp_complete_too() {
-        let (tx, rx, _) = run(2, 50_500, Coupling::Uncoupled);
-        assert_eq!(rx.bytes_received(), 50_500);
-        assert!(tx.finish.is_some());
-        let (tx, rx, _) = run(3, 50_000, Coupling::Amp(amp::Ssr::new(2, 8)));
-        assert_eq!(rx.bytes_received(), 50_000);
-        assert!(tx.finish.is_some());
+        for (n, size, coupling) in [
+            (2, 50_500, Coupling::Uncoupled),
+            (3, 50_000, Coupling::Amp(amp::Ssr::new(2, 8))),
+        ] {
+            let mut p = pair(n, size, coupling);
+            p.run();
+            assert_eq!(p.server.bytes_received(), size);
+            assert!(p.client.finish.is_some());
+        }
+    }
+
+    /// Subflow 1 loses every fifth data segment it sends, retransmissions included:
+    /// it repairs its own losses, each retransmission carries the data sequence numbers
+    /// of the original, and the data arrives complete.
+    #[test]
+    fn a_transfer_finishes_over_two_subflows_with_one_lossy() {
+        let mut p = pair(2, 100_000, Coupling::Lia);
+        let mut k = 0;
+        p.up.lose(move |s| {
+            k += (s.sub == 1 && s.seg.len > 0) as u32;
+            s.sub == 1 && s.seg.len > 0 && k % 5 == 0
+        });
+        p.finish();
+        assert_eq!(p.server.bytes_received(), 100_000);
+        let (lossy, clean) = (p.client.subs[1].stats(), p.client.subs[0].stats());
+        assert!(lossy.packets_retx > 0 && clean.packets_retx == 0);
+        for s in p.up.data() {
+            let first =
+                p.up.data()
+                    .find(|o| o.sub == s.sub && o.seg.seq == s.seg.seq);
+            assert_eq!(s.seg.dsn, first.unwrap().seg.dsn, "{s:?}");
+        }
     }
 
     #[test]
     fn mmptcp_scatters_then_switches_to_the_other_subflows() {
-        let mut tx = sender(3, 30_000, Coupling::Lia);
-        tx.scatter_first(10_000, 7);
-        assert_eq!(tx.subs[0].config().dupack_threshold, 7);
-        let mut rx = MptcpReceiver::new(cfg(), 3);
-        let mut scattered = 0;
-        let mut on_others = 0;
-        exchange(&mut tx, &mut rx, |i, seg| {
-            if seg.len > 0 {
-                assert_eq!(seg.scatter, i == 0, "only subflow 0 scatters");
-                if i == 0 {
-                    scattered += seg.len as u64;
-                } else {
-                    on_others += seg.len as u64;
-                }
+        let mut p = pair(3, 30_000, Coupling::Lia);
+        p.client.scatter_first(10_000, 7);
+        assert_eq!(p.client.subs[0].config().dupack_threshold, 7);
+        p.run();
+        assert_eq!(p.server.bytes_received(), 30_000);
+        let (mut scattered, mut on_others) = (0, 0);
+        for s in p.up.data() {
+            assert_eq!(s.seg.scatter, s.sub == 0, "only subflow 0 scatters");
+            if s.sub == 0 {
+                scattered += s.seg.len as u64;
+            } else {
+                on_others += s.seg.len as u64;
             }
-        });
-        assert_eq!(rx.bytes_received(), 30_000);
+        }
         assert_eq!(
             scattered, 10_000,
             "subflow 0 carried exactly the scatter volume"
@@ -816,10 +797,18 @@ mod tests {
 
     #[test]
     fn subflows_open_after_the_first_handshake_and_close_at_the_end() {
-        let (tx, _, _) = run(3, 10_000, Coupling::Lia);
-        assert_eq!(tx.subflows_opened(), 3);
+        let mut p = pair(3, 10_000, Coupling::Lia);
+        p.run();
+        assert_eq!(p.client.subflows_opened(), 3);
+        let syns: Vec<(usize, SimTime)> =
+            p.up.log
+                .iter()
+                .filter(|s| s.seg.is_syn())
+                .map(|s| (s.sub, s.at))
+                .collect();
+        assert_eq!(syns, vec![(0, 0), (1, 2 * D), (2, 2 * D)]);
         assert!(
-            tx.subs.iter().all(|s| s.is_closed()),
+            p.client.subs.iter().all(|s| s.is_closed()),
             "every subflow sent and got its FIN acked"
         );
     }

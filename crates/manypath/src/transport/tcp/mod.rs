@@ -135,27 +135,3 @@ impl Default for TcpConfig {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::{TcpReceiver, TcpSender};
-    use std::mem::{align_of, size_of};
-
-    /// A multipath connection's subflows are mostly out of the cache when their packets
-    /// arrive: the common path's state must stay in few cache lines (see the layouts).
-    #[test]
-    fn endpoints_stay_compact() {
-        assert_eq!(align_of::<TcpSender>(), 64);
-        assert!(
-            size_of::<TcpSender>() <= 6 * 64,
-            "{}",
-            size_of::<TcpSender>()
-        );
-        assert_eq!(align_of::<TcpReceiver>(), 64);
-        assert!(
-            size_of::<TcpReceiver>() <= 3 * 64,
-            "{}",
-            size_of::<TcpReceiver>()
-        );
-    }
-}

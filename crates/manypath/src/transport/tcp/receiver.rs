@@ -11,7 +11,7 @@ use crate::time::SimTime;
 /// The fields are laid out by hand (`repr(C)`) and the receiver starts on a cache line:
 /// a data segment touches the first two lines only (the third holds the handshake, SACK
 /// and TCP-IR state). A multipath connection has many subflows, and their receivers are
-/// mostly out of the cache when their segments arrive.
+/// mostly out of the cache when their segments arrive. `tests::layout` checks the lines.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct TcpReceiver {
@@ -357,6 +357,24 @@ mod tests {
         let sa = r.poll_transmit(0).unwrap();
         assert!(sa.has(flags::SYN) && sa.has(flags::ACK));
         r
+    }
+
+    /// The lines the comments name: a data segment touches the first two.
+    #[test]
+    fn layout() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(
+            (size_of::<TcpReceiver>(), align_of::<TcpReceiver>()),
+            (192, 64)
+        );
+        // Line 0: the sequence space.
+        assert_eq!(offset_of!(TcpReceiver, stream), 0);
+        assert_eq!(offset_of!(TcpReceiver, rcv_wnd), 60);
+        // Line 1: the acknowledgment.
+        assert_eq!(offset_of!(TcpReceiver, pending), 64);
+        assert_eq!(offset_of!(TcpReceiver, recent_n), 126);
+        // Line 2: the rest.
+        assert_eq!(offset_of!(TcpReceiver, syn_ts), 128);
     }
 
     #[test]

@@ -5,9 +5,19 @@
 //! The flow is complete when every data byte is acknowledged (that instant is its finish
 //! time); the connection closes when the FIN is acknowledged.
 //!
-//! Loss recovery is NewReno (RFC 6582) unless `cfg.recovery` turns on SACK-based
-//! recovery (RFC 6675) and the other options of `LossRecovery`, each independent of the
-//! congestion controller, which only sees `on_ack`, `on_fast_retransmit` and `on_timeout`.
+//! This file is the core: RFC 5681's slow start, congestion avoidance (through the
+//! controller, which only sees `on_ack`, `on_fast_retransmit` and `on_timeout`), fast
+//! retransmit and NewReno's recovery (RFC 6582), limited transmit (RFC 3042), early
+//! retransmit (RFC 5827), the restart after idle, and RFC 6298's retransmission timer.
+//! The optional loss-recovery features of `LossRecovery` live beside it, each with its
+//! own state in the boxed `Extras`: `sack` (the scoreboard and RFC 6675's recovery),
+//! `tlp` (tail loss probes), `ir` (TCP-IR's coded packets) and `proactive` (every
+//! segment sent twice). The core calls them where it sends, acknowledges and times out.
+
+mod ir;
+mod proactive;
+mod sack;
+mod tlp;
 
 use std::collections::VecDeque;
 
@@ -16,6 +26,10 @@ use crate::net::packet::flags;
 use crate::time::SimTime;
 use crate::transport::cc::{AckEvent, CongestionControl, Window};
 use crate::transport::protocol::Cc;
+use ir::Ir;
+use proactive::Proactive;
+use sack::Scoreboard;
+use tlp::Tlp;
 
 /// Per-connection counters reported in the flows table.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -63,27 +77,6 @@ pub enum SenderState {
     Closed,
 }
 
-/// TCP-IR: the coding block open for new segments.
-#[derive(Clone, Copy, Debug)]
-struct IrOpen {
-    start: u64,
-    end: u64,
-    segs: u32,
-    /// The block closes at this time (half an RTT after its first segment).
-    close_at: SimTime,
-}
-
-/// TCP-IR: a closed block whose coded packet goes out at `due`.
-#[derive(Clone, Copy, Debug)]
-struct IrBlock {
-    start: u64,
-    end: u64,
-    due: SimTime,
-}
-
-/// TCP-IR's largest coding block, in segments.
-const IR_MAX_BLOCK: u32 = 16;
-
 /// What a sender reads off its common path: the loss-recovery options' state, the
 /// counters that change only on losses, timeouts and options, and the full settings.
 /// Boxed, so that the state every ACK and every send touches stays in five cache lines.
@@ -94,29 +87,19 @@ struct Extras {
     /// The counters, but for `bytes_sent`, `packets_sent` and `bytes_acked`, which the
     /// sender keeps itself.
     stats: SenderStats,
-    /// SACK scoreboard: SACKed ranges above `snd_una`, sorted, disjoint, not adjacent.
-    sacked: Vec<(u64, u64)>,
-    /// SACK recovery: every unSACKed byte below this was retransmitted in this episode.
-    high_rxt: u64,
     /// Limited transmit: new segments the dupacks received so far allow beyond cwnd.
     lt_allowance: u32,
-    tlp_deadline: SimTime,
-    tlp_probe_due: bool,
-    /// A probe was sent and no ACK has arrived since.
-    tlp_outstanding: bool,
-    ir_open: Option<IrOpen>,
-    ir_pending: VecDeque<IrBlock>,
-    /// The first pending block's coded packet is due: `poll_transmit` sends it (the
-    /// timer no longer reports its deadline, which has passed).
-    ir_due: bool,
-    /// Proactive: the copy of the segment just sent.
-    copy_pending: Option<Segment>,
+    sack: Scoreboard,
+    tlp: Tlp,
+    ir: Ir,
+    proactive: Proactive,
 }
 
 /// The fields are laid out by hand (`repr(C)`), in the order the common path uses
-/// them, and the sender starts on a cache line: an ACK or a send touches its first four
-/// lines and the congestion controller's first one. (A multipath connection has many
-/// subflows, and their senders are mostly out of the cache when their ACKs arrive.)
+/// them, and the sender starts on a cache line: an ACK or a send touches its first five
+/// lines, the last one for the congestion controller's per-ACK state. (A multipath
+/// connection has many subflows, and their senders are mostly out of the cache when
+/// their ACKs arrive.) `tests::layout` checks the lines.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct TcpSender {
@@ -148,7 +131,7 @@ pub struct TcpSender {
     backoff: u32,
     /// Copies of the settings the common path reads (all of them are in `x.cfg`).
     mss: u32,
-    // Line 3.
+    // Line 3 (from the last word of line 2).
     /// Multipath: the chunks handed over by `offer_chunk`, from those that end above
     /// `snd_una` on (acknowledged ones are dropped when the deque fills up). Each chunk
     /// has its own data sequence mapping, so no segment may span two.
@@ -165,7 +148,8 @@ pub struct TcpSender {
     /// bytes above `snd_nxt` are presumed lost.
     after_rto: bool,
     ecn: bool,
-    // Line 4 on.
+    // From the last word of line 3 on: the controller, whose per-ACK state comes first
+    // and ends in line 4.
     pub cc: Cc,
 }
 
@@ -222,24 +206,11 @@ impl TcpSender {
             x: Box::new(Extras {
                 cfg,
                 stats: SenderStats::default(),
-                sacked: if r.sack {
-                    Vec::with_capacity(8)
-                } else {
-                    Vec::new()
-                },
-                high_rxt: 0,
                 lt_allowance: 0,
-                tlp_deadline: NO_TIMER,
-                tlp_probe_due: false,
-                tlp_outstanding: false,
-                ir_open: None,
-                ir_pending: if r.tcp_ir {
-                    VecDeque::with_capacity(8)
-                } else {
-                    VecDeque::new()
-                },
-                ir_due: false,
-                copy_pending: None,
+                sack: Scoreboard::new(r.sack),
+                tlp: Tlp::new(),
+                ir: Ir::new(r.tcp_ir),
+                proactive: Proactive::default(),
             }),
             rcv_wnd: cfg.rcv_wnd,
             cwnd_min: cfg.cwnd_min,
@@ -416,14 +387,8 @@ impl TcpSender {
     /// that the receiver has not SACKed.
     pub fn next_unsacked(&self, from: u64) -> Option<u64> {
         let mut at = from.max(self.snd_una);
-        if !self.rec.sack {
-            return (at < self.snd_max).then_some(at);
-        }
-        for &(s, e) in &self.x.sacked {
-            if s > at {
-                break;
-            }
-            at = at.max(e);
+        if self.rec.sack {
+            at = self.x.sack.skip_sacked(at);
         }
         (at < self.snd_max).then_some(at)
     }
@@ -432,17 +397,10 @@ impl TcpSender {
     pub fn timer_deadline(&self) -> Option<SimTime> {
         let mut d = self.rto_deadline;
         if self.rec.tlp {
-            d = earliest(d, self.x.tlp_deadline);
+            d = earliest(d, self.x.tlp.deadline());
         }
         if self.rec.tcp_ir {
-            if let Some(b) = &self.x.ir_open {
-                d = earliest(d, b.close_at);
-            }
-            if let Some(b) = self.x.ir_pending.front() {
-                if !self.x.ir_due {
-                    d = earliest(d, b.due);
-                }
-            }
+            d = earliest(d, self.x.ir.deadline());
         }
         (d != NO_TIMER).then_some(d)
     }
@@ -475,7 +433,7 @@ impl TcpSender {
         if !self.rec.sack {
             return len;
         }
-        if let Some(&(s, _)) = self.x.sacked.iter().find(|&&(s, _)| s > seq) {
+        if let Some(s) = self.x.sack.next_sacked_above(seq) {
             len = len.min(s - seq);
         }
         len
@@ -495,6 +453,12 @@ impl TcpSender {
             let len = self.seg_len(seq);
             len + self.fin_rides(seq, len) as u64
         }
+    }
+
+    /// The receive window has room for the segment at `seq` on top of everything sent
+    /// (it would go out as new data).
+    fn rwnd_has_room(&self, seq: u64) -> bool {
+        self.snd_max + self.seg_span(seq) - self.snd_una <= self.peer_rwnd as u64
     }
 
     /// Builds the segment at `seq` and does the bookkeeping of sending it: counters,
@@ -538,7 +502,7 @@ impl TcpSender {
             ..Segment::default()
         };
         if self.rec.proactive {
-            self.x.copy_pending = Some(seg);
+            self.x.proactive.keep(seg);
             self.x.stats.proactive_copies += 1;
         }
         seg
@@ -551,15 +515,10 @@ impl TcpSender {
         let seg = self.emit(now, seq);
         self.snd_nxt += span;
         self.snd_max = self.snd_max.max(self.snd_nxt);
-        self.arm_tlp(now);
+        if self.rec.tlp {
+            self.arm_tlp(now);
+        }
         seg
-    }
-
-    /// Retransmits the segment at `seq` (below `snd_max`) during SACK recovery.
-    fn emit_sack_retx(&mut self, now: SimTime, seq: u64) -> Segment {
-        let span = self.seg_span(seq);
-        self.x.high_rxt = self.x.high_rxt.max(seq + span);
-        self.emit(now, seq)
     }
 
     /// The next segment to send now, if any. Call until it returns `None`.
@@ -581,7 +540,7 @@ impl TcpSender {
             }
             SenderState::Established => {
                 if self.rec.proactive {
-                    if let Some(copy) = self.x.copy_pending.take() {
+                    if let Some(copy) = self.x.proactive.take() {
                         return Some(copy);
                     }
                 }
@@ -590,8 +549,7 @@ impl TcpSender {
                         return Some(seg);
                     }
                 }
-                if self.rec.tlp && self.x.tlp_probe_due {
-                    self.x.tlp_probe_due = false;
+                if self.rec.tlp && self.x.tlp.take_probe() {
                     if let Some(seg) = self.send_probe(now) {
                         return Some(seg);
                     }
@@ -681,80 +639,6 @@ impl TcpSender {
         }
     }
 
-    /// RFC 6675 NextSeg during SACK recovery, while cwnd − pipe ≥ one MSS: a lost hole
-    /// not yet retransmitted, else new data, else any hole below the highest SACKed byte.
-    fn sack_recovery_next(&mut self, now: SimTime) -> Option<Segment> {
-        let mss = self.mss as u64;
-        if (self.pipe() + mss) as f64 > self.win.cwnd {
-            return None;
-        }
-        let hole = self.next_unsacked(self.x.high_rxt);
-        if let Some(seq) = hole {
-            if seq < self.lost_end() {
-                return Some(self.emit_sack_retx(now, seq));
-            }
-        }
-        let new_ok = self.snd_nxt < self.data_end()
-            && self.snd_max + self.seg_span(self.snd_nxt) - self.snd_una <= self.peer_rwnd as u64
-            || self.size != u64::MAX && self.snd_nxt == self.size;
-        if new_ok {
-            return Some(self.emit_next(now));
-        }
-        let top = self.x.sacked.last().map_or(0, |r| r.1);
-        match hole {
-            Some(seq) if seq < top => Some(self.emit_sack_retx(now, seq)),
-            _ => None,
-        }
-    }
-
-    /// RFC 6675 IsLost as a boundary: the unSACKed bytes below the returned sequence
-    /// have at least DupThresh SACKed segments (or more than (DupThresh − 1)·MSS SACKed
-    /// bytes) above them.
-    fn lost_end(&self) -> u64 {
-        let k = self.dupthresh() as u64;
-        let mss = self.mss as u64;
-        let (mut bytes, mut segs) = (0, 0);
-        for &(s, e) in self.x.sacked.iter().rev() {
-            bytes += e - s;
-            segs += (e - s).div_ceil(mss);
-            if segs >= k || bytes > (k - 1) * mss {
-                return s;
-            }
-        }
-        self.snd_una
-    }
-
-    /// RFC 6675 SetPipe: unSACKed bytes not deemed lost, plus those retransmitted.
-    /// After an RTO, the bytes resent since (each once).
-    fn pipe(&self) -> u64 {
-        let (una, nxt) = (self.snd_una, self.snd_nxt);
-        if self.x.sacked.is_empty() && self.x.high_rxt <= una {
-            return nxt - una;
-        }
-        let (lost_end, rxt) = if self.after_rto {
-            (una, una)
-        } else {
-            (self.lost_end(), self.x.high_rxt)
-        };
-        let hole =
-            |a: u64, b: u64| b.saturating_sub(a.max(lost_end)) + rxt.min(b).saturating_sub(a);
-        let mut pipe = 0;
-        let mut at = una;
-        for &(s, e) in &self.x.sacked {
-            if s >= nxt {
-                break;
-            }
-            if s > at {
-                pipe += hole(at, s);
-            }
-            at = at.max(e);
-        }
-        if at < nxt {
-            pipe += hole(at, nxt);
-        }
-        pipe
-    }
-
     /// The duplicate-ACK threshold now: RFC 5827's early retransmit lowers it to one
     /// less than the segments outstanding when fewer than four are and nothing new can
     /// be sent.
@@ -767,47 +651,11 @@ impl TcpSender {
         let data_out = self.snd_max.min(self.size) - self.snd_una.min(self.size);
         let lone_fin = self.snd_max > self.size && !self.rec.fin_with_data;
         let oseg = data_out.div_ceil(self.mss as u64) + lone_fin as u64;
-        let can_send_new = self.snd_max < self.data_end()
-            && self.snd_max + self.seg_span(self.snd_max) - self.snd_una <= self.peer_rwnd as u64;
+        let can_send_new = self.snd_max < self.data_end() && self.rwnd_has_room(self.snd_max);
         if oseg < 4 && !can_send_new {
             (oseg.saturating_sub(1).max(1) as u32).min(k)
         } else {
             k
-        }
-    }
-
-    /// Adds a SACK block to the scoreboard; returns the bytes newly SACKed.
-    fn sack_insert(&mut self, start: u64, end: u64) -> u64 {
-        let (start, end) = (start.max(self.snd_una), end.min(self.snd_max));
-        if start >= end {
-            return 0;
-        }
-        let i = self.x.sacked.partition_point(|r| r.1 < start);
-        let mut j = i;
-        let (mut lo, mut hi, mut old) = (start, end, 0);
-        while j < self.x.sacked.len() && self.x.sacked[j].0 <= end {
-            let (s, e) = self.x.sacked[j];
-            old += e.min(end).saturating_sub(s.max(start));
-            lo = lo.min(s);
-            hi = hi.max(e);
-            j += 1;
-        }
-        if j == i {
-            self.x.sacked.insert(i, (lo, hi));
-        } else {
-            self.x.sacked[i] = (lo, hi);
-            self.x.sacked.drain(i + 1..j);
-        }
-        end - start - old
-    }
-
-    /// Drops the scoreboard below `snd_una`.
-    fn sack_trim(&mut self) {
-        let una = self.snd_una;
-        let n = self.x.sacked.partition_point(|r| r.1 <= una);
-        self.x.sacked.drain(..n);
-        if let Some(r) = self.x.sacked.first_mut() {
-            r.0 = r.0.max(una);
         }
     }
 
@@ -817,8 +665,9 @@ impl TcpSender {
         let flight = self.snd_nxt - self.snd_una;
         self.cc.on_fast_retransmit(&mut self.win, flight, mss);
         if self.rec.sack {
+            // RFC 6675: cwnd = ssthresh, and the recovery sends what the pipe allows.
             self.win.cwnd = self.win.ssthresh.max(mss);
-            self.x.high_rxt = self.snd_una;
+            self.x.sack.new_episode(self.snd_una);
         } else {
             self.win.cwnd = self.win.ssthresh + 3.0 * mss;
         }
@@ -826,133 +675,7 @@ impl TcpSender {
         self.in_recovery = true;
         self.retx_seq = self.snd_una;
         self.x.lt_allowance = 0;
-        self.x.tlp_deadline = NO_TIMER;
-    }
-
-    /// Schedules a tail loss probe 2·SRTT from now while data is outstanding outside
-    /// recovery (and no probe is unanswered), unless the RTO would come first.
-    fn arm_tlp(&mut self, now: SimTime) {
-        if !self.rec.tlp {
-            return;
-        }
-        self.x.tlp_deadline = NO_TIMER;
-        if self.in_recovery
-            || self.after_rto
-            || self.x.tlp_outstanding
-            || self.snd_una >= self.snd_max
-            || self.state != SenderState::Established
-        {
-            return;
-        }
-        let Some(srtt) = self.rtt.srtt() else {
-            return;
-        };
-        let mut pto = 2 * srtt;
-        if self.x.cfg.delayed_ack && self.snd_max - self.snd_una <= self.mss as u64 {
-            // A lone segment's ACK may be delayed.
-            pto = pto.max(srtt * 3 / 2 + self.x.cfg.delack_timeout);
-        }
-        let at = now + pto;
-        if self.rto_deadline == NO_TIMER || at < self.rto_deadline {
-            self.x.tlp_deadline = at;
-        }
-    }
-
-    /// The loss probe: a new segment if the receive window allows one, else the
-    /// highest-sequence segment again.
-    fn send_probe(&mut self, now: SimTime) -> Option<Segment> {
-        if self.snd_una >= self.snd_max {
-            return None;
-        }
-        self.x.stats.tlp_probes += 1;
-        if self.snd_nxt == self.snd_max
-            && self.snd_max < self.data_end()
-            && self.snd_max + self.seg_span(self.snd_max) - self.snd_una <= self.peer_rwnd as u64
-        {
-            return Some(self.emit_next(now));
-        }
-        let data_top = self.snd_max.min(self.size);
-        let seq = if self.snd_una >= data_top {
-            self.size // only the FIN is outstanding
-        } else {
-            let mss = self.mss as u64;
-            ((data_top - 1) / mss * mss).max(self.snd_una)
-        };
-        Some(self.emit(now, seq))
-    }
-
-    /// TCP-IR: adds the new segment [seq, end) to the open coding block, closing the
-    /// block at its time limit, at a gap, or when it is full.
-    fn ir_add(&mut self, now: SimTime, seq: u64, end: u64) {
-        if let Some(b) = self.x.ir_open {
-            if now >= b.close_at {
-                self.ir_close(b.close_at);
-            } else if b.end != seq {
-                self.ir_close(now);
-            }
-        }
-        let srtt = self.rtt.srtt().unwrap_or(self.x.cfg.rto_initial);
-        let b = self.x.ir_open.get_or_insert(IrOpen {
-            start: seq,
-            end: seq,
-            segs: 0,
-            close_at: now + srtt / 2,
-        });
-        b.end = end;
-        b.segs += 1;
-        if b.segs >= IR_MAX_BLOCK {
-            self.ir_close(now);
-        }
-    }
-
-    /// Closes the open block at `at`; its coded packet is due a quarter RTT later.
-    fn ir_close(&mut self, at: SimTime) {
-        if let Some(b) = self.x.ir_open.take() {
-            let srtt = self.rtt.srtt().unwrap_or(self.x.cfg.rto_initial);
-            self.x.ir_pending.push_back(IrBlock {
-                start: b.start,
-                end: b.end,
-                due: at + srtt / 4,
-            });
-        }
-    }
-
-    /// A coded packet whose time has come, for a block not yet wholly acknowledged.
-    fn ir_coded_due(&mut self, now: SimTime) -> Option<Segment> {
-        if let Some(b) = self.x.ir_open {
-            if now >= b.close_at {
-                self.ir_close(b.close_at);
-            }
-        }
-        while let Some(&b) = self.x.ir_pending.front() {
-            if b.due > now {
-                self.x.ir_due = false;
-                return None;
-            }
-            self.x.ir_pending.pop_front();
-            if self.snd_una >= b.end {
-                continue;
-            }
-            self.x.stats.ir_coded += 1;
-            // A FIN riding on the block's last segment is protected too.
-            let fin = if self.fin_rides(b.start, b.end - b.start) {
-                flags::FIN
-            } else {
-                0
-            };
-            return Some(Segment {
-                seq: b.start,
-                len: self.mss,
-                flags: flags::ACK | flags::CODED | fin,
-                ecn: self.ecn,
-                ts: now,
-                rwnd: self.rcv_wnd,
-                coded_len: (b.end - b.start) as u32,
-                ..Segment::default()
-            });
-        }
-        self.x.ir_due = false;
-        None
+        self.x.tlp.disarm();
     }
 
     /// Handles a segment from the server.
@@ -980,7 +703,7 @@ impl TcpSender {
         }
         self.peer_rwnd = seg.rwnd;
         if self.rec.tlp {
-            self.x.tlp_outstanding = false;
+            self.x.tlp.on_ack();
         }
         let sack = self.rec.sack;
         let mss = self.fmss();
@@ -1003,7 +726,7 @@ impl TcpSender {
                 self.snd_nxt = self.snd_una;
             }
             if sack {
-                self.sack_trim();
+                self.x.sack.trim(self.snd_una);
             }
             if self.after_rto && self.snd_una >= self.recover {
                 self.after_rto = false;
@@ -1055,7 +778,7 @@ impl TcpSender {
         let mut newly_sacked = 0;
         if sack && seg.has(flags::SACK) {
             for (s, e) in seg.sack_blocks() {
-                newly_sacked += self.sack_insert(s, e);
+                newly_sacked += self.x.sack.insert(s.max(self.snd_una), e.min(self.snd_max));
             }
         }
         // A duplicate ACK: with SACK, one that SACKs new data (RFC 6675), so the ACKs of
@@ -1123,44 +846,6 @@ impl TcpSender {
         self.rto_timer(now);
     }
 
-    /// TCP-IR: closes the open block at its time and notes a due coded packet.
-    fn ir_timer(&mut self, now: SimTime) {
-        if self.state != SenderState::Established {
-            self.x.ir_open = None;
-            self.x.ir_pending.clear();
-        }
-        if let Some(b) = self.x.ir_open {
-            if now >= b.close_at {
-                self.ir_close(b.close_at);
-            }
-        }
-        // Coded packets are sent by `poll_transmit`; blocks acknowledged meanwhile need none.
-        while let Some(b) = self.x.ir_pending.front() {
-            if self.snd_una >= b.end {
-                self.x.ir_pending.pop_front();
-            } else {
-                self.x.ir_due = b.due <= now;
-                break;
-            }
-        }
-    }
-
-    /// The loss probe's timer: the probe goes out at the next `poll_transmit`.
-    fn tlp_timer(&mut self, now: SimTime) {
-        if self.x.tlp_deadline != NO_TIMER && now >= self.x.tlp_deadline {
-            self.x.tlp_deadline = NO_TIMER;
-            if self.state == SenderState::Established
-                && self.snd_una < self.snd_max
-                && !self.in_recovery
-            {
-                self.x.tlp_probe_due = true;
-                self.x.tlp_outstanding = true;
-                // The RTO runs from the probe.
-                self.arm_timer(now);
-            }
-        }
-    }
-
     /// The retransmission timer has expired.
     fn rto_timer(&mut self, now: SimTime) {
         match self.state {
@@ -1188,11 +873,9 @@ impl TcpSender {
                 self.snd_nxt = self.snd_una;
                 // RFC 6675 §5.1: forget what was retransmitted; resend every unSACKed byte.
                 self.after_rto = true;
-                self.x.high_rxt = self.snd_una;
+                self.x.sack.new_episode(self.snd_una);
                 self.x.lt_allowance = 0;
-                self.x.tlp_deadline = NO_TIMER;
-                self.x.tlp_probe_due = false;
-                self.x.tlp_outstanding = false;
+                self.x.tlp.reset();
                 self.backoff += 1;
                 self.arm_timer(now);
             }
@@ -1204,7 +887,9 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::PS_PER_US;
     use crate::transport::cc::Reno;
+    use crate::transport::testing::{self, first_sends};
 
     fn cfg() -> TcpConfig {
         TcpConfig {
@@ -1246,6 +931,46 @@ mod tests {
 
     fn drain(s: &mut TcpSender, now: SimTime) -> Vec<Segment> {
         std::iter::from_fn(|| s.poll_transmit(now)).collect()
+    }
+
+    /// The one-way delay of the bench's links.
+    const D: SimTime = 10 * PS_PER_US;
+
+    fn with(recovery: LossRecovery) -> TcpConfig {
+        TcpConfig {
+            recovery,
+            ..testing::cfg()
+        }
+    }
+
+    /// The lines `TcpSender`'s comments name: what an ACK and a send touch fills the
+    /// first five, the last one with the controller's per-ACK state (a coupled
+    /// controller's, the largest, whose `Cc` tag is a niche in its payload).
+    #[test]
+    fn layout() {
+        use crate::transport::mpcc::{Coupled, EcnResponse};
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!((size_of::<TcpSender>(), align_of::<TcpSender>()), (384, 64));
+        // Line 0: the sequence space and the window.
+        assert_eq!(offset_of!(TcpSender, snd_una), 0);
+        assert_eq!(offset_of!(TcpSender, rto_deadline), 56);
+        // Line 1: the RTT estimator and `recover`.
+        assert_eq!(offset_of!(TcpSender, rtt), 64);
+        assert_eq!(offset_of!(TcpSender, recover), 120);
+        // Line 2: the counters and the copies of the settings.
+        assert_eq!(offset_of!(TcpSender, retx_seq), 128);
+        assert_eq!(offset_of!(TcpSender, mss), 180);
+        // Line 3: the chunks (from line 2's last word), the boxed rest, the flags.
+        assert_eq!(offset_of!(TcpSender, chunks), 184);
+        assert_eq!(offset_of!(TcpSender, ecn), 245);
+        // The controller from line 3's last word; its per-ACK state ends in line 4.
+        assert_eq!(offset_of!(TcpSender, cc), 248);
+        let cc = Cc::Coupled(Coupled::new(EcnResponse::Halve, 2000.0));
+        assert_eq!(size_of::<Cc>(), size_of::<Coupled>(), "the tag is a niche");
+        let Cc::Coupled(c) = &cc else { unreachable!() };
+        let at = c as *const Coupled as usize - &cc as *const Cc as usize;
+        assert_eq!(at, 0);
+        assert!(248 + offset_of!(Coupled, last_ece) < 5 * 64);
     }
 
     #[test]
@@ -1373,334 +1098,6 @@ mod tests {
         assert!(s.poll_transmit(d).unwrap().is_syn());
     }
 
-    // ---- Loss-recovery options, driven against a real receiver ----
-
-    use super::super::{LossRecovery, TcpReceiver};
-
-    fn with(recovery: LossRecovery, init_cwnd: u32, size: u64) -> (TcpSender, TcpReceiver) {
-        let c = TcpConfig {
-            init_cwnd,
-            recovery,
-            ..cfg()
-        };
-        let mut s = TcpSender::new(c, Cc::Reno(Reno::default()), size);
-        s.open();
-        let mut r = TcpReceiver::new(c);
-        let syn = s.poll_transmit(0).unwrap();
-        r.on_segment(0, &syn);
-        let synack = r.poll_transmit(0).unwrap();
-        s.on_segment(100, &synack);
-        (s, r)
-    }
-
-    /// Delivers `segs` to the receiver except those starting at a sequence in `lost`;
-    /// returns the ACKs it sends.
-    fn deliver(r: &mut TcpReceiver, segs: &[Segment], lost: &[u64], now: SimTime) -> Vec<Segment> {
-        let mut acks = Vec::new();
-        for seg in segs {
-            if lost.contains(&seg.seq) && !seg.has(flags::CODED) {
-                continue;
-            }
-            r.on_segment(now, seg);
-            acks.extend(r.poll_transmit(now));
-        }
-        acks
-    }
-
-    fn data_seqs(segs: &[Segment]) -> Vec<u64> {
-        segs.iter().filter(|s| s.len > 0).map(|s| s.seq).collect()
-    }
-
-    const SACK: LossRecovery = LossRecovery {
-        sack: true,
-        limited_transmit: false,
-        early_retransmit: false,
-        tlp: false,
-        tcp_ir: false,
-        proactive: false,
-        idle_restart: false,
-        fin_with_data: false,
-    };
-
-    /// The end of a transaction without a separate FIN segment.
-    const SACK_FIN: LossRecovery = LossRecovery {
-        fin_with_data: true,
-        ..SACK
-    };
-    const LT_FIN: LossRecovery = LossRecovery {
-        sack: false,
-        ..SACK_FIN
-    };
-
-    /// Segments 1, 3 and 5 of 10 lost: SACK recovery resends all three holes in the
-    /// round after the dupacks; NewReno resends only the first.
-    #[test]
-    fn sack_recovery_repairs_several_holes_in_one_rtt() {
-        for sack in [true, false] {
-            let rec = LossRecovery {
-                sack,
-                ..LossRecovery::default()
-            };
-            let (mut s, mut r) = with(rec, 10, 10_000);
-            let segs = drain(&mut s, 100);
-            assert_eq!(data_seqs(&segs).len(), 10);
-            let acks = deliver(&mut r, &segs, &[1000, 3000, 5000], 200);
-            let mut resent = Vec::new();
-            for a in &acks {
-                s.on_segment(300, a);
-                resent.extend(drain(&mut s, 300));
-            }
-            assert_eq!(s.stats().fast_retx, 1);
-            let retx: Vec<u64> = data_seqs(&resent)
-                .into_iter()
-                .filter(|&q| q < 10_000)
-                .collect();
-            if sack {
-                assert_eq!(retx, vec![1000, 3000, 5000], "every hole in one round");
-                // The ACK of the three repairs completes the flow without an RTO.
-                for a in deliver(&mut r, &resent, &[], 400) {
-                    s.on_segment(500, &a);
-                }
-                assert_eq!(s.stats().finish, Some(500));
-                assert_eq!(s.stats().packets_retx, 3);
-            } else {
-                assert_eq!(retx, vec![1000], "NewReno: one hole per round trip");
-            }
-        }
-    }
-
-    #[test]
-    fn scoreboard_merges_and_trims() {
-        let (mut s, _) = with(SACK, 10, 10_000);
-        drain(&mut s, 100);
-        assert_eq!(s.sack_insert(3000, 4000), 1000);
-        assert_eq!(s.sack_insert(5000, 6000), 1000);
-        assert_eq!(s.sack_insert(3500, 5000), 1000, "only the new bytes");
-        assert_eq!(s.x.sacked, vec![(3000, 6000)]);
-        assert_eq!(s.next_unsacked(3000), Some(6000));
-        assert_eq!(s.next_unsacked(1000), Some(1000));
-        s.snd_una = 4000;
-        s.sack_trim();
-        assert_eq!(s.x.sacked, vec![(4000, 6000)]);
-        // pipe: [6000, 10001) (the data and the FIN) is not lost: 2 SACKed segments are
-        // fewer than DupThresh.
-        assert_eq!(s.in_flight(), 4001);
-        s.sack_insert(7000, 8000);
-        // No unSACKed byte has three SACKed segments above it yet.
-        assert_eq!(s.in_flight(), 3001);
-    }
-
-    #[test]
-    fn limited_transmit_sends_new_data_on_the_first_two_dupacks() {
-        for lt in [true, false] {
-            let rec = LossRecovery {
-                limited_transmit: lt,
-                ..LossRecovery::default()
-            };
-            let (mut s, mut r) = with(rec, 4, 100_000);
-            let segs = drain(&mut s, 100);
-            assert_eq!(segs.len(), 4);
-            let acks = deliver(&mut r, &segs, &[0], 200);
-            assert_eq!(acks.len(), 3);
-            let mut sent = Vec::new();
-            for a in &acks[..2] {
-                s.on_segment(300, a);
-                sent.push(data_seqs(&drain(&mut s, 300)));
-            }
-            if lt {
-                assert_eq!(sent, vec![vec![4000], vec![5000]]);
-            } else {
-                assert_eq!(sent, vec![Vec::<u64>::new(), vec![]]);
-            }
-            assert_eq!(s.stats().fast_retx, 0);
-        }
-    }
-
-    #[test]
-    fn early_retransmit_fires_on_one_dupack_with_two_segments_outstanding() {
-        for (rec, expect) in [
-            (
-                LossRecovery {
-                    early_retransmit: true,
-                    ..LT_FIN
-                },
-                1,
-            ),
-            (
-                LossRecovery {
-                    early_retransmit: true,
-                    ..SACK_FIN
-                },
-                1,
-            ),
-            (LT_FIN, 0),
-        ] {
-            let (mut s, mut r) = with(rec, 10, 2000);
-            let segs = drain(&mut s, 100);
-            assert_eq!(segs.len(), 2, "the FIN rides on the second");
-            let acks = deliver(&mut r, &segs, &[0], 200);
-            assert_eq!(acks.len(), 1);
-            s.on_segment(300, &acks[0]);
-            assert_eq!(s.stats().fast_retx, expect, "{rec:?}");
-            if expect == 1 {
-                assert_eq!(data_seqs(&drain(&mut s, 300)), vec![0]);
-            }
-        }
-    }
-
-    /// The last two of ten segments are lost. The probe 2·SRTT after the last ACK
-    /// resends segment 9; its SACK makes segment 8 lost (early retransmit, k = 1), and
-    /// fast recovery repairs it before the RTO.
-    #[test]
-    fn tail_loss_probe_turns_a_tail_loss_into_fast_recovery() {
-        let rec = LossRecovery {
-            tlp: true,
-            early_retransmit: true,
-            ..SACK_FIN
-        };
-        let (mut s, mut r) = with(rec, 10, 10_000);
-        let segs = drain(&mut s, 100);
-        let acks = deliver(&mut r, &segs, &[8000, 9000], 150);
-        for a in &acks {
-            s.on_segment(200, a);
-        }
-        assert_eq!(s.snd_una, 8000);
-        let srtt = s.rtt.srtt().unwrap();
-        let pto = s.timer_deadline().unwrap();
-        assert_eq!(pto, 200 + 2 * srtt);
-        assert!(pto < s.rto_deadline);
-        s.on_timer(pto);
-        let probe = drain(&mut s, pto);
-        assert_eq!(data_seqs(&probe), vec![9000]);
-        assert_eq!(s.stats().tlp_probes, 1);
-        let acks = deliver(&mut r, &probe, &[], pto + 50);
-        s.on_segment(pto + 100, &acks[0]);
-        assert_eq!(s.stats().fast_retx, 1);
-        let repair = drain(&mut s, pto + 100);
-        assert_eq!(data_seqs(&repair), vec![8000]);
-        for a in deliver(&mut r, &repair, &[], pto + 150) {
-            s.on_segment(pto + 200, &a);
-        }
-        assert_eq!(s.stats().finish, Some(pto + 200));
-        assert_eq!(s.stats().timeouts, 0);
-    }
-
-    /// TCP-IR: a block of eight segments, coded RTT/2 + RTT/4 after its first one. With
-    /// one segment lost the receiver rebuilds it; with two it cannot.
-    #[test]
-    fn tcp_ir_recovers_one_lost_segment_per_block_but_not_two() {
-        for lost in [vec![3000], vec![3000, 5000]] {
-            let rec = LossRecovery {
-                tcp_ir: true,
-                ..SACK
-            };
-            let (mut s, mut r) = with(rec, 10, 8000);
-            let srtt = s.rtt.srtt().unwrap();
-            let segs = drain(&mut s, 100);
-            assert_eq!(data_seqs(&segs).len(), 8);
-            let close = s.timer_deadline().unwrap();
-            assert_eq!(
-                close,
-                100 + srtt / 2,
-                "the block closes half an RTT after it opened"
-            );
-            let acks = deliver(&mut r, &segs, &lost, 120);
-            s.on_timer(close);
-            assert!(drain(&mut s, close).is_empty());
-            let due = s.timer_deadline().unwrap();
-            assert_eq!(due, close + srtt / 4);
-            s.on_timer(due);
-            let coded = drain(&mut s, due);
-            assert_eq!(coded.len(), 1);
-            assert!(coded[0].has(flags::CODED));
-            assert_eq!((coded[0].seq, coded[0].coded_len), (0, 8000));
-            assert_eq!(s.stats().ir_coded, 1);
-            let more = deliver(&mut r, &coded, &[], due + 10);
-            assert_eq!(more.len(), 1, "a coded packet is acknowledged at once");
-            if lost.len() == 1 {
-                assert_eq!(r.ir_recovered, 1);
-                assert_eq!(r.bytes_received(), 8000);
-                for a in acks.iter().chain(&more) {
-                    s.on_segment(due + 20, a);
-                }
-                assert_eq!(s.stats().finish, Some(due + 20));
-                assert_eq!(
-                    s.stats().packets_retx,
-                    0,
-                    "recovered without retransmission"
-                );
-            } else {
-                assert_eq!(r.ir_recovered, 0);
-                assert_eq!(r.bytes_received(), 3000);
-            }
-        }
-    }
-
-    #[test]
-    fn proactive_sends_every_segment_twice_without_spurious_recovery() {
-        let rec = LossRecovery {
-            proactive: true,
-            ..SACK
-        };
-        let (mut s, mut r) = with(rec, 4, 20_000);
-        let mut now = 100;
-        let mut copies = 0;
-        while s.stats().finish.is_none() && now < 100_000 {
-            let segs = drain(&mut s, now);
-            let data = data_seqs(&segs);
-            for pair in data.chunks(2) {
-                assert_eq!(pair.len(), 2);
-                assert_eq!(pair[0], pair[1], "back-to-back copies");
-                copies += 1;
-            }
-            for a in deliver(&mut r, &segs, &[], now + 50) {
-                s.on_segment(now + 100, &a);
-            }
-            now += 100;
-        }
-        assert_eq!(s.stats().finish, Some(now));
-        assert_eq!(copies, 20);
-        assert_eq!(s.stats().proactive_copies, 20);
-        assert_eq!(
-            s.stats().packets_sent,
-            20,
-            "copies are not counted as data packets"
-        );
-        assert_eq!(s.stats().fast_retx, 0);
-        assert_eq!(s.stats().timeouts, 0);
-    }
-
-    #[test]
-    fn idle_restart_resets_cwnd_to_the_initial_window() {
-        for idle_restart in [true, false] {
-            let rec = LossRecovery {
-                idle_restart,
-                ..LossRecovery::default()
-            };
-            let (mut s, mut r) = with(rec, 2, 0);
-            s.size = u64::MAX;
-            s.offer(5000);
-            let segs = drain(&mut s, 200);
-            for a in deliver(&mut r, &segs, &[], 250) {
-                s.on_segment(300, &a);
-            }
-            assert_eq!(s.snd_una, 2000);
-            s.win.cwnd = 20_000.0;
-            drain(&mut s, 300);
-            s.on_segment(400, &ack(5000, 300));
-            assert_eq!(s.in_flight(), 0);
-            s.offer(10_000);
-            let later = 400 + 10 * s.rtt.rto(0);
-            let n = drain(&mut s, later).len();
-            if idle_restart {
-                assert_eq!(s.win.cwnd, 2000.0);
-                assert_eq!(n, 2);
-            } else {
-                assert_eq!(n, 10);
-            }
-        }
-    }
-
     #[test]
     fn packets_since_last_retransmission() {
         let mut st = SenderStats::default();
@@ -1710,19 +1107,150 @@ mod tests {
         assert_eq!(st.packets_since_last_retx(), 4);
     }
 
+    // ---- Over the bench's links (one-way delay D, the window of 10 goes out at 2·D) ----
+
+    /// Segment 6 of the first window of ten is lost: the three after it bring the
+    /// third dupack one round trip after it left. It is resent then, and the flow ends
+    /// without a timeout.
     #[test]
-    fn fin_rides_on_the_last_data_segment() {
-        let rec = LossRecovery {
+    fn fast_retransmit_repairs_a_loss_within_one_round_trip() {
+        let mut p = testing::tcp(testing::cfg(), 20_000, D);
+        p.up.lose(first_sends(&[6000]));
+        p.finish();
+        assert_eq!(p.up.times_of(6000), vec![2 * D, 4 * D]);
+        let st = p.client.stats();
+        assert_eq!((st.fast_retx, st.timeouts, st.packets_retx), (1, 0, 1));
+        assert_eq!(p.server.bytes_received(), 20_000);
+    }
+
+    /// The last segment is lost, then its retransmission: no dupacks, so the RTO
+    /// (200 ms from the last ACK) repairs it, the second one twice as late.
+    #[test]
+    fn a_tail_loss_waits_for_the_rto_which_doubles() {
+        let mut p = testing::tcp(testing::cfg(), 5000, D);
+        p.up.lose(first_sends(&[4000, 4000]));
+        let finish = p.finish();
+        let rto = testing::cfg().rto_min;
+        assert_eq!(
+            p.up.times_of(4000),
+            vec![2 * D, 4 * D + rto, 4 * D + 3 * rto]
+        );
+        assert_eq!(p.client.stats().timeouts, 2);
+        assert_eq!(finish, 4 * D + 3 * rto + 2 * D);
+    }
+
+    /// Segment 1000 is held back until the `k` segments after it have arrived: their
+    /// `k` dupacks trigger fast retransmit (a spurious one) only from three on.
+    #[test]
+    fn reordering_below_the_dupack_threshold_is_not_a_loss() {
+        for k in [2u64, 3] {
+            let c = with(LossRecovery {
+                fin_with_data: true,
+                ..LossRecovery::default()
+            });
+            let mut p = testing::tcp(c, (2 + k) * 1000, D);
+            p.up.set_rule(|s| match s.seg.seq {
+                1000 => testing::Fate::Hold(D / 2),
+                _ => testing::Fate::Deliver,
+            });
+            p.finish();
+            let st = p.client.stats();
+            let spurious = (k >= 3) as u32;
+            assert_eq!((st.fast_retx, st.packets_retx), (spurious, spurious as u64));
+            assert_eq!(p.server.bytes_received(), (2 + k) * 1000);
+        }
+    }
+
+    /// With a window of three and the first segment lost, only two dupacks come back.
+    /// Limited transmit sends a new segment on each, whose dupacks make the third:
+    /// fast retransmit instead of a timeout.
+    #[test]
+    fn limited_transmit_sends_new_data_on_the_first_two_dupacks() {
+        for lt in [true, false] {
+            let c = TcpConfig {
+                init_cwnd: 3,
+                ..with(LossRecovery {
+                    limited_transmit: lt,
+                    ..LossRecovery::default()
+                })
+            };
+            let mut p = testing::tcp(c, 100_000, D);
+            p.up.lose(first_sends(&[0]));
+            p.run_until(4 * D);
+            let on_dupacks = if lt { vec![3000, 4000] } else { vec![] };
+            assert_eq!(p.up.seqs(4 * D..), on_dupacks);
+            assert_eq!(p.client.stats().fast_retx, 0);
+            p.finish();
+            let st = p.client.stats();
+            assert_eq!((st.fast_retx, st.timeouts), (lt as u32, !lt as u32));
+        }
+    }
+
+    #[test]
+    fn early_retransmit_fires_on_one_dupack_with_two_segments_outstanding() {
+        let fin = LossRecovery {
             fin_with_data: true,
             ..LossRecovery::default()
         };
-        let (mut s, mut r) = with(rec, 10, 2500);
-        let segs = drain(&mut s, 100);
-        assert_eq!(segs.len(), 3);
-        assert!(segs[2].has(flags::FIN) && segs[2].len == 500);
-        let acks = deliver(&mut r, &segs, &[], 150);
-        assert_eq!(acks.last().unwrap().ack, 2501);
-        s.on_segment(200, acks.last().unwrap());
-        assert_eq!(s.stats().finish, Some(200));
+        let er = LossRecovery {
+            early_retransmit: true,
+            ..fin
+        };
+        let er_sack = LossRecovery { sack: true, ..er };
+        for (rec, expect) in [(er, 1), (er_sack, 1), (fin, 0)] {
+            let mut p = testing::tcp(with(rec), 2000, D);
+            p.up.lose(first_sends(&[0]));
+            p.run_until(4 * D);
+            let at_2d = p.up.log.iter().filter(|s| s.at == 2 * D).count();
+            assert_eq!(at_2d, 2, "the FIN rides on the second");
+            assert_eq!(p.client.stats().fast_retx, expect, "{rec:?}");
+            if expect == 1 {
+                assert_eq!(p.up.seqs(4 * D..), vec![0]);
+            }
+        }
+    }
+
+    #[test]
+    fn idle_restart_resets_cwnd_to_the_initial_window() {
+        for idle_restart in [true, false] {
+            let c = TcpConfig {
+                init_cwnd: 2,
+                ..with(LossRecovery {
+                    idle_restart,
+                    ..LossRecovery::default()
+                })
+            };
+            let mut p = testing::tcp(c, 0, D);
+            p.client.size = u64::MAX;
+            p.client.offer(5000);
+            p.run();
+            assert_eq!(p.client.bytes_acked(), 5000);
+            assert_eq!(p.client.in_flight(), 0);
+            p.client.win.cwnd = 20_000.0;
+            p.client.offer(10_000);
+            p.now += 10 * p.client.rtt.rto(0);
+            p.flush();
+            let n = p.up.seqs(p.now..).len();
+            if idle_restart {
+                assert_eq!(p.client.win.cwnd, 2000.0);
+                assert_eq!(n, 2);
+            } else {
+                assert_eq!(n, 10);
+            }
+        }
+    }
+
+    #[test]
+    fn fin_rides_on_the_last_data_segment() {
+        let c = with(LossRecovery {
+            fin_with_data: true,
+            ..LossRecovery::default()
+        });
+        let mut p = testing::tcp(c, 2500, D);
+        assert_eq!(p.finish(), 4 * D);
+        let sent: Vec<Segment> = p.up.log.iter().skip(1).map(|s| s.seg).collect();
+        assert_eq!(sent.len(), 3, "no segment for the FIN alone");
+        assert!(sent[2].has(flags::FIN) && sent[2].len == 500);
+        assert_eq!(p.down.log.last().unwrap().seg.ack, 2501);
     }
 }
