@@ -203,6 +203,7 @@ mod tests {
     #[test]
     fn packet_stays_small() {
         assert_eq!(std::mem::size_of::<Packet>(), 64, "one cache line");
+        assert_eq!(std::mem::align_of::<Packet>(), 64, "aligned to its line");
     }
 
     #[test]

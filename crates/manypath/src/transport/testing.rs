@@ -433,17 +433,4 @@ mod tests {
         assert_eq!(acks, vec![1000, 1000, 1000, 3000]);
         assert_eq!(p.now, 3 * D + D / 2);
     }
-
-    /// Layout claims of structs outside the transports' files: a coupled controller's
-    /// per-ACK state comes first, and a packet body is one aligned cache line.
-    #[test]
-    fn layouts() {
-        use crate::net::packet::Packet;
-        use std::mem::{align_of, offset_of, size_of};
-        assert_eq!(offset_of!(Coupled, increase), 0);
-        assert!(offset_of!(Coupled, since_loss) < offset_of!(Coupled, response));
-        assert!(offset_of!(Coupled, response) < offset_of!(Coupled, last_ece));
-        assert!(offset_of!(Coupled, last_ece) < offset_of!(Coupled, marked));
-        assert_eq!((size_of::<Packet>(), align_of::<Packet>()), (64, 64));
-    }
 }

@@ -60,8 +60,10 @@ pub enum EcnResponse {
 }
 
 /// The per-subflow controller of a coupled connection. Laid out by hand (`repr(C)`):
-/// what every ACK reads and writes comes first, so that it shares one cache line with
-/// the sender's enum tag.
+/// what every ACK reads and writes comes first (the increase, the loss counters, the ECN
+/// state and response), so that inside the sender it spans the line that ends the
+/// sender's hot fields and the next, which also holds the `Cc` enum's tag (a niche in
+/// `response`); the `layout` test checks the order.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct Coupled {
@@ -200,6 +202,15 @@ pub fn total_window(subs: &[SubflowView]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn layout() {
+        use std::mem::offset_of;
+        assert_eq!(offset_of!(Coupled, increase), 0);
+        assert!(offset_of!(Coupled, since_loss) < offset_of!(Coupled, response));
+        assert!(offset_of!(Coupled, response) < offset_of!(Coupled, last_ece));
+        assert!(offset_of!(Coupled, last_ece) < offset_of!(Coupled, marked));
+    }
 
     pub fn views(cw: &[(f64, f64)]) -> Vec<SubflowView> {
         cw.iter()
