@@ -289,16 +289,7 @@ pub(super) fn links(s: &Scenario, tiers: &[&'static str], known: bool, c: &mut C
 /// The paths between two hosts of a source-routed topology: BCube's parallel path set,
 /// one path per interface. `None`: the topology's switches route by ECMP.
 pub(super) fn source_routes(kind: &TopologyKind) -> Option<u32> {
-    match *kind {
-        TopologyKind::BCube { k, .. } => Some(k + 1),
-        TopologyKind::Star { .. }
-        | TopologyKind::Dumbbell { .. }
-        | TopologyKind::LeafSpine { .. }
-        | TopologyKind::FatTree { .. }
-        | TopologyKind::FusoTestbed { .. }
-        | TopologyKind::FusoFabric { .. }
-        | TopologyKind::Vl2 { .. } => None,
-    }
+    kind.bcube().map(|(_, k)| k + 1)
 }
 
 /// Checks the traffic entries' path indices (packet level) against the network's
