@@ -62,10 +62,14 @@ def test_older_tables_without_the_new_columns() -> None:
 def test_censoring_warning_names_the_class_and_the_bucket_hit_hardest() -> None:
     warnings = analysis.censoring_warnings(web_flows())
     assert warnings == [
-        "p99 FCT of class web is a lower bound: 4.8% of its flows (6 of 125) did not finish; "
-        "24% of its flows > 10 MB"
+        "p99 FCT of class web is a lower bound: 24% of its flows > 10 MB did not finish "
+        "(6 of 125, 4.8%, in all)"
     ]
     assert analysis.censoring_warnings(web_flows(), threshold_pct=5.0) == []
+    # Without sizes to tell buckets apart, the class as a whole.
+    sizeless = web_flows().assign(size=10_000)
+    assert analysis.censoring_warnings(sizeless) == [
+        "p99 FCT of class web is a lower bound: 6 of its 125 flows (4.8%) did not finish"]
 
 
 def test_summary_and_cli_table_report_unfinished_flows() -> None:

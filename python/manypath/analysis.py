@@ -274,14 +274,13 @@ def censoring_warnings(flows: pd.DataFrame, by: GroupBy = "class", *, threshold_
         label = ", ".join(map(str, name)) if isinstance(name, tuple) else str(name)
         group = flows if by is None else _select(flows, _by_list(by), name)
         worst = bucket_stats(group, edges)["censored_pct"].dropna()
-        where = ""
+        censored, n = int(row["censored"]), int(row["completed"] + row["censored"])
+        subject = f"p{q:g} FCT of {'all flows' if by is None else f'class {label}'} is a lower bound"
         if len(worst) > 1 and worst.max() > row["censored_pct"]:
-            where = f"; {worst.max():.0f}% of its flows {worst.idxmax()}"
-        out.append(
-            f"p{q:g} FCT of {'all flows' if by is None else f'class {label}'} is a lower bound: "
-            f"{row['censored_pct']:.1f}% of its flows ({int(row['censored'])} of "
-            f"{int(row['completed'] + row['censored'])}) did not finish{where}"
-        )
+            out.append(f"{subject}: {worst.max():.0f}% of its flows {worst.idxmax()} did not finish "
+                       f"({censored} of {n}, {row['censored_pct']:.1f}%, in all)")
+        else:
+            out.append(f"{subject}: {censored} of its {n} flows ({row['censored_pct']:.1f}%) did not finish")
     return out
 
 

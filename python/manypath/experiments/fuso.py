@@ -203,31 +203,31 @@ def _run_loss(where: str, full: bool, seed: int, schemes: tuple[str, ...] = SCHE
     return pd.DataFrame(rows)
 
 
-def _loss_axes(ax: Any, log_y: bool = True) -> None:
-    ax.set_xscale("log")
+def _loss_axes(ax: Any, values: Any = None, log_y: bool = True) -> None:
+    plots.log_axis(ax, "x", minor_labels=False)
     ax.set_xticks(LOSS_RATES, [f"{p * 100:g}" for p in LOSS_RATES])
     ax.set_xlabel("loss rate (%)")
     if log_y:
-        ax.set_yscale("log")
+        plots.log_axis(ax, "y", values)
     ax.grid(True, alpha=0.3)
 
 
 def _by_scheme(ax: Any, table: pd.DataFrame, x: str, y: str, key: str = "scheme") -> None:
-    for name, g in table.groupby(key, sort=False):
-        label = LABELS.get(str(name), str(name))
-        ax.plot(g[x], g[y], marker="o", label=label)
+    """A line per scheme, each with its own marker and line style."""
+    for i, (name, g) in enumerate(table.groupby(key, sort=False)):
+        ax.plot(g[x], g[y], label=LABELS.get(str(name), str(name)), **plots.series_style(i))
 
 
 def plot_loss(table: pd.DataFrame, where: str) -> Figure:
     fig, axes = plots.panels(1, 2, size=(11, 4.2))
     a, b = axes[0]
     _by_scheme(a, table, "loss_rate", "fct_p99_ms")
-    _loss_axes(a)
+    _loss_axes(a, table["fct_p99_ms"])
     a.set_ylabel("99th percentile FCT (ms)")
-    # Zero timeouts drawn at 1e-4 so they show on the log axis.
-    _by_scheme(b, table.assign(timeout_fraction=table["timeout_fraction"].clip(lower=1e-4) * 100),
-               "loss_rate", "timeout_fraction")
-    _loss_axes(b)
+    # No timeout at all is a zero: the axis turns linear below its smallest decade to show it.
+    timeouts = table["timeout_fraction"] * 100
+    _by_scheme(b, table.assign(timeout_fraction=timeouts), "loss_rate", "timeout_fraction")
+    _loss_axes(b, timeouts)
     b.set_ylabel("timeout flows (%)")
     a.legend(fontsize="small")
     fig.suptitle(f"{cite.FUSO_SHORT}, Fig. 4: loss in the {where} — queries < 100 KB, 10 Mbps per client")
@@ -268,7 +268,7 @@ def plot_subflows(table: pd.DataFrame) -> Figure:
     ax = axes[0, 0]
     t = table.assign(label=[f"{LABELS[s]} {n}" for s, n in zip(table["scheme"], table["subflows"])])
     _by_scheme(ax, t, "loss_rate", "fct_p99_ms", key="label")
-    _loss_axes(ax)
+    _loss_axes(ax, t["fct_p99_ms"])
     ax.set_ylabel("99th percentile FCT (ms)")
     ax.legend(fontsize="small", ncol=2)
     ax.set_title(f"{cite.FUSO_SHORT}, Fig. 7: 1, 2, 4 and 8 subflows, loss on path P1")
@@ -295,9 +295,9 @@ def _fct_vs_load(mean_ax: Any, p99_ax: Any, table: pd.DataFrame) -> None:
     for ax, col, ylabel in ((mean_ax, "fct_mean_ms", "average FCT (ms)"),
                             (p99_ax, "fct_p99_ms", "99th percentile FCT (ms)")):
         _by_scheme(ax, table, "load", col)
-        ax.set_xlabel("load")
+        plots.log_axis(ax, "y", table[col])
+        ax.set_xlabel("offered load")
         ax.set_ylabel(ylabel)
-        ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
 
 
@@ -307,7 +307,7 @@ def plot_loss_and_congestion(table: pd.DataFrame) -> Figure:
     _fct_vs_load(mean_ax, p99_ax, table)
     fuso = table[table["scheme"] == "fuso"]
     extra_ax.bar(fuso["load"].astype(str), fuso["fuso_extra_load"] * 100)
-    extra_ax.set_xlabel("load")
+    extra_ax.set_xlabel("offered load")
     extra_ax.set_ylabel("FUSO's extra load (%)")
     mean_ax.legend(fontsize="small")
     fig.suptitle(f"{cite.FUSO_SHORT}, Fig. 5: 2% loss on path P1 plus web-search load")
@@ -570,9 +570,14 @@ def plot_timeout_probability(table: pd.DataFrame) -> Figure:
         ax.plot(ps, [timeout_lower_bound(p, int(size))["bound"] for p in ps], color=color,
                 label=f"{label} (analysis)")
         g = g.sort_values("loss")
-        y = g["timeout_fraction"].clip(lower=1e-5)
-        err = np.vstack([y - g["ci_low"].clip(lower=1e-5).clip(upper=y),
-                         g["ci_high"] - y])
+        # A zero fraction has no place on the log axis: an open marker on the axis instead.
+        zero = g["timeout_fraction"] <= 0
+        if zero.any():
+            ax.plot(g.loc[zero, "loss"], np.zeros(int(zero.sum())), transform=ax.get_xaxis_transform(),
+                    clip_on=False, linestyle="none", marker="o", fillstyle="none", color=color)
+        g = g[~zero]
+        y = g["timeout_fraction"]
+        err = np.vstack([y - g["ci_low"].clip(upper=y), g["ci_high"] - y])
         ax.errorbar(g["loss"], y, yerr=err, fmt="o--", color=color, capsize=2,
                     label=f"{label} (simulation)")
     ax.set_xscale("log")

@@ -293,7 +293,7 @@ def plot_ns2(table: pd.DataFrame) -> Figure:
 
 @experiment(
     name="rwndq-ns2",
-    document="Abdelmoniem and Bensaou, RWNDQ, CloudNet 2015: the ns-2 study's setting",
+    document=f"{cite.RWNDQ_NS2}: the ns-2 study's setting",
     figure="elephants' fairness and drops, mice FCT: TCP FIFO, TCP RWNDQ, DCTCP",
     compares="10 Gbps, ≈ 100 µs RTT, 83-packet buffers, 2 ms minimum RTO, RWNDQ with "
     "T = 50 µs, M = 10, target 20%; DCTCP marks at K = 14 packets (17% of the buffer)",
