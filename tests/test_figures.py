@@ -148,3 +148,13 @@ def test_experiment_figure_titles_name_papers() -> None:
         for fig in [fuso.plot_loss(fuso_table(), "network")]
     )
     assert "Chen et al., ATC 2016" in titles and "FUSO Fig." not in titles
+
+
+def test_fct_cdf_says_how_many_flows_it_covers() -> None:
+    flows = pd.DataFrame({"class": ["a"] * 4 + ["b"] * 2, "size": [1000] * 6,
+                          "start_s": [0.0, 0.0, 0.0, math.nan, 0.0, 0.0],
+                          "completed": [True, True, False, False, True, True],
+                          "fct_s": [1e-3, 2e-3, math.nan, math.nan, 1e-3, 1e-3]})
+    legend = plots.fct_cdf(flows).axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["a: 2 / 3 / 4", "b: 2 / 2 / 2"]
+    assert legend.get_title().get_text() == "class: finished / started / generated"

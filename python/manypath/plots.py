@@ -108,9 +108,14 @@ def log_axis(ax: Any, which: str = "x", values: Optional[Any] = None, *, minor_l
         # mirror image of the data that autoscaling would give.
         (ax.set_xlim if which == "x" else ax.set_ylim)(-0.5 * threshold, None)
         return
+    class Plain(LogFormatter):
+        # LogFormatter decides which ticks get a label; the label is the plain number.
+        def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
+            return f"{x:g}"
+
     set_scale("log")
-    axis.set_major_formatter(LogFormatter(labelOnlyBase=False))
-    axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4))
+    axis.set_major_formatter(Plain(labelOnlyBase=False))
+    axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(1, 0.4))
                              if minor_labels else NullFormatter())
 
 
@@ -180,19 +185,23 @@ def _legend(ax: Any, title: Optional[str], n: int) -> None:
 
 
 def fct_cdf(flows: pd.DataFrame, by: GroupBy = "class", *, logx: bool = True) -> Figure:
-    """CDF of the flow completion times (ms) of completed flows, one line per group."""
+    """CDF of the flow completion times (ms) of the completed measured flows, one line per
+    group, each labelled with how many of its flows finished, started and were generated
+    (the CDF says nothing of the flows still running at the end)."""
     fig, ax = _figure()
-    done = flows[flows["completed"].astype(bool)]
-    groups = _groups(done, by)
+    groups = _groups(flows, by)
     for label, g in groups:
-        _cdf(ax, g["fct_s"].to_numpy(dtype=float) * 1e3, label)
+        counts = analysis.flow_counts(g)
+        done = analysis.measured_fct(g)["fct_s"].to_numpy(dtype=float) * 1e3
+        _cdf(ax, done, f"{label}: {counts['completed']:,} / {counts['started']:,} / {counts['flows']:,}")
     ax.set_xlabel("flow completion time (ms)")
-    ax.set_ylabel("fraction of flows")
+    ax.set_ylabel("fraction of finished flows")
     ax.set_ylim(0, 1.02)
-    if logx and _spans_decades(done["fct_s"].to_numpy(dtype=float)):
-        ax.set_xscale("log")
+    if logx and _spans_decades(analysis.measured_fct(flows)["fct_s"].to_numpy(dtype=float)):
+        log_axis(ax, "x")
     ax.grid(True, alpha=0.3)
-    _legend(ax, by if isinstance(by, str) else None, len(groups))
+    title = by if isinstance(by, str) else "flows"
+    ax.legend(title=f"{title}: finished / started / generated", fontsize="small", title_fontsize="small")
     return fig
 
 

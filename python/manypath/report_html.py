@@ -33,7 +33,7 @@ _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; padding: 0 1em; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 0.5em 0; font-variant-numeric: tabular-nums; }
-th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; } td { white-space: nowrap; }
 th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
 figure { display: inline-block; margin: 0.5em 1em 1em 0; vertical-align: top; }
 figure img { max-width: 100%; width: 36em; border: 1px solid #eee; }
