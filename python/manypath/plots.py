@@ -367,6 +367,13 @@ def line(
     ax.set_ylabel(ylabel or y)
     if logx:
         log_axis(ax, "x", df[x])
+        xs = np.unique(df[x].to_numpy(dtype=float))
+        if 1 < xs.size <= 8 and ax.get_xscale() == "log":
+            # A few x values: label each of them, and nothing else.
+            from matplotlib.ticker import NullFormatter
+
+            ax.set_xticks(xs, [f"{v:g}" for v in xs])
+            ax.xaxis.set_minor_formatter(NullFormatter())
     if logy:
         log_axis(ax, "y", df[y])
     if title:

@@ -588,7 +588,7 @@ def plot_timeout_probability(table: pd.DataFrame) -> Figure:
     ax.set_ylabel("timeout probability")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small")
-    ax.set_title(f"TCP timeout probability under random loss ({cite.FUSO_SHORT}, Fig. 2)")
+    ax.set_title(f"TCP timeout probability under random loss\n({cite.FUSO_SHORT}, Fig. 2)")
     return fig
 
 
