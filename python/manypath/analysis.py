@@ -278,9 +278,9 @@ def censoring_warnings(flows: pd.DataFrame, by: GroupBy = "class", *, threshold_
         subject = f"p{q:g} FCT of {'all flows' if by is None else f'class {label}'} is a lower bound"
         if len(worst) > 1 and worst.max() > row["censored_pct"]:
             out.append(f"{subject}: {worst.max():.0f}% of its flows {worst.idxmax()} did not finish "
-                       f"({censored} of {n}, {row['censored_pct']:.1f}%, in all)")
+                       f"({censored:,} of {n:,}, {row['censored_pct']:.1f}%, in all)")
         else:
-            out.append(f"{subject}: {censored} of its {n} flows ({row['censored_pct']:.1f}%) did not finish")
+            out.append(f"{subject}: {censored:,} of its {n:,} flows ({row['censored_pct']:.1f}%) did not finish")
     return out
 
 
