@@ -114,6 +114,9 @@ def test_sweep_report_shows_the_manifests_base_scenario(tmp_path: Path) -> None:
     text = "".join(report_html._base_scenario(tmp_path, shown))  # type: ignore[arg-type]
     assert "bbb" in text and "duration_ms = 7" in text
     assert "aaa" not in text and "old" not in text
+    pooled = SimpleNamespace(generation=None, mixed=True, runs=shown.runs)
+    text = "".join(report_html._base_scenario(tmp_path, pooled))  # type: ignore[arg-type]
+    assert "aaa" in text and "bbb" in text
 
 
 def test_sweep_report_shows_provenance_of_its_runs(tmp_path: Path) -> None:

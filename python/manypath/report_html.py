@@ -282,7 +282,8 @@ def _base_scenario(src: Path, sw: SweepResults) -> list[str]:
     directories written before the manifest kept it, the scenario of the first stored run."""
     manifest = src / SWEEP_FILE
     doc = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
-    shown = getattr(sw, "generation", None) or doc.get("current")
+    # A report that pools generations shows every base scenario; otherwise the one shown.
+    shown = None if getattr(sw, "mixed", False) else getattr(sw, "generation", None) or doc.get("current")
     gens = [g for g in doc.get("generations", []) if g.get("base_scenario") is not None]
     gens = [g for g in gens if shown is None or g.get("generation") == shown] or gens[-1:]
     out = ["<h2>Base scenario</h2>"]
