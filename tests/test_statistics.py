@@ -199,3 +199,13 @@ def test_sweep_table_aggregates_per_run_statistics_over_seeds() -> None:
     assert row["fct_mean_ms_ci_high"] == pytest.approx(0.6 + half)
     overall = analysis.sweep_fct_table(sweep_flows(), by=None)
     assert overall.loc["all", "runs"] == 6
+
+
+def test_a_run_of_long_lived_flows_has_no_size_buckets() -> None:
+    flows = pd.DataFrame({"class": ["bulk"] * 2, "size": [-1, -1], "start_s": [0.0, 0.0],
+                          "completed": [False, False], "fct_s": [math.nan] * 2, "timeouts": 0, "bytes_acked": 1})
+    res = Results(flows=flows, queues=pd.DataFrame(columns=["node_kind", "drops", "ecn_marks"]),
+                  counters={"sim_time_s": 1.0})
+    s = res.summary()
+    assert s["size_buckets"] == {} and s["warnings"] == [] and s["long_lived"] == 2
+    assert s["classes"]["bulk"]["long_lived"] == 2 and s["classes"]["bulk"]["censored"] == 0

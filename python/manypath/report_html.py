@@ -136,7 +136,7 @@ def _run_report(src: Path, res: Results) -> str:
              "<p>FCT and slowdown over the finished flows that started after the warm-up; "
              "unfinished flows were still running when the run ended (censored).</p>",
              _table(analysis.fct_stats(res.flows, by="class"), index=True)]
-    if len(res.flows) and "size" in res.flows.columns:
+    if len(res.flows) and "size" in res.flows.columns and (res.flows["size"] >= 0).any():
         body += ["<h3>By flow size</h3>", _table(analysis.bucket_stats(res.flows), index=True)]
     warnings = analysis.censoring_warnings(res.flows) if len(res.flows) else []
     if warnings:

@@ -96,7 +96,7 @@ class Results:
         if len(flows):
             for name, row in analysis.fct_stats(flows, by="class").iterrows():
                 classes[str(name)] = _stat_row(row)
-            if "size" in flows.columns:
+            if "size" in flows.columns and (flows["size"] >= 0).any():  # not all long-lived
                 for name, row in analysis.bucket_stats(flows, size_edges).iterrows():
                     buckets[str(name)] = _stat_row(row)
             warnings = analysis.censoring_warnings(flows, by="class", edges=size_edges)
