@@ -137,7 +137,7 @@ def test_run_report_shows_unfinished_flows(results: Results, tmp_path: Path) -> 
     results.flows.loc[3, "size"] = 50_000
     results.to_parquet(tmp_path)
     text = report_html.write_report(tmp_path).read_text()
-    assert "<th>censored</th>" in text and "By flow size" in text
+    assert "<th>unfinished</th>" in text and "<th>warm-up</th>" in text and "By flow size" in text
     assert "p99 FCT of class bulk is a lower bound: 1 of its 2 flows (50.0%) did not finish" in text
 
 

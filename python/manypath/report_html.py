@@ -135,9 +135,9 @@ def _run_report(src: Path, res: Results) -> str:
     body += ["<h2>Flow completion times</h2>",
              "<p>FCT and slowdown over the finished flows that started after the warm-up; "
              "unfinished flows were still running when the run ended (censored).</p>",
-             _table(analysis.fct_stats(res.flows, by="class"), index=True)]
+             _table(_fct_display(analysis.fct_stats(res.flows, by="class")), index=True)]
     if len(res.flows) and "size" in res.flows.columns and (res.flows["size"] >= 0).any():
-        body += ["<h3>By flow size</h3>", _table(analysis.bucket_stats(res.flows), index=True)]
+        body += ["<h3>By flow size</h3>", _table(_fct_display(analysis.bucket_stats(res.flows)), index=True)]
     warnings = analysis.censoring_warnings(res.flows) if len(res.flows) else []
     if warnings:
         body.append('<ul class="failed">' + "".join(f"<li>{html.escape(w)}</li>" for w in warnings) + "</ul>")
@@ -175,6 +175,22 @@ def _run_report(src: Path, res: Results) -> str:
     if scenario.is_file():
         body += ["<h2>Scenario</h2>", f"<pre>{html.escape(scenario.read_text(encoding='utf-8'))}</pre>"]
     return _page(f"manypath run: {res.name or src.name}", body)
+
+
+_FCT_HEADERS = {
+    "unmeasured": "warm-up", "censored": "unfinished", "long_lived": "long-lived", "censored_pct": "unfinished %",
+    "fct_mean_ms": "FCT mean (ms)", "fct_p50_ms": "p50 (ms)", "fct_p99_ms": "p99 (ms)", "fct_max_ms": "max (ms)",
+    "slowdown_mean": "slowdown mean", "slowdown_p50": "slowdown p50", "slowdown_p99": "slowdown p99",
+}
+
+
+def _fct_display(stats: pd.DataFrame) -> pd.DataFrame:
+    """An FCT table as a reader wants it: readable headers, no long-lived column when
+    there are none, no slowdown columns when the run has no ideal FCTs."""
+    drop = [c for c in analysis.SLOWDOWN_COLUMNS if stats[c].isna().all()]
+    if not stats["long_lived"].any():
+        drop.append("long_lived")
+    return stats.drop(columns=drop).rename(columns=_FCT_HEADERS)
 
 
 def _ms(v: Any) -> Any:
