@@ -209,3 +209,11 @@ def test_a_run_of_long_lived_flows_has_no_size_buckets() -> None:
     s = res.summary()
     assert s["size_buckets"] == {} and s["warnings"] == [] and s["long_lived"] == 2
     assert s["classes"]["bulk"]["long_lived"] == 2 and s["classes"]["bulk"]["censored"] == 0
+
+
+def test_rows_with_a_missing_key_are_kept_not_dropped() -> None:
+    flows = pd.DataFrame({"p": [1.0, math.nan], "completed": [True, True], "fct_s": [1e-3, 2e-3]})
+    st = analysis.fct_stats(flows, by="p")
+    assert int(st["flows"].sum()) == 2
+    table = analysis.sweep_fct_table(sweep_flows().assign(k="x"), by=["k", "point"])
+    assert list(table["runs"]) == [3, 3]

@@ -181,8 +181,9 @@ def _fct_row(g: pd.DataFrame) -> dict[str, float]:
 def _grouped(flows: pd.DataFrame, keys: list[str], row: Any, columns: list[str]) -> pd.DataFrame:
     if not keys:
         return pd.DataFrame([row(flows)], index=pd.Index(["all"], name="group"), columns=columns)
-    # observed=False keeps every category of a categorical key (each size bucket), even empty.
-    grouped = flows.groupby(keys if len(keys) > 1 else keys[0], sort=True, observed=False)
+    # observed=False keeps every category of a categorical key (each size bucket), even
+    # empty; dropna=False keeps the rows whose key is missing (a parameter a point left out).
+    grouped = flows.groupby(keys if len(keys) > 1 else keys[0], sort=True, observed=False, dropna=False)
     rows = {name: row(g) for name, g in grouped}
     out = pd.DataFrame.from_dict(rows, orient="index", columns=columns)
     if len(keys) > 1:
@@ -252,9 +253,10 @@ def bucket_stats(flows: pd.DataFrame, edges: Sequence[float] = DEFAULT_SIZE_EDGE
                  by: GroupBy = None) -> pd.DataFrame:
     """:func:`fct_stats` per size bucket (within each group of ``by``): counts, FCT and
     slowdown of the flows < 100 KB, 100 KB–10 MB and > 10 MB by default. Every bucket
-    has a row, empty ones with zero counts and NaN statistics."""
+    has a row, empty ones with zero counts and NaN statistics; long-lived flows are in none."""
     keys = [*_by_list(by), "size_bucket"]
-    return fct_stats(flows.assign(size_bucket=size_bucket(flows, edges)), by=keys)
+    sized = flows[finite_mask(flows)]  # long-lived flows belong to no bucket
+    return fct_stats(sized.assign(size_bucket=size_bucket(sized, edges)), by=keys)
 
 
 # --- Censoring --------------------------------------------------------------------------------
