@@ -22,7 +22,9 @@ def test_table_aligns_columns() -> None:
 
 def test_run_summary_mentions_every_class(results: Results) -> None:
     text = report.run_summary(results.summary(), results.counters)
-    assert text.startswith("hand-made: 4 flows, 3 completed, 10.000 ms simulated")
+    assert text.startswith("hand-made: 4 flows generated, 4 started, 3 completed, 0 unfinished, "
+                           "10.000 ms simulated")
+    assert "long-lived" in text and "warning" not in text
     assert "short" in text and "bulk" in text and "12,345" in text
 
 

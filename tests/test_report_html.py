@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -91,6 +94,51 @@ def test_sweep_report(sweep_dir: Path, tmp_path: Path) -> None:
     assert text.count("<tr>") >= 8 + 4
     assert len(_images(text)) >= 4
     assert_self_contained(text)
+    # Two seeds per point: every statistic with its interval, figures with error bars.
+    assert re.search(r"<td>[\d.,]+ \[[\d.,]+, [\d.,]+\]</td>", text)
+    assert "mean over seeds, 95% confidence interval" in text
+    assert "<th>unfinished</th>" in text and "<th>started</th>" in text
+    # The base scenario (the manifest's, or a run's scenario) and the provenance section.
+    base = text.index("<h2>Base scenario</h2>")
+    assert 'name = &quot;incast&quot;' in text[base:] and "[[traffic]]" in text[base:]
+    assert "<h2>Provenance</h2>" in text
+
+
+def test_sweep_report_shows_the_manifests_base_scenario(tmp_path: Path) -> None:
+    manifest = {"name": "s", "current": 2, "generations": [
+        {"generation": 1, "base_sha256": "aaa", "base_scenario": {"name": "old", "duration_ms": 5}},
+        {"generation": 2, "base_sha256": "bbb", "base_scenario": {"name": "new", "duration_ms": 7}},
+    ]}
+    (tmp_path / "sweep.json").write_text(json.dumps(manifest))
+    shown = SimpleNamespace(generation=2, runs=pd.DataFrame({"run_id": []}))
+    text = "".join(report_html._base_scenario(tmp_path, shown))  # type: ignore[arg-type]
+    assert "bbb" in text and "duration_ms = 7" in text
+    assert "aaa" not in text and "old" not in text
+    pooled = SimpleNamespace(generation=None, mixed=True, runs=shown.runs)
+    text = "".join(report_html._base_scenario(tmp_path, pooled))  # type: ignore[arg-type]
+    assert "aaa" in text and "bbb" in text
+
+
+def test_sweep_report_shows_provenance_of_its_runs(tmp_path: Path) -> None:
+    for i, (version, when) in enumerate([("0.2.0", "2026-01-02T00:00:00+00:00"),
+                                         ("0.2.0", "2026-01-01T00:00:00+00:00")]):
+        (tmp_path / f"r{i}").mkdir()
+        (tmp_path / f"r{i}" / "provenance.json").write_text(json.dumps(
+            {"manypath_version": version, "source_revision": "abc123", "ran_at": when,
+             "scenario_sha256": f"d{i}", "python": "3.11"}))
+    runs = pd.DataFrame({"run_id": ["r0", "r1", "r2"]})
+    text = "".join(report_html._provenance(tmp_path, runs))
+    assert "2 of 3" in text and "0.2.0" in text and "abc123" in text
+    assert "2026-01-01T00:00:00+00:00 to 2026-01-02T00:00:00+00:00" in text
+
+
+def test_run_report_shows_unfinished_flows(results: Results, tmp_path: Path) -> None:
+    # The bulk class's unfinished flow gets a size: censored, no longer long-lived.
+    results.flows.loc[3, "size"] = 50_000
+    results.to_parquet(tmp_path)
+    text = report_html.write_report(tmp_path).read_text()
+    assert "<th>unfinished</th>" in text and "<th>warm-up</th>" in text and "By flow size" in text
+    assert "p99 FCT of class bulk is a lower bound: 1 of its 2 flows (50.0%) did not finish" in text
 
 
 def test_report_of_a_non_results_directory_fails(tmp_path: Path) -> None:
@@ -135,3 +183,6 @@ def test_report_renders_in_headless_chromium(sweep_dir: Path, tmp_path: Path) ->
     title = re.search(r"<title>(.*?)</title>", res.stdout)
     assert title is not None, res.stderr[-2000:]
     assert title.group(1) == f"images {n_images}/{n_images}"
+    # What the browser laid out holds the intervals, the base scenario and the provenance.
+    assert "95% confidence interval" in res.stdout
+    assert "Base scenario" in res.stdout and "Provenance" in res.stdout

@@ -26,12 +26,23 @@ def test_summary(results: Results) -> None:
     assert s["flows"] == 4 and s["completed"] == 3
     assert s["classes"]["short"] == {
         "flows": 2,
+        "started": 2,
+        "unmeasured": 0,
         "completed": 2,
+        "censored": 0,
+        "long_lived": 0,
+        "censored_pct": 0.0,
         "fct_mean_ms": pytest.approx(3.0),
         "fct_p50_ms": pytest.approx(3.0),
         "fct_p99_ms": pytest.approx(3.98),
+        "slowdown_mean": None,
+        "slowdown_p50": None,
+        "slowdown_p99": None,
     }
-    assert s["classes"]["bulk"]["completed"] == 1
+    # The bulk class's unfinished flow is long-lived (size -1): no FCT, not censored.
+    bulk = s["classes"]["bulk"]
+    assert (bulk["completed"], bulk["censored"], bulk["long_lived"]) == (1, 0, 1)
+    assert s["warnings"] == []
     # Goodput is over the simulated time, not the configured duration.
     assert s["goodput_gbps"] == pytest.approx(54_000 * 8 / 0.01 / 1e9)
     assert s["drops"] == {"switch": 7, "host": 1}

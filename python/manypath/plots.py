@@ -8,6 +8,7 @@ SVG. Grouping columns (``by``) can be any column, including a sweep's parameter 
 from __future__ import annotations
 
 import io
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,6 +62,96 @@ def grouped_bars(ax: Any, groups: Sequence[str],
     ax.set_xticks(x + 0.4 - width / 2, groups)
 
 
+#: Marker and line style of the i-th series: a line hidden under another (two schemes
+#: that behave alike) still shows its markers, and the figure reads in black and white.
+STYLES: tuple[dict[str, Any], ...] = (
+    {"marker": "o", "linestyle": "-"},
+    {"marker": "s", "linestyle": "--", "fillstyle": "none"},
+    {"marker": "^", "linestyle": "-."},
+    {"marker": "D", "linestyle": ":", "fillstyle": "none"},
+    {"marker": "v", "linestyle": "-"},
+    {"marker": "P", "linestyle": "--"},
+    {"marker": "X", "linestyle": "-."},
+    {"marker": "*", "linestyle": ":"},
+)
+
+
+def series_style(i: int) -> dict[str, Any]:
+    """Keyword arguments of ``ax.plot`` for the i-th series: colour, marker, line style;
+    markers shrink a little with i so that coinciding points stay visible."""
+    style = dict(STYLES[i % len(STYLES)])
+    style.update(color=f"C{i % 10}", markersize=max(7.5 - 0.6 * (i % len(STYLES)), 4.0))
+    return style
+
+
+def log_axis(ax: Any, which: str = "x", values: Optional[Any] = None, *, minor_labels: bool = True) -> None:
+    """A log axis labelled in plain numbers (0.125, 2, 40). Minor ticks are labelled only
+    when the axis spans less than about a decade (and not at all with ``minor_labels``
+    off, e.g. when the major ticks are set by hand), so labels never pile up.
+
+    When ``values`` (what the axis will show) contain zeros, which a log axis cannot
+    place, the axis is symmetric-log instead: linear from 0 up to the decade below the
+    smallest positive value and logarithmic above, with 0 a labelled tick, so a zero is
+    drawn as zero, never as a small made-up value."""
+    from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter
+
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    set_scale = ax.set_xscale if which == "x" else ax.set_yscale
+    a = np.asarray([] if values is None else values, dtype=float)
+    a = a[~np.isnan(a)]
+    if a.size and (a == 0).any() and (a > 0).any():
+        threshold = 10.0 ** math.floor(math.log10(float(a[a > 0].min())))
+        set_scale("symlog", linthresh=threshold, linscale=0.4)
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
+        # Nothing is negative: end just below zero (room for the markers at 0), not at the
+        # mirror image of the data that autoscaling would give.
+        (ax.set_xlim if which == "x" else ax.set_ylim)(-0.5 * threshold, None)
+        return
+    class Plain(LogFormatter):
+        # LogFormatter decides which ticks get a label; the label is the plain number.
+        def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
+            return f"{x:g}"
+
+    set_scale("log")
+    axis.set_major_formatter(Plain(labelOnlyBase=False))
+    axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(1, 0.4))
+                             if minor_labels else NullFormatter())
+
+
+#: Readable axis labels of the sweep parameters and columns that figures plot most.
+PARAM_LABELS: dict[str, str] = {
+    "load": "offered load",
+    "traffic.0.load": "offered load",
+    "traffic.1.load": "offered load (second traffic entry)",
+    "network.queue.ecn_k_packets": "ECN marking threshold K (packets)",
+    "network.queue.limit_packets": "queue limit (packets)",
+    "network.queue.limit_bytes": "queue limit (bytes)",
+    "network.link.rate_gbps": "link rate (Gbit/s)",
+    "network.link.delay_us": "link delay (µs)",
+    "traffic.0.senders": "senders",
+    "traffic.0.subflows": "subflows",
+    "duration_ms": "simulated time (ms)",
+    "tcp.rto_min_us": "minimum RTO (µs)",
+    "tcp.init_cwnd_packets": "initial window (packets)",
+    "topology.fat_tree.k": "fat-tree k",
+    "seed": "seed",
+}
+
+
+def param_label(path: str) -> str:
+    """An axis label for a sweep parameter path: the known ones by name ("traffic.0.load"
+    → "offered load"), others by their last part with the rest in parentheses
+    ("transports.mp.subflows" → "subflows (transports.mp)")."""
+    if path in PARAM_LABELS:
+        return PARAM_LABELS[path]
+    if "." not in path:
+        return path.replace("_", " ")
+    head, last = path.rsplit(".", 1)
+    short = PARAM_LABELS.get(last, last.replace("_", " "))
+    return f"{short} ({head})"
+
+
 def _groups(df: pd.DataFrame, by: GroupBy) -> list[tuple[str, pd.DataFrame]]:
     if by is None:
         return [("all", df)]
@@ -94,55 +185,89 @@ def _legend(ax: Any, title: Optional[str], n: int) -> None:
 
 
 def fct_cdf(flows: pd.DataFrame, by: GroupBy = "class", *, logx: bool = True) -> Figure:
-    """CDF of the flow completion times (ms) of completed flows, one line per group."""
+    """CDF of the flow completion times (ms) of the completed measured flows, one line per
+    group, each labelled with how many of its flows finished, started and were generated
+    (the CDF says nothing of the flows still running at the end)."""
     fig, ax = _figure()
-    done = flows[flows["completed"].astype(bool)]
-    groups = _groups(done, by)
+    groups = _groups(flows, by)
     for label, g in groups:
-        _cdf(ax, g["fct_s"].to_numpy(dtype=float) * 1e3, label)
+        counts = analysis.flow_counts(g)
+        done = analysis.measured_fct(g)["fct_s"].to_numpy(dtype=float) * 1e3
+        _cdf(ax, done, f"{label}: {counts['completed']:,} / {counts['started']:,} / {counts['flows']:,}")
     ax.set_xlabel("flow completion time (ms)")
-    ax.set_ylabel("fraction of flows")
+    ax.set_ylabel("fraction of finished flows")
     ax.set_ylim(0, 1.02)
-    if logx and _spans_decades(done["fct_s"].to_numpy(dtype=float)):
-        ax.set_xscale("log")
+    if logx and _spans_decades(analysis.measured_fct(flows)["fct_s"].to_numpy(dtype=float)):
+        log_axis(ax, "x")
     ax.grid(True, alpha=0.3)
-    _legend(ax, by if isinstance(by, str) else None, len(groups))
+    title = by if isinstance(by, str) else "flows"
+    ax.legend(title=f"{title}: finished / started / generated", fontsize="small", title_fontsize="small")
     return fig
 
 
 def fct_vs_load(
-    flows: pd.DataFrame, load: str, by: GroupBy = None, *, stats: Sequence[str] = ("mean", "p99")
+    flows: pd.DataFrame, load: str, by: GroupBy = None, *, stats: Sequence[str] = ("mean", "p99"),
+    run: str = "run_id", level: float = analysis.CI_LEVEL, method: str = "t",
 ) -> Figure:
     """FCT statistics (ms) against the offered load column ``load`` (e.g. the sweep
-    parameter ``traffic.0.load``), one line per group and statistic."""
+    parameter ``traffic.0.load``), one line per group and statistic, over the completed
+    measured flows.
+
+    With several runs (seeds) per point (a ``run`` column), each point is the mean over
+    the runs of the per-run statistic and its bar the ``level`` confidence interval over
+    the runs (:func:`analysis.mean_ci`); with one run, the statistic of its flows."""
     fig, ax = _figure()
-    done = flows[flows["completed"].astype(bool)]
-    groups = _groups(done, by)
+    groups = _groups(flows, by)
+    keys = [load, run] if run in flows.columns else [load]
+    i = 0
     for label, g in groups:
-        per_load = g.groupby(load)["fct_s"]
-        xs = np.array(sorted(per_load.groups), dtype=float)
+        per_run = analysis.fct_stats(g, by=keys).reset_index()
         for stat in stats:
-            if stat == "mean":
-                ys = [float(per_load.get_group(x).mean()) * 1e3 for x in sorted(per_load.groups)]
-            else:
-                q = float(stat.lstrip("p"))
-                ys = [analysis.percentile(per_load.get_group(x), q) * 1e3 for x in sorted(per_load.groups)]
+            col = f"fct_{stat}_ms"
+            if col not in per_run.columns:
+                per_run[col] = [analysis.percentile(analysis.measured_fct(part)["fct_s"] * 1e3, float(stat[1:]))
+                                for _, part in g.groupby(keys, sort=True)]
+            agg = analysis.seed_aggregate(per_run, load, [col], level, method)
+            xs = agg.index.to_numpy(dtype=float)
+            ys = agg[col].to_numpy(dtype=float)
             name = stat if by is None else f"{label} {stat}"
-            ax.plot(xs, ys, marker="o", label=name)
-    ax.set_xlabel(load)
+            style = series_style(i)
+            i += 1
+            low, high = agg[f"{col}_ci_low"].to_numpy(dtype=float), agg[f"{col}_ci_high"].to_numpy(dtype=float)
+            if np.isfinite(low).any():
+                err = np.vstack([np.nan_to_num(ys - low), np.nan_to_num(high - ys)])
+                ax.errorbar(xs, ys, yerr=err, capsize=3, label=name, **style)
+            else:
+                ax.plot(xs, ys, label=name, **style)
+    ax.set_xlabel(param_label(load))
     ax.set_ylabel("flow completion time (ms)")
-    if _spans_decades(done["fct_s"].to_numpy(dtype=float)):
-        ax.set_yscale("log")
+    done = analysis.measured_fct(flows)["fct_s"].to_numpy(dtype=float)
+    if _spans_decades(done):
+        log_axis(ax, "y")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", title=_ci_note(flows, load, run, level, method))
     return fig
 
 
-def bars(values: pd.Series, ylabel: str, *, title: Optional[str] = None, ylim: Optional[tuple[float, float]] = None) -> Figure:
-    """One bar per index entry."""
+def _ci_note(flows: pd.DataFrame, load: str, run: str, level: float, method: str) -> Optional[str]:
+    if run not in flows.columns or flows.groupby(load)[run].nunique().max() < 2:
+        return None
+    name = "Student-t" if method == "t" else "bootstrap"
+    return f"bars: {level:.0%} CI over seeds ({name})"
+
+
+def bars(values: pd.Series, ylabel: str, *, title: Optional[str] = None, ylim: Optional[tuple[float, float]] = None,
+         low: Optional[pd.Series] = None, high: Optional[pd.Series] = None) -> Figure:
+    """One bar per index entry; with ``low`` and ``high`` (e.g. a confidence interval,
+    same index) an error bar on each."""
     fig, ax = _figure()
     labels = [str(i) for i in values.index]
-    ax.bar(range(len(values)), values.to_numpy(dtype=float), color="C0")
+    ys = values.to_numpy(dtype=float)
+    err = None
+    if low is not None and high is not None:
+        err = np.vstack([np.nan_to_num(ys - low.reindex(values.index).to_numpy(dtype=float)),
+                         np.nan_to_num(high.reindex(values.index).to_numpy(dtype=float) - ys)])
+    ax.bar(range(len(values)), ys, color="C0", yerr=err, capsize=4 if err is not None else 0)
     ax.set_xticks(range(len(values)), labels, rotation=30 if max(map(len, labels), default=0) > 8 else 0,
                   ha="right" if max(map(len, labels), default=0) > 8 else "center")
     ax.set_ylabel(ylabel)
@@ -235,15 +360,22 @@ def line(
     """``y`` against ``x`` with markers, one line per group (an experiment's figure)."""
     fig, ax = _figure()
     groups = _groups(df, by)
-    for label, g in groups:
+    for i, (label, g) in enumerate(groups):
         g = g.sort_values(x)
-        ax.plot(g[x].to_numpy(dtype=float), g[y].to_numpy(dtype=float), marker="o", label=label)
-    ax.set_xlabel(xlabel or x)
+        ax.plot(g[x].to_numpy(dtype=float), g[y].to_numpy(dtype=float), label=label, **series_style(i))
+    ax.set_xlabel(xlabel or param_label(x))
     ax.set_ylabel(ylabel or y)
     if logx:
-        ax.set_xscale("log")
+        log_axis(ax, "x", df[x])
+        xs = np.unique(df[x].to_numpy(dtype=float))
+        if 1 < xs.size <= 8 and ax.get_xscale() == "log":
+            # A few x values: label each of them, and nothing else.
+            from matplotlib.ticker import NullFormatter
+
+            ax.set_xticks(xs, [f"{v:g}" for v in xs])
+            ax.xaxis.set_minor_formatter(NullFormatter())
     if logy:
-        ax.set_yscale("log")
+        log_axis(ax, "y", df[y])
     if title:
         ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)

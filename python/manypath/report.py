@@ -60,21 +60,15 @@ def run_summary(summary: Mapping[str, Any], counters: Mapping[str, Any]) -> str:
     """The table ``manypath run`` prints."""
     sim_ms = float(counters.get("sim_time_s", math.nan)) * 1e3
     title = (
-        f"{summary.get('name') or 'scenario'}: {fmt(summary['flows'])} flows, "
-        f"{fmt(summary['completed'])} completed, {fmt(sim_ms, 3)} ms simulated"
+        f"{summary.get('name') or 'scenario'}: {fmt(summary.get('generated', summary['flows']))} flows "
+        f"generated, {fmt(summary.get('started', summary['flows']))} started, "
+        f"{fmt(summary['completed'])} completed, {fmt(summary.get('censored', 0))} unfinished, "
+        f"{fmt(sim_ms, 3)} ms simulated"
     )
-    rows = [
-        [
-            name,
-            fmt(c["flows"]),
-            fmt(c["completed"]),
-            fmt(c["fct_mean_ms"]),
-            fmt(c["fct_p50_ms"]),
-            fmt(c["fct_p99_ms"]),
-        ]
-        for name, c in summary["classes"].items()
-    ]
-    classes = table(["class", "flows", "done", "FCT mean ms", "p50 ms", "p99 ms"], rows)
+    classes = _fct_table("class", summary["classes"])
+    if summary.get("size_buckets"):
+        classes += "\n\n" + _fct_table("size", summary["size_buckets"])
+    classes += "".join(f"\nwarning: {w}" for w in summary.get("warnings", []))
     drops, marks = summary["drops"], summary["ecn_marks"]
     if counters.get("level") == "flow":
         converged = "converged" if counters.get("converged") else "not converged"
@@ -102,6 +96,23 @@ def run_summary(summary: Mapping[str, Any], counters: Mapping[str, Any]) -> str:
         ]
     )
     return f"{title}\n\n{classes}\n\n{totals}"
+
+
+def _fct_table(first: str, groups: Mapping[str, Mapping[str, Any]]) -> str:
+    """Counts and FCT statistics per class or size bucket: generated, started, left out
+    as started in the warm-up, finished, still running at the end (and long-lived, when
+    there are any), then FCT and slowdown (when known) over the finished measured flows."""
+    cols: list[tuple[str, str, int]] = [
+        ("flows", "flows", 0), ("started", "started", 0), ("warm-up", "unmeasured", 0),
+        ("done", "completed", 0), ("unfinished", "censored", 0),
+    ]
+    if any(c.get("long_lived") for c in groups.values()):
+        cols.append(("long-lived", "long_lived", 0))
+    cols += [("FCT mean ms", "fct_mean_ms", 3), ("p50 ms", "fct_p50_ms", 3), ("p99 ms", "fct_p99_ms", 3)]
+    if any(c.get("slowdown_p50") is not None for c in groups.values()):
+        cols += [("slowdown p50", "slowdown_p50", 2), ("p99", "slowdown_p99", 2)]
+    rows = [[name, *(fmt(c.get(key), digits) for _, key, digits in cols)] for name, c in groups.items()]
+    return table([first, *(h for h, _, _ in cols)], rows)
 
 
 def _int(v: Any) -> int | None:

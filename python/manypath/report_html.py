@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, Union
 
 import pandas as pd
 
-from . import analysis, plots
+from . import _toml, analysis, plots
+from .provenance import PROVENANCE_FILE, SCENARIO_FILE
 from .results import COUNTERS_FILE, FLOWS_FILE, Results, load_run
 from .sweeps.loading import SweepResults, is_sweep_dir, load_sweep
+from .sweeps.store import SWEEP_FILE
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -31,7 +33,7 @@ _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; padding: 0 1em; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 0.5em 0; font-variant-numeric: tabular-nums; }
-th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; } td { white-space: nowrap; }
 th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
 figure { display: inline-block; margin: 0.5em 1em 1em 0; vertical-align: top; }
 figure img { max-width: 100%; width: 36em; border: 1px solid #eee; }
@@ -130,7 +132,19 @@ def _run_report(src: Path, res: Results) -> str:
         body.append(_pairs([("run id", info.get("run_id")), ("status", info.get("status")),
                             ("version", info.get("version")),
                             *((f"parameter {k}", v) for k, v in info.get("params", {}).items())]))
-    body += ["<h2>Flow completion times</h2>", _table(analysis.fct_stats(res.flows, by="class"), index=True)]
+    body += ["<h2>Flow completion times</h2>",
+             "<p>FCT and slowdown over the finished flows that started after the warm-up; "
+             "unfinished flows were still running when the run ended (censored).</p>",
+             _table(_fct_display(analysis.fct_stats(res.flows, by="class")), index=True)]
+    if len(res.flows) and "size" in res.flows.columns and (res.flows["size"] >= 0).any():
+        body += ["<h3>By flow size</h3>", _table(_fct_display(analysis.bucket_stats(res.flows)), index=True)]
+    warnings = analysis.censoring_warnings(res.flows) if len(res.flows) else []
+    if warnings:
+        body.append('<ul class="failed">' + "".join(f"<li>{html.escape(w)}</li>" for w in warnings) + "</ul>")
+    prov = src / PROVENANCE_FILE
+    if prov.is_file():
+        info = json.loads(prov.read_text(encoding="utf-8"))
+        body += ["<h2>Provenance</h2>", _pairs([(str(k), v) for k, v in info.items()])]
     figures = []
     if _has_flows(res.flows):
         figures.append(_figure(plots.fct_cdf(res.flows, by="class"), "FCT CDF per class"))
@@ -163,6 +177,22 @@ def _run_report(src: Path, res: Results) -> str:
     return _page(f"manypath run: {res.name or src.name}", body)
 
 
+_FCT_HEADERS = {
+    "unmeasured": "warm-up", "censored": "unfinished", "long_lived": "long-lived", "censored_pct": "unfinished %",
+    "fct_mean_ms": "FCT mean (ms)", "fct_p50_ms": "p50 (ms)", "fct_p99_ms": "p99 (ms)", "fct_max_ms": "max (ms)",
+    "slowdown_mean": "slowdown mean", "slowdown_p50": "slowdown p50", "slowdown_p99": "slowdown p99",
+}
+
+
+def _fct_display(stats: pd.DataFrame) -> pd.DataFrame:
+    """An FCT table as a reader wants it: readable headers, no long-lived column when
+    there are none, no slowdown columns when the run has no ideal FCTs."""
+    drop = [c for c in analysis.SLOWDOWN_COLUMNS if stats[c].isna().all()]
+    if not stats["long_lived"].any():
+        drop.append("long_lived")
+    return stats.drop(columns=drop).rename(columns=_FCT_HEADERS)
+
+
 def _ms(v: Any) -> Any:
     return None if v is None else float(v) * 1e3
 
@@ -183,11 +213,10 @@ def _sweep_report(src: Path, sw: SweepResults) -> str:
     flows = plots.label_params(sw.flows, sw.params)
     queues = plots.label_params(sw.queues, sw.params)
     if len(flows):
-        stats = analysis.fct_stats(flows, by="point")
         goodput = _run_goodput(flows, runs)
-        stats["goodput_gbps"] = goodput.groupby("point")["goodput_gbps"].mean()
-        stats["jain"] = flows.groupby("point")["goodput_bps"].apply(lambda v: analysis.jain_index(v.fillna(0)))
-        body += ["<h2>Per parameter combination (all seeds)</h2>", _table(stats, index=True)]
+        stats = _sweep_table(flows, goodput)
+        body += ["<h2>Per parameter combination (all seeds)</h2>", _ci_note(), _table(stats, index=True)]
+        body += _censoring_notes(flows)
         figures = []
         if _has_flows(flows):
             figures.append(_figure(plots.fct_cdf(flows, by="point"), "FCT CDF per parameter combination"))
@@ -197,21 +226,123 @@ def _sweep_report(src: Path, sw: SweepResults) -> str:
             if x is not None and flows[x].nunique() > 1:
                 others = [p for p in sw.params if p != x]
                 by = plots.label_params(flows, others, "rest") if others else flows
-                figures.append(_figure(plots.fct_vs_load(by, x, "rest" if others else None), f"FCT vs {x}"))
-        figures.append(_figure(plots.bars(goodput.groupby("point")["goodput_gbps"].mean(), "goodput (Gbit/s)"),
-                               "aggregate goodput (mean over seeds)"))
-        figures.append(_figure(plots.bars(stats["jain"], "Jain's fairness index", ylim=(0, 1.05)),
+                figures.append(_figure(plots.fct_vs_load(by, x, "rest" if others else None),
+                                       f"FCT vs {plots.param_label(x)}: mean over seeds, "
+                                       f"{analysis.CI_LEVEL:.0%} confidence interval"))
+        per_point = analysis.seed_aggregate(goodput, "point", ["goodput_gbps"])
+        figures.append(_figure(plots.bars(per_point["goodput_gbps"], "goodput (Gbit/s)",
+                                          low=per_point["goodput_gbps_ci_low"],
+                                          high=per_point["goodput_gbps_ci_high"]),
+                               f"aggregate goodput: mean over seeds, {analysis.CI_LEVEL:.0%} confidence interval"))
+        jain = flows.groupby("point")["goodput_bps"].apply(lambda v: analysis.jain_index(v.fillna(0)))
+        figures.append(_figure(plots.bars(jain, "Jain's fairness index", ylim=(0, 1.05)),
                                "Jain's fairness index of per-flow goodput"))
         if len(queues) and (queues["node_kind"] == "switch").any():
             figures.append(_figure(plots.queue_cdf(queues, "mean_packets", by="point"),
                                    "mean queue length over switch ports"))
         body += ["<h2>Figures</h2>", *figures]
+    body += _base_scenario(src, sw)
+    body += _provenance(src, runs)
     body += ["<h2>Runs</h2>", _table(runs.drop(columns=["error"]))]
     if len(failed):
         items = "".join(f"<li><code>{html.escape(str(r.run_id))}</code>: {html.escape(str(r.error))}</li>"
                         for r in failed.itertuples())
         body += ['<h2 class="failed">Failed runs</h2>', f'<ul class="failed">{items}</ul>']
     return _page(f"manypath sweep: {sw.name}", body)
+
+
+def _ci_note() -> str:
+    return (f"<p>Flow counts are summed over the seeds. Each statistic is computed per run, then "
+            f"averaged over the runs (n = runs, one per seed) with its {analysis.CI_LEVEL:.0%} "
+            "Student-t confidence interval in brackets; FCTs are over finished flows that started "
+            "after the warm-up.</p>")
+
+
+def _sweep_table(flows: pd.DataFrame, goodput: pd.DataFrame) -> pd.DataFrame:
+    """Per parameter combination: flow counts over its runs, then mean FCT, p99 FCT, p99
+    slowdown and goodput as "mean [CI low, CI high]" over the runs."""
+    stats = analysis.sweep_fct_table(flows, "point")
+    stats = stats.join(analysis.seed_aggregate(goodput, "point", ["goodput_gbps"]).drop(columns="runs"))
+    out = stats[["runs", "flows", "started", "unmeasured", "completed", "censored", "censored_pct"]].copy()
+    out = out.rename(columns={"unmeasured": "warm-up", "censored": "unfinished", "censored_pct": "unfinished %"})
+    for col, name in (("fct_mean_ms", "FCT mean (ms)"), ("fct_p99_ms", "FCT p99 (ms)"),
+                      ("slowdown_p99", "slowdown p99"), ("goodput_gbps", "goodput (Gbit/s)")):
+        if col == "slowdown_p99" and stats[col].isna().all():
+            continue
+        out[name] = [_with_ci(m, lo, hi) for m, lo, hi in
+                     zip(stats[col], stats[f"{col}_ci_low"], stats[f"{col}_ci_high"])]
+    return out
+
+
+def _with_ci(mean: float, low: float, high: float) -> str:
+    if mean is None or math.isnan(mean):
+        return "-"
+    if math.isnan(low):
+        return _cell(float(mean))
+    return f"{_cell(float(mean))} [{_cell(float(low))}, {_cell(float(high))}]"
+
+
+def _censoring_notes(flows: pd.DataFrame) -> list[str]:
+    """The censoring warnings, one per parameter combination and class they concern."""
+    notes = []
+    for point, g in flows.groupby("point", sort=True):
+        notes += [f"{point}: {w}" for w in analysis.censoring_warnings(g, by="class")]
+    if not notes:
+        return []
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+    return [f'<ul class="failed">{items}</ul>']
+
+
+def _base_scenario(src: Path, sw: SweepResults) -> list[str]:
+    """The base scenario of the generation shown (from the manifest), with its digest; for
+    directories written before the manifest kept it, the scenario of the first stored run."""
+    manifest = src / SWEEP_FILE
+    doc = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
+    # A report that pools generations shows every base scenario; otherwise the one shown.
+    shown = None if getattr(sw, "mixed", False) else getattr(sw, "generation", None) or doc.get("current")
+    gens = [g for g in doc.get("generations", []) if g.get("base_scenario") is not None]
+    gens = [g for g in gens if shown is None or g.get("generation") == shown] or gens[-1:]
+    out = ["<h2>Base scenario</h2>"]
+    for g in gens:
+        base = g["base_scenario"]
+        text = base if isinstance(base, str) else _toml.dumps(base)
+        out += [_pairs([("generation", g.get("generation")), ("SHA-256", g.get("base_sha256"))]),
+                f"<pre>{html.escape(text)}</pre>"]
+    if gens:
+        return out
+    for run_dir in (src / str(r) for r in sw.runs["run_id"]):
+        if not (run_dir / SCENARIO_FILE).is_file():
+            continue
+        out += [f"<p>Not kept by this sweep's manifest; the scenario of run <code>{html.escape(run_dir.name)}"
+                "</code>, with its parameter values applied:</p>",
+                f"<pre>{html.escape((run_dir / SCENARIO_FILE).read_text(encoding='utf-8'))}</pre>"]
+        return out
+    return out + ["<p>Not recorded: this sweep was stored before sweeps kept their base scenario.</p>"]
+
+
+def _provenance(src: Path, runs: pd.DataFrame) -> list[str]:
+    """What produced the runs: manypath versions and source revisions, when they ran,
+    how many scenario digests (one per parameter combination and seed is expected)."""
+    records = []
+    for run_id in runs["run_id"]:
+        path = src / str(run_id) / PROVENANCE_FILE
+        if path.is_file():
+            records.append(json.loads(path.read_text(encoding="utf-8")))
+    if not records:
+        return ["<h2>Provenance</h2>", "<p>No run of this sweep recorded its provenance.</p>"]
+
+    def distinct(key: str) -> str:
+        return ", ".join(sorted({str(r.get(key)) for r in records}))
+
+    times = sorted(str(r["ran_at"]) for r in records if r.get("ran_at"))
+    return ["<h2>Provenance</h2>", _pairs([
+        ("runs with provenance", f"{len(records)} of {len(runs)}"),
+        ("manypath version", distinct("manypath_version")),
+        ("source revision", distinct("source_revision")),
+        ("ran", f"{times[0]} to {times[-1]}" if times else None),
+        ("scenario digests", len({r.get("scenario_sha256") for r in records})),
+        ("Python", distinct("python")),
+    ])]
 
 
 def _run_goodput(flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:

@@ -7,7 +7,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
@@ -80,26 +80,41 @@ class Results:
                 return float(value)
         return math.nan
 
-    def summary(self) -> dict[str, Any]:
-        """Headline numbers as plain JSON-ready Python values (NaN becomes None)."""
+    def summary(self, size_edges: Sequence[float] = analysis.DEFAULT_SIZE_EDGES) -> dict[str, Any]:
+        """Headline numbers as plain JSON-ready Python values (NaN becomes None).
+
+        Per class and per size bucket (``size_edges``, bytes): the flows generated,
+        started, left out as started in the warm-up (``unmeasured``), completed and still
+        running at the end (``censored``), with FCT and slowdown statistics over the
+        completed measured flows; ``warnings`` names each class whose percentiles the
+        unfinished flows bias (:func:`analysis.censoring_warnings`).
+        """
         flows = self.flows
         classes: dict[str, dict[str, Any]] = {}
+        buckets: dict[str, dict[str, Any]] = {}
+        warnings: list[str] = []
         if len(flows):
             for name, row in analysis.fct_stats(flows, by="class").iterrows():
-                classes[str(name)] = {
-                    "flows": int(row["flows"]),
-                    "completed": int(row["completed"]),
-                    "fct_mean_ms": _finite(row["fct_mean_ms"]),
-                    "fct_p50_ms": _finite(row["fct_p50_ms"]),
-                    "fct_p99_ms": _finite(row["fct_p99_ms"]),
-                }
+                classes[str(name)] = _stat_row(row)
+            if "size" in flows.columns and (flows["size"] >= 0).any():  # not all long-lived
+                for name, row in analysis.bucket_stats(flows, size_edges).iterrows():
+                    buckets[str(name)] = _stat_row(row)
+            warnings = analysis.censoring_warnings(flows, by="class", edges=size_edges)
+        counts = analysis.flow_counts(flows) if len(flows) else {}
         duration = self.duration_s
         goodput = analysis.goodput(flows, duration) if len(flows) and duration > 0 else math.nan
         return {
             "name": self.name,
             "flows": int(len(flows)),
+            "generated": int(self.counters.get("flows_generated", len(flows))),
+            "started": int(self.counters.get("flows_started", counts.get("started", 0))),
+            "unmeasured": int(counts.get("unmeasured", 0)),
             "completed": int(flows["completed"].sum()) if len(flows) else 0,
+            "censored": int(counts.get("censored", 0)),
+            "long_lived": int(counts.get("long_lived", 0)),
             "classes": classes,
+            "size_buckets": buckets,
+            "warnings": warnings,
             "goodput_gbps": _finite(goodput),
             "drops": analysis.port_totals(self.queues, "drops"),
             "link_losses": int(self.queues["fault_drops"].sum())
@@ -163,6 +178,14 @@ def _atomic_path(target: Path) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _stat_row(row: pd.Series) -> dict[str, Any]:
+    ints = analysis.COUNT_COLUMNS[:-1]
+    out: dict[str, Any] = {c: int(row[c]) for c in ints}
+    for c in ("censored_pct", *analysis.FCT_COLUMNS[:-1], *analysis.SLOWDOWN_COLUMNS):
+        out[c] = _finite(row[c])
+    return out
 
 
 def _finite(x: Any) -> float | None:

@@ -20,6 +20,7 @@ import pandas as pd
 from .. import analysis, plots
 from ..runner import run
 from .registry import experiment
+from . import citations as cite
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -63,12 +64,12 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     first = table[table["size_kb"] == table["size_kb"].min()]
     return plots.line(first, "flows", "fct_mean_ms", by="scheme", xlabel="number of flows (k)",
                       ylabel="mean flow completion time (ms)", logy=True,
-                      title=f"Incast, {int(first['size_kb'].iloc[0])} KB, 4 subflows (AMP Fig. 2, 8)")
+                      title=f"Incast, {int(first['size_kb'].iloc[0])} KB, 4 subflows ({cite.AMP_SHORT}, Fig. 2, 8)")
 
 
 @experiment(
     name="amp-incast",
-    document="AMP (000) §3.1 and §5.2",
+    document=f"{cite.AMP} §3.1 and §5.2",
     figure="Fig. 2 and Fig. 8: mean and std of FCT vs number of flows",
     compares="DCTCP, DCM, XMP, AMP (4 subflows): k flows of 128/256/512 KB join one "
     "10 Gbps bottleneck 50 µs apart, every second; FCT mean/std, timeouts",
@@ -120,12 +121,12 @@ def syndrome_scenario(scheme: str, subflows: int, dctcp_flows: int, k: int, dura
 def plot_syndrome(table: pd.DataFrame) -> Figure:
     return plots.line(table, "subflows", "ratio", by="scheme", xlabel="subflows of the multipath flow",
                       ylabel="multipath / DCTCP goodput",
-                      title="Minimum window syndrome: 8 DCTCP flows, K = 10 (AMP Fig. 4a, 9)")
+                      title=f"Minimum window syndrome: 8 DCTCP flows, K = 10 ({cite.AMP_SHORT}, Fig. 4a, 9)")
 
 
 @experiment(
     name="amp-syndrome",
-    document="AMP (000) §3.2 and §5.2",
+    document=f"{cite.AMP} §3.2 and §5.2",
     figure="Fig. 4(a) and Fig. 9: goodput of a multipath flow vs 8 DCTCP flows",
     compares="DCM, XMP, AMP with 2-8 subflows against 8 DCTCP flows at a 10 Gbps "
     "bottleneck marking at K = 10; goodput per class, Jain's index",
@@ -267,7 +268,7 @@ def plot_shifting(table: pd.DataFrame) -> Figure:
     traces = table.attrs.get("traces")
     if traces is None:
         return plots.bars(table.set_index("scheme")["shift_ms"], "traffic shifting time (ms)",
-                          title="Traffic shifting (AMP Fig. 6, 11)")
+                          title=f"Traffic shifting ({cite.AMP_SHORT}, Fig. 6, 11)")
     schemes = list(table["scheme"])
     fig, axes = plots.panels(1, len(schemes), size=(3.6 * len(schemes), 3.2), sharey=True)
     for ax, scheme, shift in zip(axes[0], schemes, table["shift_ms"]):
@@ -403,7 +404,7 @@ def plot_fattree_incast(table: pd.DataFrame) -> Figure:
 
 @experiment(
     name="amp-traffic-shifting",
-    document="AMP (000) §4.1 and §5.2",
+    document=f"{cite.AMP} §4.1 and §5.2",
     figure="Fig. 6 and Fig. 11: per-subflow cwnd around the switch, traffic shifting time",
     compares="MPTCP with beta = 4, DCM, XMP, AMP (2 subflows pinned to the two paths of a 2x2 leaf-spine): a "
     "DCTCP flow on the lower path, then one on the upper path; time until the multipath "
@@ -426,7 +427,7 @@ def run_shifting(full: bool, seed: int) -> pd.DataFrame:
 
 @experiment(
     name="amp-fattree-incast",
-    document="AMP (000) §5.3, incast with background traffic",
+    document=f"{cite.AMP} §5.3, incast with background traffic",
     figure="Fig. 12: CDF of job completion times with 4, 6, 8 subflows",
     compares="8 closed loops of DCTCP distributed reads (2 KB requests to 10 servers, "
     "64 KB answers) on a k = 8 fat tree, each host sending Pareto background flows back "
@@ -564,7 +565,7 @@ def plot_fattree_general(table: pd.DataFrame) -> Figure:
 
 @experiment(
     name="amp-fattree-general",
-    document="AMP (000) §5.3, general workload",
+    document=f"{cite.AMP} §5.3, general workload",
     figure="Fig. 13 (short FCT, long goodput, utilization) and Fig. 14 (data mining FCT)",
     compares="k = 8 fat tree, permutation matrix: long flows over DCTCP, AMP, DCM or XMP "
     "(4 subflows) with short DCTCP flows (uniform 1 KB-1 MB, or data mining < 100 KB); "

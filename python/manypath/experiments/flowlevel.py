@@ -12,6 +12,7 @@ import pandas as pd
 from .. import analysis, plots
 from ..runner import run as run_scenario
 from .registry import experiment
+from . import citations as cite
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -92,7 +93,7 @@ def plot_permutation(table: pd.DataFrame) -> Figure:
     mp = table[table["scheme"] == "mptcp"]
     fig = plots.line(mp, "subflows", "throughput", by="topology",
                      xlabel="MPTCP subflows per connection", ylabel="throughput (fraction of optimal)",
-                     title="Permutation at flow level: MPTCP vs single-path TCP (003 Fig. 1)")
+                     title=f"Permutation at flow level: MPTCP vs single-path TCP ({cite.MPTCP_DC_SHORT}, Fig. 1)")
     ax = fig.axes[0]
     for _, row in table[table["scheme"] == "tcp"].iterrows():
         plots.reference_line(ax, float(row["throughput"]), f"TCP {row['topology']}", 1.0)
@@ -102,7 +103,7 @@ def plot_permutation(table: pd.DataFrame) -> Figure:
 
 @experiment(
     name="mptcp-dc-permutation",
-    document="docs/experiments.md (MPTCP in data centers, 003 §3.1)",
+    document=f"{cite.MPTCP_DC} §3.1",
     figure="Fig. 1: permutation throughput vs number of subflows, FatTree, VL2, BCube",
     compares="single-path TCP on a random path vs MPTCP (LIA) with 1-8 subflows, long-lived "
     "random permutation, flow level (TCP model, and max-min on the same paths as a "
@@ -148,14 +149,14 @@ def fewest_subflows(kind: str, size: int, seed: int, most: int = 8) -> dict[str,
 def plot_scaling(table: pd.DataFrame) -> Figure:
     fig = plots.line(table, "hosts", "subflows_for_90", by="topology", xlabel="servers",
                      ylabel="fewest subflows for 90% throughput",
-                     title="Subflows needed as the fabric grows (003 Fig. 2)")
+                     title=f"Subflows needed as the fabric grows ({cite.MPTCP_DC_SHORT}, Fig. 2)")
     fig.axes[0].set_ylim(0, 9)
     return fig
 
 
 @experiment(
     name="mptcp-dc-scaling",
-    document="docs/experiments.md (MPTCP in data centers, 003 §3.1)",
+    document=f"{cite.MPTCP_DC} §3.1",
     figure="Fig. 2: fewest subflows reaching 90% of the optimal permutation throughput vs size",
     compares="MPTCP (LIA) with 1, 2, ... subflows until 90% of the optimum, long-lived random "
     "permutation, flow level; FatTree k=4-12 and VL2 40-360 hosts reduced, FatTree up to "
@@ -199,7 +200,7 @@ def plot_load(table: pd.DataFrame) -> Figure:
 
 @experiment(
     name="mptcp-dc-load",
-    document="docs/experiments.md (MPTCP in data centers, 003 §3.1)",
+    document=f"{cite.MPTCP_DC} §3.1",
     figure="throughput and fairness from light load to overload",
     compares="single-path TCP vs MPTCP (8 subflows; 3 on BCube, one per interface), load x "
     "hosts long-lived connections between random hosts, flow level; throughput, Jain's "

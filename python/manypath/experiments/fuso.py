@@ -32,6 +32,7 @@ import pandas as pd
 from .. import analysis, plots
 from ..runner import run
 from .registry import experiment
+from . import citations as cite
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -202,40 +203,40 @@ def _run_loss(where: str, full: bool, seed: int, schemes: tuple[str, ...] = SCHE
     return pd.DataFrame(rows)
 
 
-def _loss_axes(ax: Any, log_y: bool = True) -> None:
-    ax.set_xscale("log")
+def _loss_axes(ax: Any, values: Any = None, log_y: bool = True) -> None:
+    plots.log_axis(ax, "x", minor_labels=False)
     ax.set_xticks(LOSS_RATES, [f"{p * 100:g}" for p in LOSS_RATES])
     ax.set_xlabel("loss rate (%)")
     if log_y:
-        ax.set_yscale("log")
+        plots.log_axis(ax, "y", values)
     ax.grid(True, alpha=0.3)
 
 
 def _by_scheme(ax: Any, table: pd.DataFrame, x: str, y: str, key: str = "scheme") -> None:
-    for name, g in table.groupby(key, sort=False):
-        label = LABELS.get(str(name), str(name))
-        ax.plot(g[x], g[y], marker="o", label=label)
+    """A line per scheme, each with its own marker and line style."""
+    for i, (name, g) in enumerate(table.groupby(key, sort=False)):
+        ax.plot(g[x], g[y], label=LABELS.get(str(name), str(name)), **plots.series_style(i))
 
 
 def plot_loss(table: pd.DataFrame, where: str) -> Figure:
     fig, axes = plots.panels(1, 2, size=(11, 4.2))
     a, b = axes[0]
     _by_scheme(a, table, "loss_rate", "fct_p99_ms")
-    _loss_axes(a)
+    _loss_axes(a, table["fct_p99_ms"])
     a.set_ylabel("99th percentile FCT (ms)")
-    # Zero timeouts drawn at 1e-4 so they show on the log axis.
-    _by_scheme(b, table.assign(timeout_fraction=table["timeout_fraction"].clip(lower=1e-4) * 100),
-               "loss_rate", "timeout_fraction")
-    _loss_axes(b)
+    # No timeout at all is a zero: the axis turns linear below its smallest decade to show it.
+    timeouts = table["timeout_fraction"] * 100
+    _by_scheme(b, table.assign(timeout_fraction=timeouts), "loss_rate", "timeout_fraction")
+    _loss_axes(b, timeouts)
     b.set_ylabel("timeout flows (%)")
     a.legend(fontsize="small")
-    fig.suptitle(f"FUSO Fig. 4: loss in the {where} — queries < 100 KB, 10 Mbps per client")
+    fig.suptitle(f"{cite.FUSO_SHORT}, Fig. 4: loss in the {where} — queries < 100 KB, 10 Mbps per client")
     return fig
 
 
 @experiment(
     name="fuso-network-loss",
-    document="FUSO (001) §5.2.1",
+    document=f"{cite.FUSO} §5.2.1",
     figure="Fig. 4(a, b): 99th percentile FCT and fraction of timeout flows vs loss rate",
     compares="TCP, TLP, TCP-IR, Proactive, RepFlow, MPTCP and FUSO on the 1 Gbps testbed "
     "with 0.125–4% random loss on both directions of path P1; web-search queries < 100 KB "
@@ -250,7 +251,7 @@ def run_network_loss(full: bool, seed: int) -> pd.DataFrame:
 
 @experiment(
     name="fuso-edge-loss",
-    document="FUSO (001) §5.2.1",
+    document=f"{cite.FUSO} §5.2.1",
     figure="Fig. 4(c, d): 99th percentile FCT and fraction of timeout flows vs loss rate",
     compares="the same schemes with 0.125–4% random loss on both directions of H4–H6's "
     "access links, where no path diversity helps",
@@ -267,16 +268,16 @@ def plot_subflows(table: pd.DataFrame) -> Figure:
     ax = axes[0, 0]
     t = table.assign(label=[f"{LABELS[s]} {n}" for s, n in zip(table["scheme"], table["subflows"])])
     _by_scheme(ax, t, "loss_rate", "fct_p99_ms", key="label")
-    _loss_axes(ax)
+    _loss_axes(ax, t["fct_p99_ms"])
     ax.set_ylabel("99th percentile FCT (ms)")
     ax.legend(fontsize="small", ncol=2)
-    ax.set_title("FUSO Fig. 7: 1, 2, 4 and 8 subflows, loss on path P1")
+    ax.set_title(f"{cite.FUSO_SHORT}, Fig. 7: 1, 2, 4 and 8 subflows, loss on path P1")
     return fig
 
 
 @experiment(
     name="fuso-subflows",
-    document="FUSO (001) §5.2.4",
+    document=f"{cite.FUSO} §5.2.4",
     figure="Fig. 7: 99th percentile FCT vs loss rate for 1, 2, 4, 8 subflows",
     compares="FUSO and MPTCP with 1, 2, 4 and 8 subflows in the network-loss setting",
     reduced_time="~3 s",
@@ -294,9 +295,9 @@ def _fct_vs_load(mean_ax: Any, p99_ax: Any, table: pd.DataFrame) -> None:
     for ax, col, ylabel in ((mean_ax, "fct_mean_ms", "average FCT (ms)"),
                             (p99_ax, "fct_p99_ms", "99th percentile FCT (ms)")):
         _by_scheme(ax, table, "load", col)
-        ax.set_xlabel("load")
+        plots.log_axis(ax, "y", table[col])
+        ax.set_xlabel("offered load")
         ax.set_ylabel(ylabel)
-        ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
 
 
@@ -306,16 +307,16 @@ def plot_loss_and_congestion(table: pd.DataFrame) -> Figure:
     _fct_vs_load(mean_ax, p99_ax, table)
     fuso = table[table["scheme"] == "fuso"]
     extra_ax.bar(fuso["load"].astype(str), fuso["fuso_extra_load"] * 100)
-    extra_ax.set_xlabel("load")
+    extra_ax.set_xlabel("offered load")
     extra_ax.set_ylabel("FUSO's extra load (%)")
     mean_ax.legend(fontsize="small")
-    fig.suptitle("FUSO Fig. 5: 2% loss on path P1 plus web-search load")
+    fig.suptitle(f"{cite.FUSO_SHORT}, Fig. 5: 2% loss on path P1 plus web-search load")
     return fig
 
 
 @experiment(
     name="fuso-loss-and-congestion",
-    document="FUSO (001) §5.2.2",
+    document=f"{cite.FUSO} §5.2.2",
     figure="Fig. 5: queries' average and 99th percentile FCT, FUSO's extra load vs load",
     compares="the schemes (queries) with background requests on TCP, 2% loss on both "
     "directions of P1, load 0.1–0.9 of the clients' links",
@@ -354,13 +355,13 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     b.set_ylabel("extra load (redundant bytes / bytes sent)")
     b.grid(True, alpha=0.3)
     a.legend(fontsize="small")
-    fig.suptitle("FUSO Fig. 6: incast, 64 KB responses from H2–H6 to H1")
+    fig.suptitle(f"{cite.FUSO_SHORT}, Fig. 6: incast, 64 KB responses from H2–H6 to H1")
     return fig
 
 
 @experiment(
     name="fuso-incast",
-    document="FUSO (001) §5.2.3",
+    document=f"{cite.FUSO} §5.2.3",
     figure="Fig. 6: request completion time and extra load vs fanout",
     compares="the schemes answering a request from H1 with 64 KB from each of `fanout` "
     "sender applications on H2–H6 (persistent connections, no failure loss)",
@@ -428,13 +429,13 @@ def plot_fattree(table: pd.DataFrame) -> Figure:
         for ax in row:
             ax.set_title(w)
         row[0].legend(fontsize="small")
-    fig.suptitle("FUSO Fig. 8: 4-pod fat tree, 5% of links lossy, 8 subflows")
+    fig.suptitle(f"{cite.FUSO_SHORT}, Fig. 8: 4-pod fat tree, 5% of links lossy, 8 subflows")
     return fig
 
 
 @experiment(
     name="fuso-fattree",
-    document="FUSO (001) §5.3",
+    document=f"{cite.FUSO} §5.3",
     figure="Fig. 8: queries' average and 99th percentile FCT vs load, web search and data mining",
     compares="the schemes on the 64-server, 4-pod 10/40 Gbps fat tree with 5% of links "
     "lossy (rates from the measured 1–60% distribution), 8 subflows for MPTCP and FUSO, "
@@ -569,9 +570,14 @@ def plot_timeout_probability(table: pd.DataFrame) -> Figure:
         ax.plot(ps, [timeout_lower_bound(p, int(size))["bound"] for p in ps], color=color,
                 label=f"{label} (analysis)")
         g = g.sort_values("loss")
-        y = g["timeout_fraction"].clip(lower=1e-5)
-        err = np.vstack([y - g["ci_low"].clip(lower=1e-5).clip(upper=y),
-                         g["ci_high"] - y])
+        # A zero fraction has no place on the log axis: an open marker on the axis instead.
+        zero = g["timeout_fraction"] <= 0
+        if zero.any():
+            ax.plot(g.loc[zero, "loss"], np.zeros(int(zero.sum())), transform=ax.get_xaxis_transform(),
+                    clip_on=False, linestyle="none", marker="o", fillstyle="none", color=color)
+        g = g[~zero]
+        y = g["timeout_fraction"]
+        err = np.vstack([y - g["ci_low"].clip(upper=y), g["ci_high"] - y])
         ax.errorbar(g["loss"], y, yerr=err, fmt="o--", color=color, capsize=2,
                     label=f"{label} (simulation)")
     ax.set_xscale("log")
@@ -582,13 +588,13 @@ def plot_timeout_probability(table: pd.DataFrame) -> Figure:
     ax.set_ylabel("timeout probability")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small")
-    ax.set_title("TCP timeout probability under random loss (FUSO Fig. 2)")
+    ax.set_title(f"TCP timeout probability under random loss\n({cite.FUSO_SHORT}, Fig. 2)")
     return fig
 
 
 @experiment(
     name="fuso-timeout-probability",
-    document="FUSO (001) §2.2",
+    document=f"{cite.FUSO} §2.2",
     figure="Fig. 2: timeout probability of a TCP flow vs random loss rate, per flow size",
     compares="TCP with SACK, limited transmit and early retransmit (min RTO 5 ms, IW 16) "
     "under one-way Bernoulli loss 0.125–4%: fraction of 10 KB / 100 KB (/ 1 MB full) flows "

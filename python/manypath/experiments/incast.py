@@ -16,6 +16,7 @@ from .. import analysis, plots
 from ..results import Results
 from ..runner import run
 from .registry import experiment
+from . import citations as cite
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -110,7 +111,7 @@ def plot_incast(table: pd.DataFrame) -> Figure:
 
 @experiment(
     name="incast-tcp",
-    document="TCP incast baseline (the setting of AMP §3.1 and FUSO §5.2.3); docs/experiments.md",
+    document=f"TCP incast baseline (the setting of {cite.AMP} §3.1 and {cite.FUSO} §5.2.3)",
     figure="job completion time and RTOs vs fan-in",
     compares="TCP NewReno on a star, 128 KB per sender, drop-tail 100-packet buffers; "
     "job completion time, RTOs and goodput as fan-in grows",

@@ -15,6 +15,7 @@ import pandas as pd
 from .. import analysis, plots
 from ..runner import run as run_scenario
 from .registry import experiment
+from . import citations as cite
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -60,7 +61,7 @@ def measure(res: Any, transport: str) -> dict[str, Any]:
 
 def plot(table: pd.DataFrame) -> Figure:
     series = pd.Series(table["short_fct_mean_ms"].to_numpy(), index=table["transport"])
-    fig = plots.bars(series, "short-flow mean FCT (ms)", title="MMPTCP vs MPTCP, 4:1 fat tree (002)")
+    fig = plots.bars(series, "short-flow mean FCT (ms)", title=f"MMPTCP vs MPTCP, 4:1 fat tree ({cite.MMPTCP_SHORT})")
     ax = fig.axes[0]
     ax.errorbar(np.arange(len(table)), table["short_fct_mean_ms"], yerr=table["short_fct_std_ms"],
                 fmt="none", ecolor="black", capsize=4)
@@ -69,7 +70,7 @@ def plot(table: pd.DataFrame) -> Figure:
 
 @experiment(
     name="mmptcp-fattree",
-    document="MMPTCP slides (002), evaluation",
+    document=f"{cite.MMPTCP}, evaluation",
     figure="short-flow FCT mean and standard deviation, MPTCP vs MMPTCP",
     compares="MPTCP (8 LIA subflows) vs MMPTCP (scatter for 100 KB, then 8 subflows) on a "
     "4:1 fat tree (k = 4, 64 hosts reduced; k = 8, 512 full): a third long flows in a "

@@ -11,6 +11,7 @@ import pandas as pd
 from .. import plots
 from ..runner import run as run_scenario
 from .registry import experiment
+from . import citations as cite
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -36,7 +37,7 @@ def plot(table: pd.DataFrame) -> Figure:
     fig = plots.line(table[table["scheme"] == "mptcp"], "subflows", "throughput_fraction",
                      xlabel="subflows per connection",
                      ylabel="throughput (fraction of optimal)",
-                     title="Fat-tree permutation: MPTCP vs single-path ECMP (003 Fig. 1)")
+                     title=f"Fat-tree permutation: MPTCP vs single-path ECMP ({cite.MPTCP_DC_SHORT}, Fig. 1)")
     ax = fig.axes[0]
     single = float(table.loc[table["scheme"] == "tcp", "throughput_fraction"].iloc[0])
     plots.reference_line(ax, single, "single-path TCP, ECMP", 1.0)
@@ -46,7 +47,7 @@ def plot(table: pd.DataFrame) -> Figure:
 
 @experiment(
     name="mptcp-permutation",
-    document="MPTCP in data centers (003) §3.1",
+    document=f"{cite.MPTCP_DC} §3.1",
     figure="Fig. 1: permutation throughput vs number of subflows (packet level)",
     compares="single-path TCP on ECMP vs MPTCP (LIA) with 1-8 subflows, random permutation "
     "of long-lived flows on a fat tree (k = 4 reduced, k = 8 full); mean over 3 seeds",

@@ -24,6 +24,7 @@ from .. import analysis, plots
 from ..results import Results
 from ..runner import run
 from .registry import experiment
+from . import citations as cite
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -217,13 +218,13 @@ def plot_incast(table: pd.DataFrame) -> Figure:
     ax2.set_yscale("log")
     ax2.set_ylabel("packet drops")
     ax2.grid(True, axis="y", alpha=0.3)
-    fig.suptitle("RWNDQ vs drop-tail FIFO: elephants in an incast (RWNDQ Fig. 9, 10, Table I)")
+    fig.suptitle(f"RWNDQ vs drop-tail FIFO: elephants in an incast ({cite.RWNDQ_SHORT}, Fig. 9, 10, Table I)")
     return fig
 
 
 @experiment(
     name="rwndq-incast",
-    document="RWNDQ (004) §III-C and §IV-B1",
+    document=f"{cite.RWNDQ} §III-C and §IV-B1",
     figure="Fig. 5, 9, 10 and Table I: elephants' average throughput and its variance "
     "(CDFs), drops per bottleneck link",
     compares="RWNDQ vs drop-tail FIFO under NewReno and CUBIC: 5 senders with 10 or 40 "
@@ -255,13 +256,13 @@ def plot_bufferbloat(table: pd.DataFrame) -> Figure:
     ax.set_ylabel("mice flow completion time (ms)")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize="x-small")
-    ax.set_title("30 mice among elephants: RWNDQ vs FIFO (RWNDQ Fig. 11, 12)")
+    ax.set_title(f"30 mice among elephants: RWNDQ vs FIFO ({cite.RWNDQ_SHORT}, Fig. 11, 12)")
     return fig
 
 
 @experiment(
     name="rwndq-bufferbloat",
-    document="RWNDQ (004) §IV-B2",
+    document=f"{cite.RWNDQ} §IV-B2",
     figure="Fig. 11 and 12: mice FCT mean, standard deviation, p99 and max",
     compares="RWNDQ vs FIFO under NewReno and CUBIC: 50 or 200 elephants plus 30 "
     "closed-loop mice (11.5 KB responses) starting mid-run; mice FCT statistics",
@@ -292,7 +293,7 @@ def plot_ns2(table: pd.DataFrame) -> Figure:
 
 @experiment(
     name="rwndq-ns2",
-    document="RWNDQ (004), the ns-2 study's setting (reference defaults)",
+    document=f"{cite.RWNDQ_NS2}: the ns-2 study's setting",
     figure="elephants' fairness and drops, mice FCT: TCP FIFO, TCP RWNDQ, DCTCP",
     compares="10 Gbps, ≈ 100 µs RTT, 83-packet buffers, 2 ms minimum RTO, RWNDQ with "
     "T = 50 µs, M = 10, target 20%; DCTCP marks at K = 14 packets (17% of the buffer)",
