@@ -13,10 +13,10 @@ reads a results directory back.
 
 from __future__ import annotations
 
-from .execution import Progress, SweepSummary, sweep
+from .execution import Progress, SweepInterrupted, SweepSummary, sweep
 from .loading import SweepResults, is_sweep_dir, load_sweep, param_value
 from .spec import RunSpec, Sweep, SweepError, SweepSpec, expand, read_spec, run_id_of, set_path
-from .store import run_status, store
+from .store import plan_generation, read_manifest, run_status, store
 from .worker import Outcome
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "RunSpec",
     "Sweep",
     "SweepError",
+    "SweepInterrupted",
     "SweepResults",
     "SweepSpec",
     "SweepSummary",
@@ -32,6 +33,8 @@ __all__ = [
     "is_sweep_dir",
     "load_sweep",
     "param_value",
+    "plan_generation",
+    "read_manifest",
     "read_spec",
     "run_id_of",
     "run_status",
