@@ -206,8 +206,8 @@ def _validate_all(plan: Sweep) -> None:
 
 class _Stop:
     """Ctrl-C during a sweep. The first stops handing out runs; the second raises
-    KeyboardInterrupt at once, except while a run is being stored (it then comes right
-    after), so no write is cut short."""
+    KeyboardInterrupt at once, except while a run is being stored (the next check()
+    raises it then), so no write is cut short."""
 
     def __init__(self, notify: Callable[[str], None] | None) -> None:
         self.requests = 0
@@ -246,12 +246,12 @@ class _Stop:
 
     @contextmanager
     def storing(self) -> Iterator[None]:
+        # A second Ctrl-C meanwhile is acted on by the next check(), once the run is counted.
         self._storing = True
         try:
             yield
         finally:
             self._storing = False
-        self.check()
 
     def check(self) -> None:
         """Tell about a new Ctrl-C once (outside the signal handler, where printing is
