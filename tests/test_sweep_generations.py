@@ -16,7 +16,7 @@ from manypath.cli import app
 from manypath.sweeps import SweepResults
 from manypath.sweeps.store import clean_temporaries
 
-from test_sweeps import FATTREE, assert_no_partial_results, run_dirs
+from test_sweeps import FATTREE, assert_no_partial_results, run_dirs, snapshot
 
 runner = CliRunner()
 
@@ -37,11 +37,6 @@ def write(tmp_path: Path, ecn_k: int, grid: str = LOADS) -> Path:
     path = tmp_path / "sweep.toml"
     path.write_text(grid)
     return path
-
-
-def snapshot(out: Path) -> dict[str, bytes]:
-    """Every file of every stored run, by path."""
-    return {str(p.relative_to(out)): p.read_bytes() for d in run_dirs(out) for p in sorted(d.rglob("*")) if p.is_file()}
 
 
 def ecn_k_of(out: Path, run_id: str) -> int:

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from manypath.cli import app
 
-from test_sweeps import assert_no_partial_results, run_dirs, write_sweep
+from test_sweeps import assert_no_partial_results, run_dirs, snapshot, write_sweep
 
 runner = CliRunner()
 
@@ -112,10 +112,6 @@ def live_members(pgid: int) -> list[str]:
         if int(fields[2]) == pgid and fields[0] != "Z":
             found.append((stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
     return found
-
-
-def snapshot(out: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(out)): p.read_bytes() for d in run_dirs(out) for p in sorted(d.rglob("*")) if p.is_file()}
 
 
 def assert_whole_runs(out: Path) -> None:
