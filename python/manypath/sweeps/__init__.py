@@ -5,6 +5,9 @@ and seeds. Every run is identified by a hash of the exact scenario it simulates 
 included), so rerunning a sweep skips what is already stored, and growing a grid only
 runs the new points. Workers only simulate; the driver process writes every result, so
 a Ray cluster needs no shared filesystem and no two writers ever touch one directory.
+Runs of different base scenarios are different generations of a results directory and
+are never read back pooled unless asked for; Ctrl-C stops a sweep in two steps (finish
+the runs in progress, then stop them) without leaving a half-written run.
 
 ``spec`` reads and expands the sweep file, ``worker`` runs one point, ``store`` keeps the
 results directory, ``execution`` drives a whole sweep (local pool or Ray) and ``loading``
