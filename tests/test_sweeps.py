@@ -70,6 +70,11 @@ def run_dirs(out: Path) -> list[Path]:
     return sorted(d for d in out.iterdir() if d.is_dir() and not d.name.startswith("."))
 
 
+def snapshot(out: Path) -> dict[str, bytes]:
+    """Every file of every stored run, by path."""
+    return {str(p.relative_to(out)): p.read_bytes() for d in run_dirs(out) for p in sorted(d.rglob("*")) if p.is_file()}
+
+
 def assert_no_partial_results(out: Path) -> None:
     """Every run directory under its final name is complete; nothing temporary is left."""
     for d in run_dirs(out):
@@ -255,8 +260,11 @@ def test_interrupt_keeps_finished_runs_and_rerun_completes(
         return real(task)
 
     monkeypatch.setattr(sweeps.execution, "execute", interrupted)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as stopped:
         manypath.sweep(path, out=out, jobs=1)
+    assert isinstance(stopped.value, sweeps.SweepInterrupted)
+    kept = stopped.value.summary
+    assert kept.interrupted and not kept.ok and (kept.ran, kept.not_run) == (3, 5)
     assert len(run_dirs(out)) == 3
     assert_no_partial_results(out)
 

@@ -260,13 +260,16 @@ def report_cmd(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="HTML file to write. Default: DIRECTORY/report.html."),
     as_json: bool = typer.Option(False, "--json", help='Print {"report": PATH} as JSON.'),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing."),
+    allow_mixed: bool = typer.Option(
+        False, "--allow-mixed", help="Of a sweep, pool every generation (marked) instead of the newest."
+    ),
 ) -> None:
     """Write a self-contained HTML report (tables and figures) of a run or a sweep."""
     from . import report_html
 
     if not directory.is_dir():
         _fail(f"not a directory: {directory}")
-    path = _guarded("report", lambda: report_html.write_report(directory, out))
+    path = _guarded("report", lambda: report_html.write_report(directory, out, allow_mixed=allow_mixed))
     if as_json:
         _print_json({"report": str(path)})
     elif not quiet:
@@ -296,34 +299,76 @@ def sweep(
 ) -> None:
     """Run a parameter sweep; each run is stored once, so rerunning completes what is missing.
 
-    Exits 1 if any run failed (its error is in RESULTS/<run-id>/error.txt) or the sweep
-    was interrupted; rerun the same command to retry.
+    Exits 1 if any run failed (its error is in RESULTS/<run-id>/error.txt), 130 if Ctrl-C
+    stopped it (the first Ctrl-C lets the runs in progress finish, a second stops them);
+    rerun the same command to retry or complete it. If the base scenario changed since
+    the runs stored in RESULTS, the runs start a new generation there: reports and
+    manypath.load show the newest generation only.
     """
     if dry_run:
         _sweep_plan(file, out, as_json, quiet)
         return
     bar = _ProgressBar(enabled=not quiet)
+
+    def action() -> Optional[sweeps.SweepSummary]:
+        try:
+            return sweeps.sweep(file, out=out, jobs=jobs, ray=ray, progress=bar.update, on_start=bar.start,
+                                on_interrupt=lambda m: _sweep_note(m, quiet))
+        except sweeps.SweepInterrupted as e:
+            return e.summary
+        except KeyboardInterrupt:  # before any run started
+            return None
+
     try:
-        summary = _guarded(
-            str(file),
-            lambda: sweeps.sweep(file, out=out, jobs=jobs, ray=ray, progress=bar.update, on_start=bar.start),
-            interrupted="interrupted; the finished runs are stored, rerun the same command to complete the sweep",
-        )
+        summary = _guarded(str(file), action)
     finally:
         bar.close()
+    if summary is None:
+        _note("interrupted before any run started", quiet)
+        raise typer.Exit(130)
     doc = summary.to_dict()
     if as_json:
         _print_json(doc)
     elif not quiet:
+        state = "interrupted: " if summary.interrupted else ""
         typer.echo(
-            f"{summary.name}: {doc['completed']} of {summary.total} runs stored "
+            f"{summary.name}: {state}{doc['completed']} of {summary.total} runs stored "
             f"({summary.ran} run now, {summary.skipped} already), {len(summary.failed)} failed, "
             f"{summary.wall_s:.1f} s -> {summary.results_dir}"
         )
     for f in summary.failed:
         _note(f"failed {f['run_id']} (seed {f['seed']}, {_params(f['params'])}): {f['error']}", quiet)
+    if summary.new_generation and summary.previous_generation is not None:
+        _note(_generation_note(summary.generation, summary.previous_generation, summary.base_changes,
+                               summary.results_dir), quiet)
+    if summary.interrupted:
+        dropped = f"; {summary.dropped} run(s) in progress were stopped and not stored" if summary.dropped else ""
+        _note(f"interrupted{dropped}: {summary.not_run} of {summary.total} runs not run; "
+              "rerun the same command to complete the sweep", quiet)
+        raise typer.Exit(130)
     if not summary.ok:
         raise typer.Exit(1)
+
+
+def _sweep_note(message: str, quiet: bool) -> None:
+    # Through tqdm, so a progress bar on the terminal is redrawn below the message.
+    if not quiet:
+        from tqdm import tqdm
+
+        tqdm.write(message, file=sys.stderr)
+
+
+def _generation_note(generation: int, previous: int, changes: Optional[list[str]], results_dir: Path,
+                     would: bool = False) -> str:
+    if changes is None:
+        what = f"the runs stored before in {results_dir} record no base scenario"
+    else:
+        shown = "; ".join(changes[:5]) + (f"; and {len(changes) - 5} more" if len(changes) > 5 else "")
+        what = f"the base scenario changed since generation {previous} ({shown or 'no field differs'})"
+    are = "would be" if would else "are"
+    return (f"{what}: these runs {are} generation {generation} of {results_dir}; manypath.load and "
+            f"manypath report show generation {generation} only, generation {previous} stays stored "
+            "(--allow-mixed shows every generation)")
 
 
 def _params(params: dict[str, Any]) -> str:
@@ -333,6 +378,7 @@ def _params(params: dict[str, Any]) -> str:
 def _sweep_plan(file: Path, out: Optional[Path], as_json: bool, quiet: bool) -> None:
     plan = _guarded(str(file), lambda: sweeps.expand(file))
     results_dir = out if out is not None else plan.results_dir
+    gen = _guarded(str(results_dir), lambda: sweeps.plan_generation(results_dir, plan))
     rows = [
         {
             "run_id": r.run_id,
@@ -343,7 +389,9 @@ def _sweep_plan(file: Path, out: Optional[Path], as_json: bool, quiet: bool) -> 
         for r in plan.runs
     ]
     if as_json:
-        _print_json({"name": plan.name, "results_dir": str(results_dir), "runs": rows})
+        _print_json({"name": plan.name, "results_dir": str(results_dir), "generation": gen.number,
+                     "new_generation": gen.new, "previous_generation": gen.previous,
+                     "base_changes": gen.changes, "runs": rows})
     elif not quiet:
         typer.echo(
             report.table(
@@ -352,6 +400,8 @@ def _sweep_plan(file: Path, out: Optional[Path], as_json: bool, quiet: bool) -> 
                  for r in rows],
             )
         )
+        if gen.new and gen.previous is not None:
+            _note(_generation_note(gen.number, gen.previous, gen.changes, results_dir, would=True))
 
 
 class _ProgressBar:

@@ -40,15 +40,17 @@ figure img { max-width: 100%; width: 36em; border: 1px solid #eee; }
 figcaption { color: #555; font-size: 0.9em; }
 pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.9em; }
 .failed { color: #b00; }
+.mixed { background: #fff3cd; border: 2px solid #b00; padding: 0.6em 1em; font-weight: 600; }
 """
 
 
-def write_report(directory: PathLike, out: PathLike | None = None) -> Path:
+def write_report(directory: PathLike, out: PathLike | None = None, *, allow_mixed: bool = False) -> Path:
     """Render the report of ``directory`` (a run or a sweep) into ``out``
-    (default ``directory/report.html``), atomically."""
+    (default ``directory/report.html``), atomically. A sweep's report shows its current
+    generation, or every generation with ``allow_mixed``."""
     src = Path(directory)
     target = Path(out) if out is not None else src / REPORT_FILE
-    text = render(src)
+    text = render(src, allow_mixed=allow_mixed)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
@@ -56,13 +58,13 @@ def write_report(directory: PathLike, out: PathLike | None = None) -> Path:
     return target
 
 
-def render(directory: PathLike) -> str:
+def render(directory: PathLike, *, allow_mixed: bool = False) -> str:
     """The report of a run or sweep directory as one HTML document."""
     src = Path(directory)
     if (src / FLOWS_FILE).is_file() and (src / COUNTERS_FILE).is_file():
         return _run_report(src, load_run(src))
     if is_sweep_dir(src):
-        return _sweep_report(src, load_sweep(src))
+        return _sweep_report(src, load_sweep(src, allow_mixed=allow_mixed))
     raise FileNotFoundError(2, "not a run or sweep results directory", str(src))
 
 
@@ -205,13 +207,17 @@ def _sweep_report(src: Path, sw: SweepResults) -> str:
     ok = runs[runs["status"] == "ok"]
     failed = runs[runs["status"] != "ok"]
     body = [
+        *_generation_notice(sw),
         "<h2>Sweep</h2>",
         _pairs([("directory", str(src)), ("runs", len(runs)), ("completed", len(ok)), ("failed", len(failed)),
                 ("parameters", ", ".join(sw.params) or "none"),
-                ("seeds", ", ".join(str(s) for s in sorted(runs["seed"].dropna().unique())))]),
+                ("seeds", ", ".join(str(s) for s in sorted(runs["seed"].dropna().unique()))),
+                ("generation", "all, pooled" if sw.mixed else f"{sw.generation} of {len(sw.generations)}")]),
     ]
-    flows = plots.label_params(sw.flows, sw.params)
-    queues = plots.label_params(sw.queues, sw.params)
+    # Pooled generations are told apart everywhere a parameter combination is.
+    point_params = ["generation", *sw.params] if sw.mixed else sw.params
+    flows = plots.label_params(sw.flows, point_params)
+    queues = plots.label_params(sw.queues, point_params)
     if len(flows):
         goodput = _run_goodput(flows, runs)
         stats = _sweep_table(flows, goodput)
@@ -343,6 +349,21 @@ def _provenance(src: Path, runs: pd.DataFrame) -> list[str]:
         ("scenario digests", len({r.get("scenario_sha256") for r in records})),
         ("Python", distinct("python")),
     ])]
+
+def _generation_notice(sw: SweepResults) -> list[str]:
+    """A banner when the report pools generations, a note when it leaves some out."""
+    gens = sw.generations
+    if sw.mixed and len(gens) > 1:
+        return [f'<p class="mixed">Mixed generations: this report pools the runs of {len(gens)} sweep '
+                "generations, whose base scenarios differ. Runs of different generations with equal "
+                "parameter values are different experiments; every table and figure below separates them "
+                "by generation.</p>", _table(gens)]
+    others = len(gens) - 1
+    if others > 0:
+        return [f'<p class="mixed">This directory holds {len(gens)} sweep generations (different base '
+                f"scenarios); this report shows generation {sw.generation} only. "
+                "<code>manypath report --allow-mixed</code> shows them all, marked.</p>", _table(gens)]
+    return []
 
 
 def _run_goodput(flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from .. import _toml
+from ..provenance import scenario_digest
 from ..results import jsonable
 
 if sys.version_info >= (3, 11):
@@ -46,12 +47,19 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class Sweep:
-    """A sweep file expanded: its runs in grid order and where results go by default."""
+    """A sweep file expanded: its runs in grid order and where results go by default.
+
+    ``base`` is the base scenario before any override and ``base_digest`` the SHA-256 of
+    its canonical JSON: two sweeps of equal digests share their base, whatever the file's
+    formatting, comments or key order.
+    """
 
     name: str
     params: list[str]
     runs: list[RunSpec]
     results_dir: Path
+    base: dict[str, Any]
+    base_digest: str
 
 
 def read_spec(spec: SweepSpec, base_dir: PathLike | None = None) -> tuple[dict[str, Any], Path, str]:
@@ -101,7 +109,8 @@ def expand(spec: SweepSpec, base_dir: PathLike | None = None) -> Sweep:
     if results is not None and not isinstance(results, str):
         raise SweepError("results: must be a directory path (a string)")
     out = (root / results) if results else Path("results") / name
-    return Sweep(name=name, params=params, runs=runs, results_dir=out)
+    return Sweep(name=name, params=params, runs=runs, results_dir=out, base=base,
+                 base_digest=scenario_digest(canonical(base)))
 
 
 def _base_scenario(value: Any, root: Path) -> tuple[dict[str, Any], Path]:
@@ -213,7 +222,41 @@ def set_path(doc: dict[str, Any], path: str, value: Any) -> None:
             raise SweepError(f"{path}: {'.'.join(parts[:i])} is a value ({node!r}), not a table")
 
 
+def differences(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """What changed from ``old`` to ``new``, one line per dotted path: ``path: a -> b``,
+    ``path: added (b)`` or ``path: removed (was a)``."""
+    lines: list[str] = []
+    for key in list(old) + [k for k in new if k not in old]:
+        path = f"{prefix}{key}"
+        if key not in new:
+            lines.append(f"{path}: removed (was {_short(old[key])})")
+        elif key not in old:
+            lines.append(f"{path}: added ({_short(new[key])})")
+        else:
+            lines.extend(_value_differences(old[key], new[key], path))
+    return lines
+
+
+def _value_differences(a: Any, b: Any, path: str) -> list[str]:
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return differences(a, b, path + ".")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [line for i, (x, y) in enumerate(zip(a, b)) for line in _value_differences(x, y, f"{path}.{i}")]
+    if canonical({"v": a}) == canonical({"v": b}):
+        return []
+    return [f"{path}: {_short(a)} -> {_short(b)}"]
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(jsonable(value), sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def canonical(scenario: Mapping[str, Any]) -> str:
+    """A scenario as canonical JSON (sorted keys, no spaces): equal scenarios, equal texts."""
+    return json.dumps(jsonable(scenario), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
 def run_id_of(scenario: Mapping[str, Any]) -> str:
     """A stable name for a scenario with its seed: equal scenarios get equal ids anywhere."""
-    canonical = json.dumps(jsonable(scenario), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(canonical(scenario).encode("utf-8")).hexdigest()[:16]
