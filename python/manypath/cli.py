@@ -156,7 +156,7 @@ def run(
         None, help="Scenario TOML file. Without it, runs the built-in default scenario."
     ),
     seed: Optional[int] = typer.Option(
-        None, "--seed", callback=_check_seed, help="Override the scenario's seed (0 to 2^64-1)."
+        None, "--seed", callback=_check_seed, help="Override the scenario's seed (0 to 2^63-1)."
     ),
     sets: list[str] = typer.Option(
         [], "--set", metavar="PATH=VALUE",

@@ -40,9 +40,9 @@ class ScenarioFileError(ValueError):
     a binary file); the message names the path."""
 
 
-#: A seed is an unsigned 64-bit integer in the simulator.
-SEED_MAX = 2**64 - 1
-SEED_RANGE = "between 0 and 2^64-1"
+#: Seeds are written into the scenario text, and TOML integers are signed 64-bit.
+SEED_MAX = 2**63 - 1
+SEED_RANGE = "between 0 and 2^63-1"
 
 
 def default_scenario_path() -> Path:
