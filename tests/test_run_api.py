@@ -99,6 +99,12 @@ def test_summary_frame_is_the_summary_one_row_per_class(results: Results) -> Non
         for key, value in row.items():
             got = frame.loc[name, key]
             assert (value is None and pd.isna(got)) or got == value, (name, key)
+    # A class with no finished flow has no FCT: NaN in a numeric column, not None.
+    results.flows["completed"] = False
+    results.flows["fct_s"] = float("nan")
+    results.flows["finish_s"] = float("nan")
+    unfinished = results.summary_frame()
+    assert unfinished["fct_p99_ms"].dtype == "float64" and unfinished["fct_p99_ms"].isna().all()
 
 
 def test_the_package_exports_only_its_public_api() -> None:

@@ -139,7 +139,9 @@ class Results:
     def summary_frame(self) -> pd.DataFrame:
         """The per-class part of :meth:`summary` as a DataFrame, one row per class."""
         classes = self.summary()["classes"]
-        frame = pd.DataFrame.from_dict(classes, orient="index")
+        # None (no finished flow) becomes NaN so the statistics columns stay numeric.
+        frame = pd.DataFrame.from_dict(classes, orient="index").astype(object)
+        frame = frame.where(frame.notna(), math.nan).infer_objects()
         frame.index.name = "class"
         return frame
 
