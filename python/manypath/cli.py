@@ -27,6 +27,11 @@ from .scenario import (
 )
 from .sweeps import SweepError
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 app = typer.Typer(
     name="manypath",
     help="Packet-level data-center network simulator.",
@@ -109,8 +114,6 @@ def _did_you_mean(file: Path, command: str) -> str:
     """A hint when ``file`` looks like the other kind of file: a sweep given to ``run``
     (``command="sweep"``) or a scenario given to ``sweep`` (``command="run"``)."""
     try:
-        import tomllib
-
         doc = tomllib.loads(file.read_text(encoding="utf-8"))
     except Exception:  # unreadable or not TOML: the error itself says so
         return ""
@@ -135,8 +138,6 @@ def _check_seed(value: Optional[int]) -> Optional[int]:
 def _parse_sets(items: list[str]) -> dict[str, Any]:
     """``--set PATH=VALUE`` options as overrides; VALUE is read as a TOML value, and taken
     as a string when it is none (so ``--set traffic.0.transport=dctcp`` works)."""
-    import tomllib
-
     overrides: dict[str, Any] = {}
     for item in items:
         path, eq, raw = item.partition("=")
