@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,193 @@ def test_reproduce_incast_json(tmp_path: Path) -> None:
     rows = json.loads(res.stdout)
     assert [r["fan_in"] for r in rows] == [1, 4, 16, 40]
     assert all(r["completed"] == r["fan_in"] for r in rows)
+
+
+# --- A run's setup kept, overrides, bad input, progress -------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_run_out_keeps_the_scenario_as_run_and_the_report_shows_it(incast_file: Path, tmp_path: Path) -> None:
+    from manypath.results import load_run
+
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["run", str(incast_file), "--seed", "5", "--set", "traffic.0.size.fixed=65536",
+                              "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    stored = load_run(out)
+    assert stored.scenario["seed"] == 5 and stored.scenario["traffic"][0]["size"] == {"fixed": 65536}
+    assert stored.flows["size"].tolist() == [65536] * 4
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["seed"] == 5 and prov["scenario_sha256"] == stored.provenance["scenario_sha256"]
+    res = runner.invoke(app, ["report", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    page = (out / "report.html").read_text()
+    assert "<h2>Scenario</h2>" in page and "fixed = 65536" in page
+    assert "<h2>Provenance</h2>" in page and prov["scenario_sha256"] in page
+
+
+def test_run_set_values_are_toml_values(incast_file: Path, tmp_path: Path) -> None:
+    from manypath.results import load_run
+
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["run", str(incast_file), "--quiet", "--out", str(out),
+                              "--set", "network.queue.ecn_k_packets=20", "--set", "traffic.0.transport=dctcp",
+                              "--set", 'name="renamed"'])
+    assert res.exit_code == 0, res.output
+    doc = load_run(out).scenario
+    assert doc["network"]["queue"]["ecn_k_packets"] == 20 and doc["traffic"][0]["transport"] == "dctcp"
+    assert doc["name"] == "renamed" and load_run(out).name == "renamed"
+
+
+def test_run_bad_set_is_named(incast_file: Path) -> None:
+    res = runner.invoke(app, ["run", str(incast_file), "--set", "traffic.2.load=0.5"])
+    assert res.exit_code == 1 and res.stdout == ""
+    assert res.stderr == (f"error: invalid scenario {incast_file}:\n"
+                          "override traffic.2.load: traffic.2 does not exist (the array has 1 entries)\n")
+    res = runner.invoke(app, ["run", str(incast_file), "--set", "traffic.0.load"])
+    assert res.exit_code == 2 and "expected PATH=VALUE, got 'traffic.0.load'" in res.stderr
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**63)])
+def test_run_seed_out_of_range_is_a_usage_error(incast_file: Path, seed: str) -> None:
+    res = runner.invoke(app, ["run", str(incast_file), "--seed", seed])
+    assert res.exit_code == 2
+    assert "--seed must be between 0 and 2^63-1" in res.stderr and "Traceback" not in res.output
+
+
+def test_run_max_seed_is_accepted(incast_file: Path) -> None:
+    res = runner.invoke(app, ["run", str(incast_file), "--seed", str(2**63 - 1), "--json",
+                              "--set", "duration_ms=1"])
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_a_directory_as_scenario_says_so(command: str, tmp_path: Path) -> None:
+    res = runner.invoke(app, [command, str(tmp_path)])
+    assert res.exit_code == 1
+    assert res.stderr == f"error: {tmp_path}: is a directory, not a scenario file\n"
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_a_binary_file_is_not_a_toml_text_file(command: str, tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.toml"
+    garbage.write_bytes(bytes(range(250, 256)) + b"\x00\x01")
+    res = runner.invoke(app, [command, str(garbage)])
+    assert res.exit_code == 1
+    assert res.stderr == f"error: {garbage}: not a TOML text file (byte 0xfa at offset 0 is not UTF-8)\n"
+
+
+SWEEP_TOML = 'name = "s"\nscenario = "incast.toml"\nseeds = [1, 2]\n[grid]\n"traffic.0.senders" = [2, 4]\n'
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_a_sweep_file_given_as_scenario_suggests_sweep(command: str, tmp_path: Path) -> None:
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(SWEEP_TOML)
+    res = runner.invoke(app, [command, str(sweep_file)])
+    assert res.exit_code == 1
+    assert res.stderr.endswith(
+        f"\nhint: {sweep_file} looks like a sweep file (it has grid, seeds, scenario); "
+        f"did you mean `manypath sweep {sweep_file}`?\n"
+    )
+
+
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_a_scenario_given_to_sweep_suggests_run(incast_file: Path, dry_run: list[str]) -> None:
+    res = runner.invoke(app, ["sweep", str(incast_file), *dry_run])
+    assert res.exit_code == 1
+    assert res.stderr.endswith(
+        f"\nhint: {incast_file} looks like a scenario (it has topology, traffic, network, duration_ms); "
+        f"did you mean `manypath run {incast_file}`?\n"
+    )
+
+
+def test_a_broken_scenario_gets_no_hint(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "bad"\nduration_ms = 10\n[topology.fat_tree]\nk = 7\n')
+    res = runner.invoke(app, ["run", str(bad)])
+    assert res.exit_code == 1 and "hint" not in res.stderr
+
+
+def test_run_without_a_terminal_prints_progress_lines(tmp_path: Path) -> None:
+    args = ["run", str(ROOT / "bench" / "fattree8-dctcp.toml"), "--set", "duration_ms=3", "--json",
+            "--progress-interval", "0"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("progress: ")]
+    assert lines, res.stderr
+    assert re.fullmatch(r"progress: \d+\.\d{3} of 3 ms simulated \(\d+\.\d%\), [\d.]+ [kMG]? ?events/s, "
+                        r"ETA \d+s", lines[0]), lines[0]
+    json.loads(res.stdout)  # stdout stays the JSON document
+    assert runner.invoke(app, [*args, "--quiet"]).stderr == ""
+    # The default interval (seconds) prints nothing for a run this short.
+    assert "progress" not in runner.invoke(app, args[:-2]).stderr
+
+
+def test_sim_progress_lines_follow_the_interval() -> None:
+    from manypath.cli import _SimProgress
+
+    clock = iter([0.0, 1.0, 2.5, 4.0, 9.0]).__next__
+    bar = _SimProgress(0.1, tty=False, interval_s=2.0, clock=clock)
+    shown = []
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stderr(buf):
+        for sim_s, events in ((0.01, 1_000_000), (0.025, 3_000_000), (0.03, 4_000_000), (0.05, 9_000_000)):
+            assert bar.update(sim_s, events) is True
+    shown = buf.getvalue().splitlines()
+    assert shown == [
+        "progress: 25.000 of 100 ms simulated (25.0%), 1.20 M events/s, ETA 8s",
+        "progress: 50.000 of 100 ms simulated (50.0%), 923.08 k events/s, ETA 9s",
+    ]
+
+
+def test_flow_progress_and_sweep_progress_lines() -> None:
+    import contextlib
+    import io
+
+    from manypath.cli import _ProgressBar, _SimProgress
+
+    buf = io.StringIO()
+    with contextlib.redirect_stderr(buf):
+        flow = _SimProgress(20000, flow=True, tty=False, interval_s=0.0, clock=iter([0.0, 2.0]).__next__)
+        flow.update(5000.0, 5000)
+        unknown = _SimProgress(None, flow=True, tty=False, interval_s=0.0, clock=iter([0.0, 2.0]).__next__)
+        unknown.update(5000.0, 5000)
+        sweep = _ProgressBar(True, tty=False, interval_s=10.0,
+                             clock=iter([0.0, 0.0, 2.0, 4.0, 12.0, 13.0]).__next__)
+        sweep.start(10, 2)
+        sweep.update(3, 0, 7)   # 2 s: the first run finished always shows
+        sweep.update(3, 1, 6)   # 4 s: within the interval, no line
+        sweep.update(4, 1, 5)   # 12 s: 3 runs in 12 s, 5 to go
+        sweep.update(10, 0, 0)  # the last run always shows
+    assert buf.getvalue().splitlines() == [
+        "progress: iteration 5000 of at most 20000 (25%), 2.50 k iterations/s, ETA at most 6s",
+        "progress: iteration 5000, 2.50 k iterations/s",
+        "2 of 10 runs already stored",
+        "[3/10] done 3, failed 0, remaining 7, ETA 14s",
+        "[5/10] done 4, failed 1, remaining 5, ETA 20s",
+        "[10/10] done 10, failed 0, remaining 0, ETA 0s",
+    ]
+
+
+def test_flow_level_run_warns_when_it_stops_unconverged(tmp_path: Path) -> None:
+    scenario = tmp_path / "flow.toml"
+    scenario.write_text(
+        'name = "unconverged"\nduration_ms = 40\nlevel = "flow"\n[topology.fat_tree]\nk = 4\n'
+        "[network.link]\nrate_gbps = 10\ndelay_us = 1\n[transports.t]\ncc = \"lia\"\nsubflows = 4\n"
+        "[flow_model]\nmax_iterations = 2\ntolerance = 0.01\n"
+        '[[traffic]]\npattern = "permutation"\ntransport = "t"\nsize = "long_lived"\n'
+    )
+    res = runner.invoke(app, ["run", str(scenario), "--json"])
+    assert res.exit_code == 0, res.output
+    residual = json.loads(res.stdout)["counters"]["residual"]
+    assert res.stderr == (f"warning: flow level stopped at its iteration limit (2) without converging: "
+                          f"residual {residual:.1e} > tolerance 1e-02; raise flow_model.max_iterations "
+                          "or read the rates as approximate\n")
+    assert runner.invoke(app, ["run", str(scenario), "--quiet"]).output == ""
+    res = runner.invoke(app, ["run", str(scenario), "--json", "--set", "flow_model.max_iterations=20000"])
+    assert res.exit_code == 0 and res.stderr == ""

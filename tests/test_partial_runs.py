@@ -7,7 +7,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import manypath
@@ -31,17 +30,37 @@ def test_progress_callback_reports_and_can_stop_the_run() -> None:
     assert len(res.flows) == 128
 
 
-def test_ctrl_c_stops_the_cli_cleanly_with_partial_results() -> None:
+def _interrupt_after_progress(args: list[str]) -> tuple[int, str, str]:
+    """Start ``manypath run ARGS`` with progress lines on its (non-terminal) stderr, send
+    SIGINT once the first line shows the simulation running, return (code, stdout, stderr)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "manypath", "run", str(LONG), "--json"],
+        [sys.executable, "-m", "manypath", "run", *args, "--progress-interval", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(5.0)  # well past start-up: the simulation is running
+    assert proc.stderr is not None
+    first = proc.stderr.readline()  # blocks until the run reports progress (or ends)
+    assert first.startswith("progress: "), first
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
+    return proc.returncode, out, first + err
+
+
+def test_ctrl_c_stops_the_cli_cleanly_with_partial_results() -> None:
+    code, out, err = _interrupt_after_progress([str(LONG), "--json"])
+    assert code == 130, err
     doc = json.loads(out)
     assert doc["counters"]["partial"] is True
     assert 0 < doc["counters"]["sim_time_s"] < 0.02
+
+
+def test_ctrl_c_writes_the_partial_results_and_says_so(tmp_path: Path) -> None:
+    out_dir = tmp_path / "run"
+    code, out, err = _interrupt_after_progress([str(LONG), "--out", str(out_dir)])
+    assert code == 130, err
+    assert "PARTIAL: interrupted at " in out and " of 20 ms simulated" in out
+    stored = manypath.results.load_run(out_dir)
+    assert stored.counters["partial"] is True
+    assert 0 < stored.counters["sim_time_s"] < 0.02
+    assert stored.scenario["duration_ms"] == 20 and stored.provenance["seed"] == stored.scenario["seed"]

@@ -1,20 +1,36 @@
 """The ``manypath`` command line.
 
 Exit codes: 0 success, 1 failure (missing file, invalid scenario, failed run),
-2 usage error.
+2 usage error, 130 interrupted (Ctrl-C).
 """
 
 import json
+import math
 import sys
+import time
+import warnings
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, Callable, NoReturn, Optional
 
 import typer
 
 from . import report, runner, sweeps
 from .results import jsonable
-from .scenario import ScenarioNotFound, default_scenario_path
+from .scenario import (
+    SEED_MAX,
+    SEED_RANGE,
+    ScenarioFileError,
+    ScenarioNotFound,
+    default_scenario_path,
+    prepare,
+    resolve,
+)
 from .sweeps import SweepError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 app = typer.Typer(
     name="manypath",
@@ -57,22 +73,82 @@ def main(
     """Packet-level data-center network simulator."""
 
 
-def _guarded(what: str, action: Any, interrupted: str = "interrupted") -> Any:
-    """Run ``action``, turning expected failures into one-line errors without a traceback."""
+def _guarded(
+    what: str, action: Any, interrupted: str = "interrupted", hint: Callable[[], str] = lambda: ""
+) -> Any:
+    """Run ``action``, turning expected failures into one-line errors without a traceback.
+
+    ``hint()`` is appended to the message of an invalid file (a "did you mean" for a sweep
+    file given as a scenario or the reverse). Ctrl-C exits with 130, as shells report
+    SIGINT.
+    """
     try:
         return action()
-    except ScenarioNotFound as e:
+    except (ScenarioNotFound, ScenarioFileError) as e:
         _fail(str(e))
     except FileNotFoundError as e:
         _fail(f"{e.strerror or 'file not found'}: {e.filename or e}")
     except SweepError as e:
-        _fail(f"invalid sweep {what}:\n{e}")
+        _fail(f"invalid sweep {what}:\n{e}{hint()}")
     except ValueError as e:
-        _fail(f"invalid scenario {what}:\n{e}")
+        _fail(f"invalid scenario {what}:\n{e}{hint()}")
     except KeyboardInterrupt:
-        _fail(interrupted)
+        typer.echo(f"error: {interrupted}", err=True)
+        raise typer.Exit(INTERRUPTED) from None
     except Exception as e:  # a failed run is reported, not dumped as a traceback
         _fail(f"{what} failed: {type(e).__name__}: {e}")
+
+
+#: The exit code of an interrupted command (128 + SIGINT, what shells report).
+INTERRUPTED = 130
+
+#: Seconds between progress lines when stderr is not a terminal.
+PROGRESS_INTERVAL_S = 5.0
+
+#: Top-level keys that only one kind of file has, to tell a sweep from a scenario.
+_SWEEP_ONLY = ("grid", "points", "seeds", "scenario", "results")
+_SCENARIO_ONLY = ("topology", "traffic", "network", "duration_ms")
+
+
+def _did_you_mean(file: Path, command: str) -> str:
+    """A hint when ``file`` looks like the other kind of file: a sweep given to ``run``
+    (``command="sweep"``) or a scenario given to ``sweep`` (``command="run"``)."""
+    try:
+        doc = tomllib.loads(file.read_text(encoding="utf-8"))
+    except Exception:  # unreadable or not TOML: the error itself says so
+        return ""
+    sweep_keys = [k for k in _SWEEP_ONLY if k in doc]
+    scenario_keys = [k for k in _SCENARIO_ONLY if k in doc]
+    if command == "sweep" and sweep_keys and not scenario_keys:
+        found, kind = sweep_keys, "a sweep file"
+    elif command == "run" and scenario_keys and not sweep_keys:
+        found, kind = scenario_keys, "a scenario"
+    else:
+        return ""
+    return (f"\nhint: {file} looks like {kind} (it has {', '.join(found)}); "
+            f"did you mean `manypath {command} {file}`?")
+
+
+def _check_seed(value: Optional[int]) -> Optional[int]:
+    if value is not None and not 0 <= value <= SEED_MAX:
+        raise typer.BadParameter(f"--seed must be {SEED_RANGE}")
+    return value
+
+
+def _parse_sets(items: list[str]) -> dict[str, Any]:
+    """``--set PATH=VALUE`` options as overrides; VALUE is read as a TOML value, and taken
+    as a string when it is none (so ``--set traffic.0.transport=dctcp`` works)."""
+    overrides: dict[str, Any] = {}
+    for item in items:
+        path, eq, raw = item.partition("=")
+        path = path.strip()
+        if not eq or not path:
+            raise typer.BadParameter(f"expected PATH=VALUE, got {item!r}", param_hint="--set")
+        try:
+            overrides[path] = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            overrides[path] = raw.strip()
+    return overrides
 
 
 @app.command()
@@ -80,30 +156,58 @@ def run(
     file: Optional[Path] = typer.Argument(
         None, help="Scenario TOML file. Without it, runs the built-in default scenario."
     ),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Override the scenario's seed."),
+    seed: Optional[int] = typer.Option(
+        None, "--seed", callback=_check_seed, help="Override the scenario's seed (0 to 2^63-1)."
+    ),
+    sets: list[str] = typer.Option(
+        [], "--set", metavar="PATH=VALUE",
+        help="Set a field by its dotted path, as in sweeps (traffic.0.load=0.5); repeatable. "
+             "VALUE is a TOML value.",
+    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print {summary, counters} as JSON on stdout and nothing else."
     ),
     out: Optional[Path] = typer.Option(
-        None, "--out", help="Write flows.parquet, queues.parquet and counters.json here."
+        None, "--out",
+        help="Write the tables, counters.json, the scenario as run (scenario.toml) and "
+             "provenance.json here.",
     ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print no summary or status lines."),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="Print no summary, progress or status lines."
+    ),
     level: Optional[str] = typer.Option(
         None, "--level", help="Run at 'packet' or 'flow' level, replacing the scenario's level."
     ),
+    progress_interval: float = typer.Option(
+        PROGRESS_INTERVAL_S, "--progress-interval", min=0.0, metavar="SECONDS",
+        help="Seconds between progress lines when stderr is not a terminal.",
+    ),
 ) -> None:
-    """Run a scenario and print a summary of its results."""
+    """Run a scenario and print a summary of its results.
+
+    Exits 130 if interrupted (Ctrl-C): the results up to then are printed and written,
+    marked partial.
+    """
     path = file if file is not None else default_scenario_path()
-    bar = _sim_progress(path, quiet or as_json or level == "flow")
-    try:
-        res = _guarded(
-            str(path),
-            lambda: runner.run(path, seed=seed, progress=bar.update if bar else None, level=level),
-        )
-    finally:
-        if bar:
-            bar.close()
-    if res.counters.get("partial"):
+    overrides = _parse_sets(sets)
+    bar = None if quiet else _sim_progress(path, overrides, level, progress_interval)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", runner.NotConvergedWarning)
+        try:
+            res = _guarded(
+                str(path),
+                lambda: runner.run(path, seed=seed, overrides=overrides,
+                                   progress=bar.update if bar else None, level=level),
+                hint=lambda: _did_you_mean(path, "sweep"),
+            )
+        finally:
+            if bar:
+                bar.close()
+    for w in caught:
+        if issubclass(w.category, runner.NotConvergedWarning):
+            _note(f"warning: {w.message}", quiet)
+    partial = bool(res.counters.get("partial"))
+    if partial:
         _note("interrupted: the results cover the simulated time reached", quiet and not as_json)
     if out is not None:
         _guarded("writing results", lambda: res.to_parquet(out))
@@ -112,41 +216,122 @@ def run(
     if as_json:
         _print_json({"summary": summary, "counters": res.counters})
     elif not quiet:
-        typer.echo(report.run_summary(summary, res.counters))
+        text = report.run_summary(summary, res.counters)
+        if partial:
+            text += "\n\n" + _partial_line(res)
+        typer.echo(text)
+    if partial:
+        raise typer.Exit(INTERRUPTED)
+
+
+def _partial_line(res: Any) -> str:
+    reached = float(res.counters.get("sim_time_s", math.nan)) * 1e3
+    duration = res.scenario.get("duration_ms")
+    of = f" of {duration:g}" if isinstance(duration, (int, float)) else ""
+    return f"PARTIAL: interrupted at {reached:.3f}{of} ms simulated; the numbers cover only that time"
+
+
+def _span(seconds: float) -> str:
+    """A wall-clock span for progress lines: 45s, 3m05s, 2h07m."""
+    if not math.isfinite(seconds):
+        return "?"
+    s = int(round(max(seconds, 0.0)))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def _rate(per_s: float) -> str:
+    return report.si(per_s).strip() if math.isfinite(per_s) else "?"
 
 
 class _SimProgress:
-    """A progress bar over simulated time with the event rate, on an interactive stderr."""
+    """Progress of one run on stderr, so stdout stays the summary or JSON.
 
-    def __init__(self, duration_s: float) -> None:
-        from tqdm import tqdm
+    On a terminal a bar redrawn in place; otherwise (a log file, a batch job) one line
+    every ``interval_s`` of wall time. At packet level it follows simulated time
+    (``progress(sim_time_s, events)`` against the duration); at flow level the fixed
+    point's iterations (``progress(iteration, iteration)`` against
+    ``flow_model.max_iterations``, an upper bound: it may converge sooner).
+    """
 
-        self._bar = tqdm(total=duration_s * 1e3, unit="ms", unit_scale=False, file=sys.stderr,
-                         bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} sim ms [{elapsed}<{remaining}{postfix}]")
-        self._last_events = 0
+    def __init__(self, total: Optional[float], *, flow: bool = False, tty: Optional[bool] = None,
+                 interval_s: float = PROGRESS_INTERVAL_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.total = total
+        self.flow = flow
+        self.interval_s = interval_s
+        self._clock = clock
+        self._start = self._last = clock()
+        self._last_count = 0
+        self._bar: Any = None
+        if sys.stderr.isatty() if tty is None else tty:
+            from tqdm import tqdm
 
-    def update(self, sim_time_s: float, events: int) -> bool:
-        self._bar.n = min(sim_time_s * 1e3, self._bar.total)
-        rate = self._bar.format_dict.get("elapsed") or 0.0
-        self._bar.set_postfix_str(f"{events / rate / 1e6:.1f} M events/s" if rate > 0 else "")
-        self._bar.refresh()
+            unit = "iterations" if flow else "sim ms"
+            scale = 1.0 if flow else 1e3
+            self._scale = scale
+            self._bar = tqdm(total=None if total is None else total * scale,
+                             unit="it" if flow else "ms", unit_scale=False,
+                             file=sys.stderr,
+                             bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} " + unit
+                             + " [{elapsed}<{remaining}{postfix}]")
+
+    def update(self, value: float, count: int) -> bool:
+        if self._bar is not None:
+            self._bar.n = min(value * self._scale, self._bar.total or math.inf)
+            elapsed = self._bar.format_dict.get("elapsed") or 0.0
+            what = "iterations" if self.flow else "M events"
+            per_s = count / elapsed / (1.0 if self.flow else 1e6) if elapsed > 0 else 0.0
+            self._bar.set_postfix_str(f"{per_s:.1f} {what}/s" if elapsed > 0 else "")
+            self._bar.refresh()
+            return True
+        now = self._clock()
+        if now - self._last < self.interval_s:
+            return True
+        rate = (count - self._last_count) / (now - self._last) if now > self._last else math.nan
+        self._last, self._last_count = now, count
+        fraction = min(value / self.total, 1.0) if self.total else math.nan
+        elapsed = now - self._start
+        eta = elapsed * (1 - fraction) / fraction if fraction > 0 else math.inf
+        if self.flow and self.total is None:  # the iteration limit is the simulator's default
+            line = f"progress: iteration {count}, {_rate(rate)} iterations/s"
+        elif self.flow:
+            line = (f"progress: iteration {count} of at most {self.total:.0f} ({fraction:.0%}), "
+                    f"{_rate(rate)} iterations/s, ETA at most {_span(eta)}")
+        else:
+            line = (f"progress: {value * 1e3:.3f} of {self.total * 1e3:g} ms simulated "
+                    f"({fraction:.1%}), {_rate(rate)} events/s, ETA {_span(eta)}")
+        typer.echo(line, err=True)
         return True
 
     def close(self) -> None:
-        self._bar.close()
+        if self._bar is not None:
+            self._bar.close()
 
 
-def _sim_progress(path: Path, silent: bool) -> Optional[_SimProgress]:
-    """A progress bar for a run, unless output is quiet or stderr is not a terminal."""
-    if silent or not sys.stderr.isatty():
-        return None
+def _sim_progress(
+    path: Path, overrides: dict[str, Any], level: Optional[str], interval_s: float
+) -> Optional[_SimProgress]:
+    """Progress for a run over its duration (packet level) or iteration limit (flow level)."""
     try:
-        import tomllib
-
-        duration_ms = float(tomllib.loads(Path(path).read_text()).get("duration_ms", 0))
+        ready = prepare(resolve(path), overrides)
     except Exception:  # the run itself reports a bad file
         return None
-    return _SimProgress(duration_ms / 1e3) if duration_ms > 0 else None
+    doc = ready.doc or {}
+    if (level or doc.get("level", "packet")) == "flow":
+        model = doc.get("flow_model", {})
+        limit = model.get("max_iterations") if isinstance(model, dict) else None
+        total = limit if limit is not None else runner.default("flow_model", "max_iterations")
+        if not isinstance(total, (int, float)) or total <= 0:
+            return _SimProgress(None, flow=True, interval_s=interval_s)
+        return _SimProgress(float(total), flow=True, interval_s=interval_s)
+    total = doc.get("duration_ms", 0)
+    if not isinstance(total, (int, float)) or total <= 0:
+        return None
+    return _SimProgress(total / 1e3, interval_s=interval_s)
 
 
 @app.command()
@@ -176,7 +361,7 @@ def validate(
         except (ValueError, FileNotFoundError, ScenarioNotFound):
             raise typer.Exit(1) from None
         return
-    _guarded(str(file), lambda: runner.validate(file))
+    _guarded(str(file), lambda: runner.validate(file), hint=lambda: _did_you_mean(file, "sweep"))
     typer.echo(f"ok: {file}")
 
 
@@ -320,7 +505,7 @@ def sweep(
             return None
 
     try:
-        summary = _guarded(str(file), action)
+        summary = _guarded(str(file), action, hint=lambda: _did_you_mean(file, "run"))
     finally:
         bar.close()
     if summary is None:
@@ -376,7 +561,7 @@ def _params(params: dict[str, Any]) -> str:
 
 
 def _sweep_plan(file: Path, out: Optional[Path], as_json: bool, quiet: bool) -> None:
-    plan = _guarded(str(file), lambda: sweeps.expand(file))
+    plan = _guarded(str(file), lambda: sweeps.expand(file), hint=lambda: _did_you_mean(file, "run"))
     results_dir = out if out is not None else plan.results_dir
     gen = _guarded(str(results_dir), lambda: sweeps.plan_generation(results_dir, plan))
     rows = [
@@ -407,19 +592,31 @@ def _sweep_plan(file: Path, out: Optional[Path], as_json: bool, quiet: bool) -> 
 class _ProgressBar:
     """Runs done / failed / remaining on stderr, so stdout stays the summary or JSON.
 
-    A bar redrawn in place on a terminal; one line per run otherwise (CI logs, files).
+    A bar redrawn in place on a terminal; otherwise (CI logs, files) a line with an ETA
+    when a run finishes: the first and the last always, in between at most one every
+    ``interval_s`` of wall time, so a long sweep shows it is alive without flooding a log.
     """
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, *, tty: Optional[bool] = None,
+                 interval_s: float = PROGRESS_INTERVAL_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.enabled = enabled
         self.bar: Any = None
         self.total = 0
+        self.tty = sys.stderr.isatty() if tty is None else tty
+        self.interval_s = interval_s
+        self._clock = clock
+        self._start = self._last = clock()
+        self._todo = 0
+        self._printed = False
 
     def start(self, total: int, skipped: int) -> None:
         if not self.enabled:
             return
         self.total = total
-        if sys.stderr.isatty():
+        self._todo = total - skipped
+        self._start = self._last = self._clock()
+        if self.tty:
             from tqdm import tqdm
 
             self.bar = tqdm(
@@ -444,9 +641,16 @@ class _ProgressBar:
         if self.bar is not None:
             self.bar.set_postfix_str(self._counts(done, failed, remaining), refresh=False)
             self.bar.update(1)
-        else:
-            finished = self.total - remaining
-            typer.echo(f"[{finished}/{self.total}] {self._counts(done, failed, remaining)}", err=True)
+            return
+        now = self._clock()
+        if self._printed and now - self._last < self.interval_s and remaining > 0:
+            return
+        self._last, self._printed = now, True
+        finished = self.total - remaining
+        ran = self._todo - remaining  # runs finished by this invocation: the pace so far
+        eta = (now - self._start) / ran * remaining if ran > 0 else math.inf
+        typer.echo(f"[{finished}/{self.total}] {self._counts(done, failed, remaining)}, "
+                   f"ETA {_span(eta)}", err=True)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -176,6 +176,8 @@ def _run_report(src: Path, res: Results) -> str:
     scenario = src / "scenario.toml"
     if scenario.is_file():
         body += ["<h2>Scenario</h2>", f"<pre>{html.escape(scenario.read_text(encoding='utf-8'))}</pre>"]
+    if res.provenance:
+        body += ["<h2>Provenance</h2>", _pairs(list(res.provenance.items()))]
     return _page(f"manypath run: {res.name or src.name}", body)
 
 

@@ -6,6 +6,7 @@ import contextlib
 import json
 import math
 import os
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,7 +15,13 @@ from typing import Any, Union
 
 import pandas as pd
 
-from . import analysis
+from . import _toml, analysis
+from .provenance import PROVENANCE_FILE, SCENARIO_FILE
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -59,6 +66,26 @@ class Results:
     queue_samples: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=QUEUE_SAMPLE_COLUMNS)
     )
+    #: The scenario exactly as run (overrides applied, seed included), as a dict; empty
+    #: for results read from a directory written before scenarios were kept.
+    scenario: dict[str, Any] = field(default_factory=dict)
+    #: The same scenario as the TOML text the simulator read (``scenario.toml``).
+    scenario_text: str = ""
+    #: Where the results came from: manypath version, source revision, seed, time, the
+    #: scenario's digest (``provenance.json``); empty when unknown.
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        flows = self.flows
+        done = int(flows["completed"].sum()) if "completed" in flows and len(flows) else 0
+        duration = self.duration_s
+        level = self.counters.get("level") or self.scenario.get("level") or "packet"
+        sim = f"{duration * 1e3:g} ms simulated" if duration == duration else "no simulated time"
+        partial = ", partial" if self.counters.get("partial") else ""
+        return (
+            f"<Results {self.name or 'scenario'!r}: {done}/{len(flows)} flows completed, "
+            f"{sim}, {level} level{partial}>"
+        )
 
     @classmethod
     def from_native(cls, raw: Mapping[str, Any]) -> Results:
@@ -124,8 +151,18 @@ class Results:
             "timeouts": int(flows["timeouts"].sum()) if len(flows) else 0,
         }
 
+    def summary_frame(self) -> pd.DataFrame:
+        """The per-class part of :meth:`summary` as a DataFrame, one row per class."""
+        classes = self.summary()["classes"]
+        # None (no finished flow) becomes NaN so the statistics columns stay numeric.
+        frame = pd.DataFrame.from_dict(classes, orient="index").astype(object)
+        frame = frame.where(frame.notna(), math.nan).infer_objects()
+        frame.index.name = "class"
+        return frame
+
     def to_parquet(self, directory: PathLike) -> Path:
-        """Write flows.parquet, queues.parquet and counters.json into ``directory``.
+        """Write flows.parquet, queues.parquet and counters.json into ``directory``, with the
+        scenario as run (scenario.toml) and its provenance (provenance.json) when known.
 
         Each file is written to a temporary name beside it and then renamed, so a reader
         never sees a half-written file and an interrupted write leaves the old one intact.
@@ -142,6 +179,14 @@ class Results:
         meta = {"name": self.name, "counters": jsonable(self.counters)}
         with _atomic_path(out / COUNTERS_FILE) as tmp:
             tmp.write_text(json.dumps(meta, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        text = self.scenario_text or (_toml.dumps(self.scenario) if self.scenario else "")
+        if text:
+            with _atomic_path(out / SCENARIO_FILE) as tmp:
+                tmp.write_text(text, encoding="utf-8")
+        if self.provenance:
+            with _atomic_path(out / PROVENANCE_FILE) as tmp:
+                doc = json.dumps(jsonable(self.provenance), indent=2, allow_nan=False)
+                tmp.write_text(doc + "\n", encoding="utf-8")
         return out
 
 
@@ -153,11 +198,17 @@ def load_run(directory: PathLike) -> Results:
         raise FileNotFoundError(f"{src}: not a results directory, missing {', '.join(missing)}")
     meta = json.loads((src / COUNTERS_FILE).read_text(encoding="utf-8"))
     counters = {k: (math.nan if v is None else v) for k, v in meta.get("counters", {}).items()}
+    # Directories written before scenarios and provenance were kept have neither.
+    text = (src / SCENARIO_FILE).read_text(encoding="utf-8") if (src / SCENARIO_FILE).is_file() else ""
+    prov = src / PROVENANCE_FILE
     return Results(
         flows=pd.read_parquet(src / FLOWS_FILE, engine="pyarrow"),
         queues=pd.read_parquet(src / QUEUES_FILE, engine="pyarrow"),
         counters=counters,
         name=str(meta.get("name", "")),
+        scenario=tomllib.loads(text) if text else {},
+        scenario_text=text,
+        provenance=json.loads(prov.read_text(encoding="utf-8")) if prov.is_file() else {},
         **{
             attr: pd.read_parquet(src / file, engine="pyarrow")
             if (src / file).is_file()

@@ -8,16 +8,25 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable
+import warnings
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any, Callable, Optional
 
+from . import provenance
 from .results import Results
-from .scenario import Scenario, resolve
+from .scenario import Prepared, Scenario, prepare, resolve
+
+
+class NotConvergedWarning(RuntimeWarning):
+    """A flow-level run stopped at its iteration limit before its fixed point converged."""
 
 
 def run(
     scenario: Scenario,
     *,
     seed: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
     base_dir: str | os.PathLike[str] | None = None,
     progress: Callable[[float, int], bool | None] | None = None,
     progress_every: int = 1_000_000,
@@ -25,27 +34,64 @@ def run(
 ) -> Results:
     """Run a scenario given as a TOML file path, TOML text or a dict.
 
-    ``seed`` overrides the scenario's own seed; ``level`` (``"packet"`` or ``"flow"``) its
-    ``level``: the same scenario runs on the packet-level simulator or the flow-level
-    model, with the same tables (at flow level, ``counters`` also holds ``iterations``,
-    ``converged`` and ``residual``). ``progress(sim_time_s, events)`` is called
-    about every ``progress_every`` events; returning ``False`` stops the run. A stopped
-    run (or one interrupted with Ctrl-C) returns what it measured, with
-    ``counters["partial"]`` true. Raises ``ValueError`` for an invalid scenario and
-    ``FileNotFoundError`` for a missing file.
+    ``seed`` overrides the scenario's own seed; ``overrides`` sets fields by the dotted
+    paths sweeps use (``{"traffic.0.load": 0.5, "network.queue.ecn_k_packets": 65}``);
+    ``level`` (``"packet"`` or ``"flow"``) replaces its ``level``: the same scenario runs
+    on the packet-level simulator or the flow-level model, with the same tables (at flow
+    level, ``counters`` also holds ``iterations``, ``converged`` and ``residual``; a run
+    that did not converge warns with ``NotConvergedWarning``).
+
+    ``progress(sim_time_s, events)`` is called about every ``progress_every`` events (at
+    flow level: ``progress(iteration, iteration)``); returning ``False`` stops the run. A
+    stopped run (or one interrupted with Ctrl-C) returns what it measured, with
+    ``counters["partial"]`` true.
+
+    The results keep the scenario exactly as run (``Results.scenario``, its text with the
+    seed written in) and its provenance (``Results.provenance``). Raises ``ValueError``
+    for an invalid scenario or override and ``FileNotFoundError`` for a missing file.
     """
-    src = resolve(scenario, base_dir)
+    ready = prepare(resolve(scenario, base_dir), overrides, seed, default("seed"))
     from . import _core
 
-    return Results.from_native(
+    ran_at = provenance.now_utc()
+    res = Results.from_native(
         _core.run(
-            src.text,
-            src.base_dir,
+            ready.text,
+            ready.base_dir,
             seed,
             progress=progress,
             progress_every=progress_every,
             level=level,
         )
+    )
+    res.scenario = dict(ready.doc) if ready.doc is not None else {}
+    res.scenario_text = ready.text
+    used_seed = ready.doc.get("seed") if ready.doc is not None else seed
+    res.provenance = provenance.record(ready.text, used_seed, ran_at)
+    message = convergence_warning(res.counters, ready)
+    if message:
+        warnings.warn(message, NotConvergedWarning, stacklevel=2)
+    return res
+
+
+def convergence_warning(counters: Mapping[str, Any], ready: Prepared | None = None) -> Optional[str]:
+    """What to say when a flow-level run stopped at its iteration limit unconverged."""
+    if counters.get("converged") is not False:
+        return None
+    model = (ready.doc or {}).get("flow_model", {}) if ready is not None else {}
+    tolerance = next(
+        (t for t in (counters.get("tolerance"), model.get("tolerance"), default("flow_model", "tolerance"))
+         if t is not None),
+        None,
+    )
+    iterations = counters.get("iterations")
+    residual = counters.get("residual")
+    limit = f" ({iterations})" if iterations is not None else ""
+    res = f"residual {residual:.1e}" if isinstance(residual, (int, float)) else "residual unknown"
+    tol = f" > tolerance {tolerance:.0e}" if isinstance(tolerance, (int, float)) else ""
+    return (
+        f"flow level stopped at its iteration limit{limit} without converging: {res}{tol}; "
+        "raise flow_model.max_iterations or read the rates as approximate"
     )
 
 
@@ -63,3 +109,43 @@ def schema() -> dict[str, Any]:
 
     result: dict[str, Any] = json.loads(_core.schema())
     return result
+
+
+@lru_cache(maxsize=1)
+def _schema() -> dict[str, Any]:
+    return schema()
+
+
+def default(*path: str) -> Any:
+    """A field's default as the schema states it (``default("flow_model", "tolerance")``),
+    None when it has none; the simulator's defaults stay defined in one place."""
+    doc = _schema()
+    node: Any = doc
+    for i, key in enumerate(path):
+        node = _deref(doc, node)
+        props = node.get("properties", {}) if isinstance(node, dict) else {}
+        if key not in props:
+            return None
+        node = props[key]
+        if i == len(path) - 1:
+            return node.get("default") if isinstance(node, dict) else None
+    return None
+
+
+def _deref(root: dict[str, Any], node: Any) -> Any:
+    # Follow "$ref" (and a lone allOf/anyOf wrapper around one) to the referenced definition.
+    for _ in range(8):
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            name = node["$ref"].rsplit("/", 1)[-1]
+            node = root.get("$defs", root.get("definitions", {})).get(name, {})
+        elif len(node.get("allOf", [])) == 1:
+            node = node["allOf"][0]
+        else:
+            anyof = [n for n in node.get("anyOf", []) if n.get("type") != "null"]
+            if len(anyof) == 1 and "properties" not in node:
+                node = anyof[0]
+            else:
+                return node
+    return node
