@@ -72,6 +72,11 @@ fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDic
     t.add("ir_coded", |x| x.recovery.ir_coded as u64)?;
     t.add("ir_recovered", |x| x.recovery.ir_recovered as u64)?;
     t.add("proactive_copies", |x| x.recovery.proactive_copies)?;
+    t.add("started", |x| x.started)?;
+    t.add("measured", |x| x.measured)?;
+    t.add("ideal_fct_s", |x| {
+        x.ideal_fct.map(|t| t as f64 / 1e12).unwrap_or(nan)
+    })?;
     Ok(t.dict)
 }
 
@@ -165,6 +170,8 @@ fn counters<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     )?;
     d.set_item("peak_packets", c.peak_packets)?;
     d.set_item("flows", c.flows)?;
+    d.set_item("flows_generated", c.flows)?;
+    d.set_item("flows_started", c.flows_started)?;
     d.set_item("flows_completed", c.flows_completed)?;
     d.set_item("seed", c.seed)?;
     d.set_item("duration_s", c.sim_time as f64 / 1e12)?;

@@ -143,6 +143,9 @@ fn report(
             size: None,
             start: f.start,
             finish: None,
+            started: true,
+            measured: true,
+            ideal_fct: None,
             bytes_sent: bytes(sent),
             bytes_retx: bytes(sent) - bytes(got).min(bytes(sent)),
             bytes_acked: bytes(got),
@@ -187,6 +190,7 @@ fn report(
         sim_time: plan.duration,
         wall_secs,
         flows: flows.len() as u64,
+        flows_started: flows.len() as u64,
         seed: plan.seed,
         ..RunCounters::default()
     };

@@ -73,6 +73,8 @@ struct Flow {
     /// and, once finished, the flow's share of them.
     base: [Tally; MAX_COPIES],
     share: Option<Tally>,
+    /// The flow's start has come (its `FlowStart` ran).
+    started: bool,
     finish: Option<SimTime>,
 }
 
