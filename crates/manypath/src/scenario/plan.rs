@@ -55,6 +55,7 @@ pub struct Plan {
     pub seed: u64,
     pub duration: SimTime,
     pub stop_when_done: bool,
+    /// The measurement window's start (`measure_from_ms`, or `warmup_ms`).
     pub warmup: SimTime,
     pub topology: Topology,
     pub tier_params: Vec<LinkParams>,
@@ -107,7 +108,7 @@ impl Plan {
 
     pub fn from_scenario(s: &Scenario, base_dir: &Path) -> Result<Plan, ScenarioError> {
         let mut c = Checker::default();
-        let duration = run_length(s, &mut c);
+        let (duration, warmup) = run_length(s, &mut c);
         let kind = topology_kind(&s.topology, &mut c);
         let tiers: Vec<&'static str> = kind.as_ref().map(|k| k.tiers()).unwrap_or_default();
         let mut links = links(s, &tiers, kind.is_some(), &mut c);
@@ -151,7 +152,7 @@ impl Plan {
             seed: s.seed,
             duration,
             stop_when_done: s.stop_when_done,
-            warmup: from_ms(s.warmup_ms),
+            warmup,
             topology,
             tier_params: links.tier_params,
             host_queue: links.host_queue,
@@ -202,29 +203,45 @@ impl Plan {
     }
 }
 
-/// `duration_ms` and `warmup_ms`, checked: the run's length (0 if it is wrong).
-fn run_length(s: &Scenario, c: &mut Checker) -> SimTime {
+/// `duration_ms` and `measure_from_ms` (or its older name `warmup_ms`), checked: the
+/// run's length (0 if it is wrong) and the measurement window's start.
+fn run_length(s: &Scenario, c: &mut Checker) -> (SimTime, SimTime) {
     c.positive("duration_ms", s.duration_ms);
     c.time_us("duration_ms", s.duration_ms * 1e3);
-    c.non_negative("warmup_ms", s.warmup_ms);
-    if s.warmup_ms.is_finite()
-        && s.duration_ms.is_finite()
-        && s.warmup_ms >= s.duration_ms
-        && s.warmup_ms > 0.0
-    {
+    let (field, from) = match (s.measure_from_ms, s.warmup_ms) {
+        (Some(_), Some(_)) => {
+            c.err(
+                "measure_from_ms",
+                "give either measure_from_ms or warmup_ms (its older name), not both".into(),
+            );
+            ("measure_from_ms", 0.0)
+        }
+        (Some(m), None) => ("measure_from_ms", m),
+        (None, Some(w)) => ("warmup_ms", w),
+        (None, None) => ("measure_from_ms", 0.0),
+    };
+    c.non_negative(field, from);
+    if from.is_finite() && s.duration_ms.is_finite() && from >= s.duration_ms && from > 0.0 {
         c.err(
-            "warmup_ms",
+            field,
             format!(
-                "must be less than duration_ms ({}), got {}",
-                s.duration_ms, s.warmup_ms
+                "must be less than duration_ms ({}), got {from}",
+                s.duration_ms
             ),
         );
     }
-    if s.duration_ms.is_finite() && s.duration_ms > 0.0 && s.duration_ms * 1e3 <= MAX_TIME_US {
-        from_ms(s.duration_ms)
+    let duration =
+        if s.duration_ms.is_finite() && s.duration_ms > 0.0 && s.duration_ms * 1e3 <= MAX_TIME_US {
+            from_ms(s.duration_ms)
+        } else {
+            0
+        };
+    let from = if from.is_finite() && from > 0.0 && from < s.duration_ms {
+        from_ms(from)
     } else {
         0
-    }
+    };
+    (duration, from)
 }
 
 /// The traffic entries' pinned paths: indices within the topology's paths at the

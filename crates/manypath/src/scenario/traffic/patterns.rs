@@ -129,6 +129,8 @@ pub(super) fn traffic_gen(
         }
         None => at.duration,
     };
+    let arrivals_until = e.arrivals_until(at.duration, c);
+    let until = arrivals_until.map_or(until, |a| a.min(until));
     let arrival = match e.arrival_spec() {
         None => e.at_start(c),
         Some(ArrivalSpec::Poisson) => e.poisson(
@@ -154,6 +156,7 @@ pub(super) fn traffic_gen(
         start: from_us(t.start_us),
         arrival,
         until,
+        arrivals_until,
         flows: t.flows,
         receiver,
         senders,
@@ -414,6 +417,45 @@ impl Entry<'_> {
             | Pattern::EachToRandom
             | Pattern::Jobs => self.t.arrival,
         }
+    }
+
+    /// `arrivals_until_ms`: when the entry's open-loop arrivals stop, after its start
+    /// and no later than the run's end (`duration`).
+    fn arrivals_until(&self, duration: SimTime, c: &mut Checker) -> Option<SimTime> {
+        let t = self.t;
+        let ms = t.arrivals_until_ms?;
+        let field = self.field("arrivals_until_ms");
+        let before = c.problems.len();
+        c.positive(&field, ms);
+        let duration_ms = duration as f64 / 1e9;
+        if t.until_us.is_some() {
+            c.err(
+                &field,
+                "give either arrivals_until_ms or until_us, not both".into(),
+            );
+        }
+        if t.closed_loop || self.pattern == Pattern::Jobs {
+            c.err(
+                &field,
+                "applies only to open-loop arrivals (closed loops end after repeat)".into(),
+            );
+        }
+        if ms.is_finite() && ms > duration_ms {
+            c.err(
+                &field,
+                format!("must be at most duration_ms ({duration_ms}), got {ms}"),
+            );
+        } else if ms > 0.0 && ms * 1e3 <= t.start_us {
+            c.err(
+                &field,
+                format!(
+                    "must be after the entry's start (start_us = {}, i.e. {} ms), got {ms}",
+                    t.start_us,
+                    t.start_us / 1e3
+                ),
+            );
+        }
+        (c.problems.len() == before).then(|| crate::time::from_ms(ms))
     }
 
     fn at_start(&self, c: &mut Checker) -> Arrival {
