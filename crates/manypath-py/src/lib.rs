@@ -251,14 +251,16 @@ fn run<'py>(
     d.set_item("flow_samples", flow_samples_columns(py, &r)?)?;
     d.set_item("queue_samples", queue_samples_columns(py, &r)?)?;
     d.set_item("counters", counters(py, &r)?)?;
+    d.set_item("warnings", r.warnings.clone())?;
     Ok(d)
 }
 
-/// Checks a scenario; raises ValueError listing every problem, one per line.
+/// Checks a scenario; raises ValueError listing every problem, one per line. Returns
+/// its warnings (what is valid but likely not meant) as `(field path, message)` pairs.
 #[pyfunction]
-fn validate(toml_text: &str, base_dir: &str) -> PyResult<()> {
+fn validate(toml_text: &str, base_dir: &str) -> PyResult<Vec<(String, String)>> {
     Plan::from_toml(toml_text, Path::new(base_dir))
-        .map(|_| ())
+        .map(|p| p.warnings)
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 

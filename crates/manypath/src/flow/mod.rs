@@ -213,5 +213,6 @@ fn report(
             converged: sol.converged,
             residual: sol.residual,
         }),
+        warnings: plan.warnings.clone(),
     }
 }

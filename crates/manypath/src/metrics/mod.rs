@@ -245,6 +245,8 @@ pub struct Results {
     pub warmup: SimTime,
     /// What the flow-level model reports (`None` at packet level).
     pub flow_level: Option<FlowLevelInfo>,
+    /// The scenario's warnings (`Plan::warnings`).
+    pub warnings: Vec<(String, String)>,
 }
 
 /// How a flow-level run went.

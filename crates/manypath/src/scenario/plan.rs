@@ -81,6 +81,8 @@ pub struct Plan {
     /// The simulator that runs the plan, and the flow-level model's settings.
     pub level: Level,
     pub flow_model: FlowModelConfig,
+    /// What is valid but likely not meant, as `(field path, message)`.
+    pub warnings: Vec<(String, String)>,
 }
 
 impl Plan {
@@ -99,8 +101,9 @@ impl Plan {
                 })
                 .unwrap_or_default();
             let path = if path == "." { String::new() } else { path };
+            let (path, hint) = parse_hint(&path, &msg, text, inner.span().map(|s| s.start));
             ScenarioError {
-                problems: vec![(path, format!("{msg}{at}"))],
+                problems: vec![(path, format!("{msg}{at}{hint}"))],
             }
         })?;
         Plan::from_scenario(&scenario, base_dir)
@@ -173,6 +176,7 @@ impl Plan {
             faults,
             level,
             flow_model,
+            warnings: c.warnings,
         })
     }
 
@@ -207,7 +211,7 @@ impl Plan {
 /// run's length (0 if it is wrong) and the measurement window's start.
 fn run_length(s: &Scenario, c: &mut Checker) -> (SimTime, SimTime) {
     c.positive("duration_ms", s.duration_ms);
-    c.time_us("duration_ms", s.duration_ms * 1e3);
+    c.time_ms("duration_ms", s.duration_ms);
     let (field, from) = match (s.measure_from_ms, s.warmup_ms) {
         (Some(_), Some(_)) => {
             c.err(
@@ -242,6 +246,77 @@ fn run_length(s: &Scenario, c: &mut Checker) -> (SimTime, SimTime) {
         0
     };
     (duration, from)
+}
+
+/// Every topology's table, for the hint when a scenario gives none or several.
+const TOPOLOGY_TABLES: [&str; 8] = [
+    "star",
+    "dumbbell",
+    "leaf_spine",
+    "fat_tree",
+    "fuso_testbed",
+    "fuso_fabric",
+    "vl2",
+    "bcube",
+];
+
+/// A parse error's field and a hint for the usual mistakes: a single table where an
+/// array of tables is wanted, not exactly one topology, and (when the TOML reader
+/// itself stopped, with no field path) the key on the offending line, so a number too
+/// large for TOML's 64-bit integers names its field. `at`: the error's offset in `text`.
+fn parse_hint(path: &str, msg: &str, text: &str, at: Option<usize>) -> (String, String) {
+    let hint = if msg.starts_with("invalid type: map, expected a sequence")
+        && ["traffic", "faults"].contains(&path)
+    {
+        format!("; {path} is an array of tables: write [[{path}]]")
+    } else if path == "topology" && msg.starts_with("wanted exactly 1 element") {
+        let tables: Vec<String> = TOPOLOGY_TABLES
+            .iter()
+            .map(|t| format!("[topology.{t}]"))
+            .collect();
+        format!("; give exactly one of {}", tables.join(", "))
+    } else {
+        String::new()
+    };
+    if !path.is_empty() {
+        return (path.to_string(), hint);
+    }
+    // The TOML reader's own errors carry no path: take the key of the line.
+    let Some(at) = at.filter(|&a| a <= text.len()) else {
+        return (String::new(), hint);
+    };
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let Some((key, _)) = line.split_once('=') else {
+        return (String::new(), hint);
+    };
+    let key = key.trim();
+    let before = &text[..line_start];
+    let table = before
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| {
+            let name = l.trim_matches(|c| c == '[' || c == ']').trim();
+            if l.starts_with("[[") {
+                // The n-th entry of an array of tables.
+                let n = before.lines().filter(|x| x.trim() == l).count();
+                format!("{name}[{}]", n - 1)
+            } else {
+                name.to_string()
+            }
+        });
+    let path = match table {
+        Some(t) => format!("{t}.{key}"),
+        None => key.to_string(),
+    };
+    let hint = if msg.starts_with("number too large") {
+        format!("{hint} (TOML integers are at most {})", i64::MAX)
+    } else {
+        hint
+    };
+    (path, hint)
 }
 
 /// The traffic entries' pinned paths: indices within the topology's paths at the

@@ -423,6 +423,7 @@ impl Sim {
             n_hosts: self.plan.topology.n_hosts,
             warmup,
             flow_level: None,
+            warnings: self.plan.warnings.clone(),
         }
     }
 }

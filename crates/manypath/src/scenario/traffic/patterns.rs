@@ -3,7 +3,7 @@
 //! them on entries of other patterns), its repetitions and its arrivals, checked.
 
 use super::sizes::size_dist;
-use crate::scenario::checker::{Checker, MAX_TIME_US};
+use crate::scenario::checker::{show, Checker, MAX_TIME_US};
 use crate::scenario::schema::{ArrivalSpec, PatternSpec, TrafficSpec};
 use crate::time::{from_us, SimTime};
 use crate::workload::generate::{Arrival, Pattern, RequestsGen, TrafficGen};
@@ -12,6 +12,10 @@ use std::path::Path;
 
 /// The most flows one traffic entry may generate (they are all drawn before the run).
 const MAX_FLOWS: f64 = 1e7;
+
+/// The highest `load` accepted: overload experiments go a little past 1; a larger value
+/// is most likely a percentage.
+const MAX_LOAD: f64 = 2.0;
 
 /// What a pattern is, for the checks that depend on it.
 #[derive(Clone, Copy, Debug)]
@@ -524,13 +528,19 @@ impl Entry<'_> {
         }
         let rate = match (t.load, t.rate_per_s) {
             (Some(load), None) => {
-                c.positive(&self.field("load"), load);
+                // A refused load gives no rate (nor a flow count to refuse).
+                let load = if self.check_load(load, c) { load } else { 0.0 };
                 let mean = match sizes_below {
                     Some(b) => size.and_then(|s| s.mean_below(b)),
                     None => size.and_then(|s| s.mean()),
                 };
+                // A size that could not be read, or no size below `sizes_below_bytes`,
+                // is reported already.
+                let reported = size.is_none() || sizes_below.is_some();
                 match mean {
+                    Some(_) if load == 0.0 => 1.0,
                     Some(mean) => load * host_rate_bps * senders_n / (8.0 * mean),
+                    None if reported => 1.0,
                     None => {
                         c.err(
                             &self.field("size"),
@@ -553,6 +563,42 @@ impl Entry<'_> {
             }
         };
         Arrival::Poisson { rate_per_s: rate }
+    }
+
+    /// `load`, a fraction of each sender's link rate: above 1 the senders offer more
+    /// than their links carry (an overload experiment, warned about); above
+    /// `MAX_LOAD` it is taken for a percentage and refused. False if refused.
+    fn check_load(&self, load: f64, c: &mut Checker) -> bool {
+        let field = self.field("load");
+        if !(load.is_finite() && load > 0.0) {
+            c.positive(&field, load);
+            return false;
+        }
+        if load > MAX_LOAD {
+            let hint = if load <= 100.0 {
+                format!("; did you mean {}?", show(load / 100.0))
+            } else {
+                String::new()
+            };
+            c.err(
+                &field,
+                format!(
+                    "must be a fraction of the link rate in (0, {MAX_LOAD}] (1: line rate), got {}{hint}",
+                    show(load)
+                ),
+            );
+            return false;
+        }
+        if load > 1.0 {
+            c.warn(
+                &field,
+                format!(
+                    "{} offers more than the senders' links carry: queues grow until the end and flows go unfinished",
+                    show(load)
+                ),
+            );
+        }
+        true
     }
 
     /// The flows are all drawn before the run: at most `MAX_FLOWS` per entry.
