@@ -88,25 +88,7 @@ pub struct Plan {
 impl Plan {
     /// Parses TOML text; `base_dir` resolves relative CDF paths.
     pub fn from_toml(text: &str, base_dir: &Path) -> Result<Plan, ScenarioError> {
-        let de = toml::Deserializer::new(text);
-        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            let msg = inner.message().to_string();
-            let at = inner
-                .span()
-                .map(|s| {
-                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-                    format!(" (line {line})")
-                })
-                .unwrap_or_default();
-            let path = if path == "." { String::new() } else { path };
-            let (path, hint) = parse_hint(&path, &msg, text, inner.span().map(|s| s.start));
-            ScenarioError {
-                problems: vec![(path, format!("{msg}{at}{hint}"))],
-            }
-        })?;
-        Plan::from_scenario(&scenario, base_dir)
+        Plan::from_scenario(&parse(text)?, base_dir)
     }
 
     pub fn from_scenario(s: &Scenario, base_dir: &Path) -> Result<Plan, ScenarioError> {
@@ -205,6 +187,29 @@ impl Plan {
         }
         (out, conns, flow_entry, conn_entry)
     }
+}
+
+/// Parses TOML text into the schema's `Scenario`: type errors name the dotted path of
+/// their field, with a hint for the usual mistakes (`parse_hint`).
+pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+    let de = toml::Deserializer::new(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let msg = inner.message().to_string();
+        let at = inner
+            .span()
+            .map(|s| {
+                let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+                format!(" (line {line})")
+            })
+            .unwrap_or_default();
+        let path = if path == "." { String::new() } else { path };
+        let (path, hint) = parse_hint(&path, &msg, text, inner.span().map(|s| s.start));
+        ScenarioError {
+            problems: vec![(path, format!("{msg}{at}{hint}"))],
+        }
+    })
 }
 
 /// `duration_ms` and `measure_from_ms` (or its older name `warmup_ms`), checked: the

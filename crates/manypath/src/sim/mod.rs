@@ -13,6 +13,7 @@
 //! flows' starts and finishes) and `results` (time series and the result tables).
 
 mod endpoints;
+pub mod estimate;
 mod forward;
 mod results;
 mod setup;
