@@ -1,4 +1,4 @@
-//! Python bindings: `manypath._core.run`, `validate` and `schema`. Results cross as
+//! Python bindings: `manypath._core.run`, `validate`, `resolve`, `estimate` and `schema`. Results cross as
 //! columns (dicts of lists) that the Python package turns into DataFrames.
 
 use manypath::metrics::Results;
@@ -72,6 +72,11 @@ fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDic
     t.add("ir_coded", |x| x.recovery.ir_coded as u64)?;
     t.add("ir_recovered", |x| x.recovery.ir_recovered as u64)?;
     t.add("proactive_copies", |x| x.recovery.proactive_copies)?;
+    t.add("started", |x| x.started)?;
+    t.add("measured", |x| x.measured)?;
+    t.add("ideal_fct_s", |x| {
+        x.ideal_fct.map(|t| t as f64 / 1e12).unwrap_or(nan)
+    })?;
     Ok(t.dict)
 }
 
@@ -165,6 +170,8 @@ fn counters<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     )?;
     d.set_item("peak_packets", c.peak_packets)?;
     d.set_item("flows", c.flows)?;
+    d.set_item("flows_generated", c.flows)?;
+    d.set_item("flows_started", c.flows_started)?;
     d.set_item("flows_completed", c.flows_completed)?;
     d.set_item("seed", c.seed)?;
     d.set_item("duration_s", c.sim_time as f64 / 1e12)?;
@@ -190,8 +197,11 @@ fn counters<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
 /// `progress(sim_time_s, events)` is called about every `progress_every` events; if it
 /// returns False, or Ctrl-C is pressed, the run stops and its results are marked partial.
 /// `level` ("packet" or "flow") replaces the scenario's own.
+/// At flow level, `progress(iterations, iterations)` (the count as a float first) is
+/// called every `progress_iterations` iterations of the TCP model.
 #[pyfunction]
-#[pyo3(signature = (toml_text, base_dir, seed=None, progress=None, progress_every=1_000_000, level=None))]
+#[pyo3(signature = (toml_text, base_dir, seed=None, progress=None, progress_every=1_000_000, level=None, progress_iterations=100))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     toml_text: &str,
@@ -200,6 +210,7 @@ fn run<'py>(
     progress: Option<PyObject>,
     progress_every: u64,
     level: Option<&str>,
+    progress_iterations: u32,
 ) -> PyResult<Bound<'py, PyDict>> {
     let level = match level {
         None => None,
@@ -214,13 +225,14 @@ fn run<'py>(
     let base = Path::new(base_dir).to_path_buf();
     let text = toml_text.to_string();
     // Ctrl-C reaches Python only when it runs; check for it at each report.
-    let every = if progress.is_some() {
-        progress_every.max(1)
+    let (every, flow_every) = if progress.is_some() {
+        (progress_every.max(1), progress_iterations.max(1))
     } else {
-        1 << 22
+        (1 << 22, 1000)
     };
     let result = py.allow_threads(move || {
-        manypath::run_toml_at_level(&text, &base, seed, level, every, |now, events| {
+        let periods = (every, flow_every);
+        manypath::run_toml_reporting(&text, &base, seed, level, periods, |now, events| {
             Python::with_gil(|py| {
                 if py.check_signals().is_err() {
                     return false;
@@ -244,15 +256,43 @@ fn run<'py>(
     d.set_item("flow_samples", flow_samples_columns(py, &r)?)?;
     d.set_item("queue_samples", queue_samples_columns(py, &r)?)?;
     d.set_item("counters", counters(py, &r)?)?;
+    d.set_item("warnings", r.warnings.clone())?;
     Ok(d)
 }
 
-/// Checks a scenario; raises ValueError listing every problem, one per line.
+/// Checks a scenario; raises ValueError listing every problem, one per line. Returns
+/// its warnings (what is valid but likely not meant) as `(field path, message)` pairs.
 #[pyfunction]
-fn validate(toml_text: &str, base_dir: &str) -> PyResult<()> {
+fn validate(toml_text: &str, base_dir: &str) -> PyResult<Vec<(String, String)>> {
     Plan::from_toml(toml_text, Path::new(base_dir))
-        .map(|_| ())
+        .map(|p| p.warnings)
         .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The scenario as TOML with every default filled in (`manypath::resolve_toml`); raises
+/// ValueError as `validate` does.
+#[pyfunction]
+fn resolve(toml_text: &str, base_dir: &str) -> PyResult<String> {
+    manypath::resolve_toml(toml_text, Path::new(base_dir))
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// What a run will need: hosts, switches, ports, connections, subflows and flows, and
+/// the estimated peak memory of a packet-level run in bytes (`peak_bytes`).
+#[pyfunction]
+fn estimate<'py>(py: Python<'py>, toml_text: &str, base_dir: &str) -> PyResult<Bound<'py, PyDict>> {
+    let plan = Plan::from_toml(toml_text, Path::new(base_dir))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let e = manypath::sim::estimate::estimate(&plan);
+    let d = PyDict::new(py);
+    d.set_item("hosts", e.hosts)?;
+    d.set_item("switches", e.switches)?;
+    d.set_item("ports", e.ports)?;
+    d.set_item("connections", e.connections)?;
+    d.set_item("subflows", e.subflows)?;
+    d.set_item("flows", e.flows)?;
+    d.set_item("peak_bytes", e.peak_bytes)?;
+    Ok(d)
 }
 
 /// The scenario JSON Schema.
@@ -266,5 +306,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
     Ok(())
 }

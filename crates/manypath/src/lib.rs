@@ -40,7 +40,9 @@ pub fn run_toml_with_progress(
 }
 
 /// Like `run_toml_with_progress`, with `level` (when given) replacing the scenario's own
-/// `level`. At flow level the run is one computation, so `progress` is not called.
+/// `level`. At flow level, `progress(iterations · 1 s, iterations)` is called every
+/// `flow_every` iterations of the TCP model (the iteration count stands in the place of
+/// simulated time).
 pub fn run_toml_at_level(
     text: &str,
     base_dir: &std::path::Path,
@@ -48,6 +50,19 @@ pub fn run_toml_at_level(
     level: Option<scenario::Level>,
     every: u64,
     progress: impl FnMut(time::SimTime, u64) -> bool,
+) -> Result<Results, ScenarioError> {
+    run_toml_reporting(text, base_dir, seed, level, (every, u32::MAX), progress)
+}
+
+/// `run_toml_at_level` with the progress periods of both levels: `every` events at
+/// packet level, `flow_every` iterations at flow level.
+pub fn run_toml_reporting(
+    text: &str,
+    base_dir: &std::path::Path,
+    seed: Option<u64>,
+    level: Option<scenario::Level>,
+    (every, flow_every): (u64, u32),
+    mut progress: impl FnMut(time::SimTime, u64) -> bool,
 ) -> Result<Results, ScenarioError> {
     let text = match level {
         Some(l) => scenario::with_level(text, l)?,
@@ -59,6 +74,22 @@ pub fn run_toml_at_level(
     }
     Ok(match plan.level {
         scenario::Level::Packet => sim::run_plan_with_progress(plan, every, progress),
-        scenario::Level::Flow => flow::run_plan(plan),
+        scenario::Level::Flow => flow::run_plan_with_progress(plan, flow_every, |i| {
+            progress(i as time::SimTime * time::PS_PER_S, i as u64)
+        }),
+    })
+}
+
+/// The scenario given as TOML text, checked, re-written with every default filled in
+/// (the fields a scenario may leave out and that have a default); options without a
+/// default stay absent.
+pub fn resolve_toml(text: &str, base_dir: &std::path::Path) -> Result<String, ScenarioError> {
+    let scenario = scenario::plan::parse(text)?;
+    Plan::from_scenario(&scenario, base_dir)?;
+    toml::to_string(&scenario).map_err(|e| ScenarioError {
+        problems: vec![(
+            String::new(),
+            format!("cannot write the scenario as TOML: {e}"),
+        )],
     })
 }

@@ -36,6 +36,17 @@ pub struct Solution {
 
 /// Runs a plan at flow level. The plan has been validated for it (`scenario::level`).
 pub fn run_plan(plan: Plan) -> Results {
+    run_plan_with_progress(plan, u32::MAX, |_| true)
+}
+
+/// `run_plan`, calling `progress(iterations)` every `every` iterations of the TCP
+/// model's fixed point; a `false` from it stops the model there, and the results (of
+/// the last iteration, not converged) are marked partial.
+pub fn run_plan_with_progress(
+    plan: Plan,
+    every: u32,
+    progress: impl FnMut(u32) -> bool,
+) -> Results {
     let t0 = std::time::Instant::now();
     // No packet is ever queued here: zero-length queues keep the ports from reserving
     // packet slots (hundreds of MB at 27k hosts).
@@ -85,15 +96,24 @@ pub fn run_plan(plan: Plan) -> Results {
         coupled: &coupled,
     };
     let cfg = plan.flow_model;
-    let (sol, model) = match cfg.kind {
-        FlowModelKind::TcpResponse => (
-            tcp::solve(&problem, cfg.max_iterations, cfg.tolerance),
-            "tcp-response",
-        ),
-        FlowModelKind::MaxMin => (maxmin::solve(&capacity, &paths), "max-min"),
+    let (sol, model, stopped) = match cfg.kind {
+        FlowModelKind::TcpResponse => {
+            let (sol, stopped) = tcp::solve_with_progress(
+                &problem,
+                cfg.max_iterations,
+                cfg.tolerance,
+                every,
+                progress,
+            );
+            (sol, "tcp-response", stopped)
+        }
+        // Progressive filling takes one step per bottleneck: quick, not reported.
+        FlowModelKind::MaxMin => (maxmin::solve(&capacity, &paths), "max-min", false),
     };
     let wall = t0.elapsed().as_secs_f64();
-    report(&plan, &net, &flows, &paths, &sol, model, wall)
+    let mut results = report(&plan, &net, &flows, &paths, &sol, model, wall);
+    results.counters.partial = stopped;
+    results
 }
 
 fn report(
@@ -143,6 +163,9 @@ fn report(
             size: None,
             start: f.start,
             finish: None,
+            started: true,
+            measured: true,
+            ideal_fct: None,
             bytes_sent: bytes(sent),
             bytes_retx: bytes(sent) - bytes(got).min(bytes(sent)),
             bytes_acked: bytes(got),
@@ -187,6 +210,7 @@ fn report(
         sim_time: plan.duration,
         wall_secs,
         flows: flows.len() as u64,
+        flows_started: flows.len() as u64,
         seed: plan.seed,
         ..RunCounters::default()
     };
@@ -209,5 +233,6 @@ fn report(
             converged: sol.converged,
             residual: sol.residual,
         }),
+        warnings: plan.warnings.clone(),
     }
 }

@@ -50,6 +50,19 @@ pub struct Problem<'a> {
 /// Iterates to the fixed point; stops when the largest violation is below `tolerance`
 /// or after `max_iterations`.
 pub fn solve(pb: &Problem, max_iterations: u32, tolerance: f64) -> Solution {
+    solve_with_progress(pb, max_iterations, tolerance, u32::MAX, |_| true).0
+}
+
+/// `solve`, calling `progress(iterations)` every `every` iterations; a `false` from it
+/// stops the iteration there (returned as true: stopped).
+pub fn solve_with_progress(
+    pb: &Problem,
+    max_iterations: u32,
+    tolerance: f64,
+    every: u32,
+    mut progress: impl FnMut(u32) -> bool,
+) -> (Solution, bool) {
+    let mut stopped = false;
     let nl = pb.capacity.len();
     let ns = pb.paths.n_subflows();
     let mut p = vec![P_START; nl];
@@ -66,6 +79,10 @@ pub fn solve(pb: &Problem, max_iterations: u32, tolerance: f64) -> Solution {
             break;
         }
         iterations += 1;
+        if iterations % every.max(1) == 0 && !progress(iterations) {
+            stopped = true;
+            break;
+        }
         for l in 0..nl {
             if load[l] > 0.0 {
                 let ratio = load[l] * (1.0 - p[l]) / pb.capacity[l];
@@ -85,7 +102,7 @@ pub fn solve(pb: &Problem, max_iterations: u32, tolerance: f64) -> Solution {
             *p = 0.0;
         }
     }
-    Solution {
+    let sol = Solution {
         rate,
         delivered,
         loss: p,
@@ -93,7 +110,8 @@ pub fn solve(pb: &Problem, max_iterations: u32, tolerance: f64) -> Solution {
         iterations,
         converged: residual < tolerance,
         residual,
-    }
+    };
+    (sol, stopped)
 }
 
 /// Rates of every subflow for the link losses `p`; fills the path losses `q` and the

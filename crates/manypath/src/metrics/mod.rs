@@ -1,5 +1,7 @@
 //! What a run reports: one record per flow, one per output queue, and run counters.
 
+pub mod ideal;
+
 use crate::net::network::{Network, NodeKind};
 use crate::time::SimTime;
 
@@ -16,6 +18,15 @@ pub struct FlowRecord {
     pub start: SimTime,
     /// When every data byte was acknowledged at the sender.
     pub finish: Option<SimTime>,
+    /// The flow had started by the end of the run (a flow still running then is
+    /// censored: started, not finished).
+    pub started: bool,
+    /// The flow starts at or after the measurement window's start (`measure_from_ms`);
+    /// a flow that never started counts as starting after the end.
+    pub measured: bool,
+    /// The FCT the model gives this flow alone on an idle network along its (best)
+    /// path; `None` for long-lived flows (see `ideal::ideal_fct`).
+    pub ideal_fct: Option<SimTime>,
     pub bytes_sent: u64,
     pub bytes_retx: u64,
     pub bytes_acked: u64,
@@ -191,7 +202,10 @@ pub struct RunCounters {
     pub packets_dropped: u64,
     /// Packets still queued or on a link when the run stopped.
     pub packets_in_flight: u64,
+    /// Flows generated (whether they started or not).
     pub flows: u64,
+    /// Flows that had started by the end of the run.
+    pub flows_started: u64,
     pub flows_completed: u64,
     pub seed: u64,
     /// Peak number of packets alive at once.
@@ -231,6 +245,8 @@ pub struct Results {
     pub warmup: SimTime,
     /// What the flow-level model reports (`None` at packet level).
     pub flow_level: Option<FlowLevelInfo>,
+    /// The scenario's warnings (`Plan::warnings`).
+    pub warnings: Vec<(String, String)>,
 }
 
 /// How a flow-level run went.

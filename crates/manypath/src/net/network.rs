@@ -382,6 +382,15 @@ impl Network {
         (len > 0).then(|| self.pinned_hops[start as usize].1)
     }
 
+    /// The ports of pinned route `route`, the source's NIC first (read when results are
+    /// collected).
+    pub fn pinned_ports(&self, route: u32) -> impl Iterator<Item = u32> + '_ {
+        let (start, len) = self.pinned[route as usize];
+        self.pinned_hops[start as usize..(start + len) as usize]
+            .iter()
+            .map(|h| h.1)
+    }
+
     /// Number of host ports (hosts are nodes 0..n_hosts, so their ports come first).
     pub fn host_ports(&self) -> usize {
         self.port_start[self.n_hosts as usize] as usize

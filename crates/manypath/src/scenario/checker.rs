@@ -11,15 +11,30 @@ pub(super) const MAX_TIME_US: f64 = 1e12;
 #[derive(Default)]
 pub(super) struct Checker {
     pub(super) problems: Vec<(String, String)>,
+    /// What is valid but likely not meant (overload, ...), as `(path, message)`.
+    pub(super) warnings: Vec<(String, String)>,
+}
+
+/// A number as a message shows it: plainly, or in exponent form when it is very large
+/// or very small (1e300, not 301 digits).
+pub(super) fn show(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-6..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 impl Checker {
     pub(super) fn err(&mut self, path: &str, msg: String) {
         self.problems.push((path.to_string(), msg));
     }
+    pub(super) fn warn(&mut self, path: &str, msg: String) {
+        self.warnings.push((path.to_string(), msg));
+    }
     pub(super) fn positive(&mut self, path: &str, v: f64) {
         if !(v.is_finite() && v > 0.0) {
-            self.err(path, format!("must be a positive number, got {v}"));
+            self.err(path, format!("must be a positive number, got {}", show(v)));
         }
     }
     /// A rate in Gbit/s the simulator can represent: 1 kbit/s to 100 Tbit/s.
@@ -27,7 +42,10 @@ impl Checker {
         if !(v.is_finite() && (1e-6..=1e5).contains(&v)) {
             self.err(
                 path,
-                format!("must be a rate between 0.000001 and 100000 Gbps, got {v}"),
+                format!(
+                    "must be a rate between 0.000001 and 100000 Gbps, got {}",
+                    show(v)
+                ),
             );
         }
     }
@@ -36,13 +54,29 @@ impl Checker {
         if v.is_finite() && v > MAX_TIME_US {
             self.err(
                 path,
-                format!("must be at most {MAX_TIME_US:e} µs (about 11 days), got {v}"),
+                format!(
+                    "must be at most {MAX_TIME_US:e} µs (about 11 days), got {}",
+                    show(v)
+                ),
+            );
+        }
+    }
+    /// A time in ms the picosecond clock can hold with room to add to it.
+    pub(super) fn time_ms(&mut self, path: &str, v: f64) {
+        if v.is_finite() && v * 1e3 > MAX_TIME_US {
+            self.err(
+                path,
+                format!(
+                    "must be at most {:e} ms (about 11 days), got {}",
+                    MAX_TIME_US / 1e3,
+                    show(v)
+                ),
             );
         }
     }
     pub(super) fn non_negative(&mut self, path: &str, v: f64) {
         if !(v.is_finite() && v >= 0.0) {
-            self.err(path, format!("must be zero or positive, got {v}"));
+            self.err(path, format!("must be zero or positive, got {}", show(v)));
         }
     }
     pub(super) fn at_least(&mut self, path: &str, v: u64, min: u64) {

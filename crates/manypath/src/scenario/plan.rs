@@ -55,6 +55,7 @@ pub struct Plan {
     pub seed: u64,
     pub duration: SimTime,
     pub stop_when_done: bool,
+    /// The measurement window's start (`measure_from_ms`, or `warmup_ms`).
     pub warmup: SimTime,
     pub topology: Topology,
     pub tier_params: Vec<LinkParams>,
@@ -80,34 +81,19 @@ pub struct Plan {
     /// The simulator that runs the plan, and the flow-level model's settings.
     pub level: Level,
     pub flow_model: FlowModelConfig,
+    /// What is valid but likely not meant, as `(field path, message)`.
+    pub warnings: Vec<(String, String)>,
 }
 
 impl Plan {
     /// Parses TOML text; `base_dir` resolves relative CDF paths.
     pub fn from_toml(text: &str, base_dir: &Path) -> Result<Plan, ScenarioError> {
-        let de = toml::Deserializer::new(text);
-        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            let msg = inner.message().to_string();
-            let at = inner
-                .span()
-                .map(|s| {
-                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-                    format!(" (line {line})")
-                })
-                .unwrap_or_default();
-            let path = if path == "." { String::new() } else { path };
-            ScenarioError {
-                problems: vec![(path, format!("{msg}{at}"))],
-            }
-        })?;
-        Plan::from_scenario(&scenario, base_dir)
+        Plan::from_scenario(&parse(text)?, base_dir)
     }
 
     pub fn from_scenario(s: &Scenario, base_dir: &Path) -> Result<Plan, ScenarioError> {
         let mut c = Checker::default();
-        let duration = run_length(s, &mut c);
+        let (duration, warmup) = run_length(s, &mut c);
         let kind = topology_kind(&s.topology, &mut c);
         let tiers: Vec<&'static str> = kind.as_ref().map(|k| k.tiers()).unwrap_or_default();
         let mut links = links(s, &tiers, kind.is_some(), &mut c);
@@ -151,7 +137,7 @@ impl Plan {
             seed: s.seed,
             duration,
             stop_when_done: s.stop_when_done,
-            warmup: from_ms(s.warmup_ms),
+            warmup,
             topology,
             tier_params: links.tier_params,
             host_queue: links.host_queue,
@@ -172,6 +158,7 @@ impl Plan {
             faults,
             level,
             flow_model,
+            warnings: c.warnings,
         })
     }
 
@@ -202,29 +189,139 @@ impl Plan {
     }
 }
 
-/// `duration_ms` and `warmup_ms`, checked: the run's length (0 if it is wrong).
-fn run_length(s: &Scenario, c: &mut Checker) -> SimTime {
+/// Parses TOML text into the schema's `Scenario`: type errors name the dotted path of
+/// their field, with a hint for the usual mistakes (`parse_hint`).
+pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+    let de = toml::Deserializer::new(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let msg = inner.message().to_string();
+        let at = inner
+            .span()
+            .map(|s| {
+                let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+                format!(" (line {line})")
+            })
+            .unwrap_or_default();
+        let path = if path == "." { String::new() } else { path };
+        let (path, hint) = parse_hint(&path, &msg, text, inner.span().map(|s| s.start));
+        ScenarioError {
+            problems: vec![(path, format!("{msg}{at}{hint}"))],
+        }
+    })
+}
+
+/// `duration_ms` and `measure_from_ms` (or its older name `warmup_ms`), checked: the
+/// run's length (0 if it is wrong) and the measurement window's start.
+fn run_length(s: &Scenario, c: &mut Checker) -> (SimTime, SimTime) {
     c.positive("duration_ms", s.duration_ms);
-    c.time_us("duration_ms", s.duration_ms * 1e3);
-    c.non_negative("warmup_ms", s.warmup_ms);
-    if s.warmup_ms.is_finite()
-        && s.duration_ms.is_finite()
-        && s.warmup_ms >= s.duration_ms
-        && s.warmup_ms > 0.0
-    {
+    c.time_ms("duration_ms", s.duration_ms);
+    let (field, from) = match (s.measure_from_ms, s.warmup_ms) {
+        (Some(_), Some(_)) => {
+            c.err(
+                "measure_from_ms",
+                "give either measure_from_ms or warmup_ms (its older name), not both".into(),
+            );
+            ("measure_from_ms", 0.0)
+        }
+        (Some(m), None) => ("measure_from_ms", m),
+        (None, Some(w)) => ("warmup_ms", w),
+        (None, None) => ("measure_from_ms", 0.0),
+    };
+    c.non_negative(field, from);
+    if from.is_finite() && s.duration_ms.is_finite() && from >= s.duration_ms && from > 0.0 {
         c.err(
-            "warmup_ms",
+            field,
             format!(
-                "must be less than duration_ms ({}), got {}",
-                s.duration_ms, s.warmup_ms
+                "must be less than duration_ms ({}), got {from}",
+                s.duration_ms
             ),
         );
     }
-    if s.duration_ms.is_finite() && s.duration_ms > 0.0 && s.duration_ms * 1e3 <= MAX_TIME_US {
-        from_ms(s.duration_ms)
+    let duration =
+        if s.duration_ms.is_finite() && s.duration_ms > 0.0 && s.duration_ms * 1e3 <= MAX_TIME_US {
+            from_ms(s.duration_ms)
+        } else {
+            0
+        };
+    let from = if from.is_finite() && from > 0.0 && from < s.duration_ms {
+        from_ms(from)
     } else {
         0
+    };
+    (duration, from)
+}
+
+/// Every topology's table, for the hint when a scenario gives none or several.
+const TOPOLOGY_TABLES: [&str; 8] = [
+    "star",
+    "dumbbell",
+    "leaf_spine",
+    "fat_tree",
+    "fuso_testbed",
+    "fuso_fabric",
+    "vl2",
+    "bcube",
+];
+
+/// A parse error's field and a hint for the usual mistakes: a single table where an
+/// array of tables is wanted, not exactly one topology, and (when the TOML reader
+/// itself stopped, with no field path) the key on the offending line, so a number too
+/// large for TOML's 64-bit integers names its field. `at`: the error's offset in `text`.
+fn parse_hint(path: &str, msg: &str, text: &str, at: Option<usize>) -> (String, String) {
+    let hint = if msg.starts_with("invalid type: map, expected a sequence")
+        && ["traffic", "faults"].contains(&path)
+    {
+        format!("; {path} is an array of tables: write [[{path}]]")
+    } else if path == "topology" && msg.starts_with("wanted exactly 1 element") {
+        let tables: Vec<String> = TOPOLOGY_TABLES
+            .iter()
+            .map(|t| format!("[topology.{t}]"))
+            .collect();
+        format!("; give exactly one of {}", tables.join(", "))
+    } else {
+        String::new()
+    };
+    if !path.is_empty() {
+        return (path.to_string(), hint);
     }
+    // The TOML reader's own errors carry no path: take the key of the line.
+    let Some(at) = at.filter(|&a| a <= text.len()) else {
+        return (String::new(), hint);
+    };
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let Some((key, _)) = line.split_once('=') else {
+        return (String::new(), hint);
+    };
+    let key = key.trim();
+    let before = &text[..line_start];
+    let table = before
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| {
+            let name = l.trim_matches(|c| c == '[' || c == ']').trim();
+            if l.starts_with("[[") {
+                // The n-th entry of an array of tables.
+                let n = before.lines().filter(|x| x.trim() == l).count();
+                format!("{name}[{}]", n - 1)
+            } else {
+                name.to_string()
+            }
+        });
+    let path = match table {
+        Some(t) => format!("{t}.{key}"),
+        None => key.to_string(),
+    };
+    let hint = if msg.starts_with("number too large") {
+        format!("{hint} (TOML integers are at most {})", i64::MAX)
+    } else {
+        hint
+    };
+    (path, hint)
 }
 
 /// The traffic entries' pinned paths: indices within the topology's paths at the

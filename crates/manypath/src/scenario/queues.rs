@@ -34,6 +34,28 @@ pub(super) fn queue_config(
         (None, None) => (default_limit, u64::MAX),
         (p, b) => (p.unwrap_or(u64::MAX), b.unwrap_or(u64::MAX)),
     };
+    // A threshold the queue can never reach would never mark.
+    for (field, k, limit_field, limit) in [
+        (
+            "ecn_k_packets",
+            q.ecn_k_packets,
+            "limit_packets",
+            limit_packets,
+        ),
+        ("ecn_k_bytes", q.ecn_k_bytes, "limit_bytes", limit_bytes),
+    ] {
+        if let Some(k) = k.filter(|&k| k > limit) {
+            let limit = if q.limit_packets.is_none() && q.limit_bytes.is_none() {
+                format!("the queue's limit ({limit} packets by default)")
+            } else {
+                format!("{limit_field} ({limit})")
+            };
+            c.err(
+                &format!("{path}.{field}"),
+                format!("must be at most {limit}, or the queue never marks, got {k}"),
+            );
+        }
+    }
     QueueConfig {
         limit_packets,
         limit_bytes,

@@ -41,9 +41,12 @@ pub struct Scenario {
     /// Stop as soon as every finite flow has finished (when there are no long-lived flows).
     #[serde(default = "yes")]
     pub stop_when_done: bool,
-    /// Long-lived flows' goodput is measured from this time on, in milliseconds.
-    #[serde(default)]
-    pub warmup_ms: f64,
+    /// Start of the measurement window (the warm-up's end), in milliseconds (default 0).
+    /// Flows that start before it are simulated but marked `measured = false` (FCT
+    /// statistics leave them out), and long-lived flows' goodput counts from it.
+    pub measure_from_ms: Option<f64>,
+    /// The older name of `measure_from_ms`, with the same meaning.
+    pub warmup_ms: Option<f64>,
     pub topology: TopologySpec,
     #[serde(default)]
     pub network: NetworkSpec,
@@ -656,6 +659,11 @@ pub struct TrafficSpec {
     pub rate_per_s: Option<f64>,
     /// Poisson arrivals stop at this time, in microseconds (default: the end of the run).
     pub until_us: Option<f64>,
+    /// The entry's arrivals stop at this time, in milliseconds, so the network can drain
+    /// before the end: no Poisson arrival, repetition or staggered start from then on
+    /// (default: the end of the run). Open-loop arrivals only (not `closed_loop` or
+    /// `jobs`).
+    pub arrivals_until_ms: Option<f64>,
     /// `incast`: the receiving host (default: the first host of the entry).
     pub receiver: Option<u32>,
     /// `incast`: number of senders (default: all other hosts of the entry), taken in order.

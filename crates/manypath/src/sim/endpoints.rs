@@ -108,6 +108,7 @@ impl Sim {
     /// Flow `f` starts: its connections open, or its bytes go to its persistent ones.
     pub(super) fn start_flow(&mut self, f: u32) {
         let flow = &mut self.flows[f as usize];
+        flow.started = true;
         let persistent = flow.spec.conn.is_some();
         let size = flow.spec.size;
         for k in 0..flow.copies as usize {

@@ -13,6 +13,7 @@
 //! flows' starts and finishes) and `results` (time series and the result tables).
 
 mod endpoints;
+pub mod estimate;
 mod forward;
 mod results;
 mod setup;
@@ -73,6 +74,8 @@ struct Flow {
     /// and, once finished, the flow's share of them.
     base: [Tally; MAX_COPIES],
     share: Option<Tally>,
+    /// The flow's start has come (its `FlowStart` ran).
+    started: bool,
     finish: Option<SimTime>,
 }
 

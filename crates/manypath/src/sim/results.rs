@@ -5,11 +5,12 @@
 use super::{Sim, SAMPLE_FLOWS};
 use crate::connection::Endpoints;
 use crate::engine::queue::EventKind;
+use crate::metrics::ideal::{ideal_fct, Hop, Segments};
 use crate::metrics::{
     histogram_quantile, FlowRecord, FlowSample, QueueRecord, QueueSample, RecoveryCounters,
     Results, RunCounters, SubflowRecord,
 };
-use crate::net::network::NO_RWNDQ;
+use crate::net::network::{LoadBalancing, Network, NO_RWNDQ};
 use crate::time::SimTime;
 use crate::transport::mptcp::sender::MptcpCounters;
 use crate::transport::tcp::SenderStats;
@@ -146,6 +147,62 @@ impl Sim {
         queued + on_links
     }
 
+    /// Flow `i`'s ideal FCT (`metrics::ideal`): on the best path of its copies'
+    /// subflows, as routed at the end of the run. `None` for long-lived flows and flows
+    /// with no route.
+    fn ideal_fct(&mut self, i: usize, data: &mut Vec<u32>, ack: &mut Vec<u32>) -> Option<SimTime> {
+        let f = &self.flows[i];
+        let size = f.spec.size?;
+        let tcp = &self.plan.transports[f.spec.transport as usize].tcp;
+        let seg = Segments {
+            mss: tcp.mss,
+            header: tcp.header,
+        };
+        let handshake = f.spec.conn.is_none();
+        let spray = self.plan.load_balancing == LoadBalancing::Spray;
+        let hops = |net: &Network, ports: &[u32]| -> Vec<Hop> {
+            ports
+                .iter()
+                .map(|&p| Hop {
+                    rate: net.ports[p as usize].rate,
+                    delay: net.ports[p as usize].delay,
+                })
+                .collect()
+        };
+        let mut best: Option<SimTime> = None;
+        for &c in f.copies() {
+            let conn = &self.conns[c as usize];
+            for h in &conn.hash {
+                data.clear();
+                ack.clear();
+                let reached = if conn.pinned != 0 {
+                    data.extend(self.net.pinned_ports(h[0]));
+                    ack.extend(self.net.pinned_ports(h[1]));
+                    !data.is_empty() && !ack.is_empty()
+                } else if spray {
+                    // Spraying draws a next hop per packet; every equal-cost path is as
+                    // long, so the first stands for them.
+                    self.net.indexed_path(conn.src, conn.dst, 0, data)
+                        && self.net.indexed_path(conn.dst, conn.src, 0, ack)
+                } else {
+                    self.net.ecmp_path(conn.src, conn.dst, h[0], data)
+                        && self.net.ecmp_path(conn.dst, conn.src, h[1], ack)
+                };
+                if reached {
+                    let t = ideal_fct(
+                        size,
+                        seg,
+                        &hops(&self.net, data),
+                        &hops(&self.net, ack),
+                        handshake,
+                    );
+                    best = Some(best.map_or(t, |b| b.min(t)));
+                }
+            }
+        }
+        best
+    }
+
     /// Flow `i`'s record at the end of the run (`end`). A flow of its own reports its
     /// connections' counters, summed over its copies; a message on persistent
     /// connections reports what they counted while it was outstanding.
@@ -221,6 +278,10 @@ impl Sim {
             size: spec.size,
             start: spec.start,
             finish: f.finish,
+            started: f.started,
+            // Long-lived flows have no FCT; their goodput is the window's.
+            measured: spec.size.is_none() || spec.start >= warmup,
+            ideal_fct: None,
             bytes_sent: st.bytes_sent,
             bytes_retx: st.bytes_retx,
             bytes_acked: st.bytes_acked,
@@ -250,9 +311,13 @@ impl Sim {
             late_hops += p.queue.not_started(p.busy_until).0;
         }
         let warmup = self.plan.warmup;
-        let flows: Vec<FlowRecord> = (0..self.flows.len())
+        let mut flows: Vec<FlowRecord> = (0..self.flows.len())
             .map(|i| self.flow_record(i, end))
             .collect();
+        let (mut data, mut ack) = (Vec::new(), Vec::new());
+        for (i, r) in flows.iter_mut().enumerate() {
+            r.ideal_fct = self.ideal_fct(i, &mut data, &mut ack);
+        }
         // Subflows of the multipath flows that have connections of their own.
         let subflows = self
             .flows
@@ -331,6 +396,7 @@ impl Sim {
             packets_dropped: self.dropped,
             packets_in_flight: self.packets_in_flight(),
             flows: self.flows.len() as u64,
+            flows_started: flows.iter().filter(|f| f.started).count() as u64,
             flows_completed: flows.iter().filter(|f| f.finish.is_some()).count() as u64,
             seed: self.plan.seed,
             peak_packets: self.peak_packets,
@@ -357,6 +423,7 @@ impl Sim {
             n_hosts: self.plan.topology.n_hosts,
             warmup,
             flow_level: None,
+            warnings: self.plan.warnings.clone(),
         }
     }
 }

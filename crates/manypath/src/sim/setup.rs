@@ -188,6 +188,7 @@ impl Workload {
             copies,
             base: [Tally::default(); MAX_COPIES],
             share: None,
+            started: false,
             finish: None,
         });
     }

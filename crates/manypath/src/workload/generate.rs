@@ -47,6 +47,10 @@ pub struct TrafficGen {
     pub start: SimTime,
     pub arrival: Arrival,
     pub until: SimTime,
+    /// No flow of the entry starts from this time on (`arrivals_until_ms`): Poisson
+    /// arrivals end there (`until` is no later), and repetitions and staggered starts
+    /// at or after it are not generated.
+    pub arrivals_until: Option<SimTime>,
     /// Number of flows for `random_pairs` started at once, or a cap on Poisson arrivals.
     pub flows: Option<u32>,
     pub receiver: u32,
@@ -242,6 +246,18 @@ impl TrafficGen {
             }
             return;
         }
+        let first = out.len();
+        self.generate_flows(rng, next_job, out);
+        if let Some(until) = self.arrivals_until {
+            // Open-loop flows only (validation keeps closed loops and jobs out), so no
+            // flow refers to another by index.
+            let entry = out.split_off(first);
+            out.extend(entry.into_iter().filter(|f| f.start < until));
+        }
+    }
+
+    /// `generate` for the patterns whose flows have connections of their own.
+    fn generate_flows(&self, rng: &mut Rng, next_job: &mut i64, out: &mut Vec<FlowSpec>) {
         match (self.pattern, self.arrival) {
             (Pattern::Permutation, Arrival::AtStart) => {
                 let perm = derangement(&self.hosts, rng);
@@ -603,6 +619,7 @@ mod tests {
             start: 0,
             arrival: Arrival::AtStart,
             until: PS_PER_S,
+            arrivals_until: None,
             flows: None,
             receiver: 0,
             senders: (1..8).collect(),

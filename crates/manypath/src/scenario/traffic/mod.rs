@@ -54,6 +54,8 @@ pub(super) fn traffic(
         let transport = entry_transport(s, t, &path, transports, c);
         let class = class_index(&mut out.classes, &t.class);
         let Some(n_hosts) = n_hosts else {
+            // The rest needs the hosts; the size does not.
+            sizes::size_dist(&t.size, &format!("{path}.size"), base_dir, c);
             continue;
         };
         let requests = t

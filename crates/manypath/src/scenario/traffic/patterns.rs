@@ -3,7 +3,7 @@
 //! them on entries of other patterns), its repetitions and its arrivals, checked.
 
 use super::sizes::size_dist;
-use crate::scenario::checker::{Checker, MAX_TIME_US};
+use crate::scenario::checker::{show, Checker, MAX_TIME_US};
 use crate::scenario::schema::{ArrivalSpec, PatternSpec, TrafficSpec};
 use crate::time::{from_us, SimTime};
 use crate::workload::generate::{Arrival, Pattern, RequestsGen, TrafficGen};
@@ -12,6 +12,10 @@ use std::path::Path;
 
 /// The most flows one traffic entry may generate (they are all drawn before the run).
 const MAX_FLOWS: f64 = 1e7;
+
+/// The highest `load` accepted: overload experiments go a little past 1; a larger value
+/// is most likely a percentage.
+const MAX_LOAD: f64 = 2.0;
 
 /// What a pattern is, for the checks that depend on it.
 #[derive(Clone, Copy, Debug)]
@@ -129,6 +133,8 @@ pub(super) fn traffic_gen(
         }
         None => at.duration,
     };
+    let arrivals_until = e.arrivals_until(at.duration, c);
+    let until = arrivals_until.map_or(until, |a| a.min(until));
     let arrival = match e.arrival_spec() {
         None => e.at_start(c),
         Some(ArrivalSpec::Poisson) => e.poisson(
@@ -154,6 +160,7 @@ pub(super) fn traffic_gen(
         start: from_us(t.start_us),
         arrival,
         until,
+        arrivals_until,
         flows: t.flows,
         receiver,
         senders,
@@ -416,6 +423,45 @@ impl Entry<'_> {
         }
     }
 
+    /// `arrivals_until_ms`: when the entry's open-loop arrivals stop, after its start
+    /// and no later than the run's end (`duration`).
+    fn arrivals_until(&self, duration: SimTime, c: &mut Checker) -> Option<SimTime> {
+        let t = self.t;
+        let ms = t.arrivals_until_ms?;
+        let field = self.field("arrivals_until_ms");
+        let before = c.problems.len();
+        c.positive(&field, ms);
+        let duration_ms = duration as f64 / 1e9;
+        if t.until_us.is_some() {
+            c.err(
+                &field,
+                "give either arrivals_until_ms or until_us, not both".into(),
+            );
+        }
+        if t.closed_loop || self.pattern == Pattern::Jobs {
+            c.err(
+                &field,
+                "applies only to open-loop arrivals (closed loops end after repeat)".into(),
+            );
+        }
+        if ms.is_finite() && ms > duration_ms {
+            c.err(
+                &field,
+                format!("must be at most duration_ms ({duration_ms}), got {ms}"),
+            );
+        } else if ms > 0.0 && ms * 1e3 <= t.start_us {
+            c.err(
+                &field,
+                format!(
+                    "must be after the entry's start (start_us = {}, i.e. {} ms), got {ms}",
+                    t.start_us,
+                    t.start_us / 1e3
+                ),
+            );
+        }
+        (c.problems.len() == before).then(|| crate::time::from_ms(ms))
+    }
+
     fn at_start(&self, c: &mut Checker) -> Arrival {
         let t = self.t;
         for (field, v) in [
@@ -482,13 +528,19 @@ impl Entry<'_> {
         }
         let rate = match (t.load, t.rate_per_s) {
             (Some(load), None) => {
-                c.positive(&self.field("load"), load);
+                // A refused load gives no rate (nor a flow count to refuse).
+                let load = if self.check_load(load, c) { load } else { 0.0 };
                 let mean = match sizes_below {
                     Some(b) => size.and_then(|s| s.mean_below(b)),
                     None => size.and_then(|s| s.mean()),
                 };
+                // A size that could not be read, or no size below `sizes_below_bytes`,
+                // is reported already.
+                let reported = size.is_none() || sizes_below.is_some();
                 match mean {
+                    Some(_) if load == 0.0 => 1.0,
                     Some(mean) => load * host_rate_bps * senders_n / (8.0 * mean),
+                    None if reported => 1.0,
                     None => {
                         c.err(
                             &self.field("size"),
@@ -511,6 +563,42 @@ impl Entry<'_> {
             }
         };
         Arrival::Poisson { rate_per_s: rate }
+    }
+
+    /// `load`, a fraction of each sender's link rate: above 1 the senders offer more
+    /// than their links carry (an overload experiment, warned about); above
+    /// `MAX_LOAD` it is taken for a percentage and refused. False if refused.
+    fn check_load(&self, load: f64, c: &mut Checker) -> bool {
+        let field = self.field("load");
+        if !(load.is_finite() && load > 0.0) {
+            c.positive(&field, load);
+            return false;
+        }
+        if load > MAX_LOAD {
+            let hint = if load <= 100.0 {
+                format!("; did you mean {}?", show(load / 100.0))
+            } else {
+                String::new()
+            };
+            c.err(
+                &field,
+                format!(
+                    "must be a fraction of the link rate in (0, {MAX_LOAD}] (1: line rate), got {}{hint}",
+                    show(load)
+                ),
+            );
+            return false;
+        }
+        if load > 1.0 {
+            c.warn(
+                &field,
+                format!(
+                    "{} offers more than the senders' links carry: queues grow until the end and flows go unfinished",
+                    show(load)
+                ),
+            );
+        }
+        true
     }
 
     /// The flows are all drawn before the run: at most `MAX_FLOWS` per entry.

@@ -1,0 +1,133 @@
+//! What a run will need before it runs: the counts that drive its memory (hosts,
+//! switches, ports, connections, flows) and an estimate of its peak memory at packet
+//! level, from the sizes of the structures it allocates. Calibrated against the peak
+//! resident memory of `manypath-sim` on the benchmark scenarios (see `docs/scenarios.md`).
+
+use super::{Conn, Flow};
+use crate::metrics::{FlowRecord, QueueRecord};
+use crate::net::network::Port;
+use crate::net::topology::NodeRole;
+use crate::scenario::Plan;
+use crate::workload::generate::Arrival;
+use std::mem::size_of;
+
+/// The counts and the estimated peak memory of a plan's run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Estimate {
+    pub hosts: u64,
+    pub switches: u64,
+    /// Output ports (two per link).
+    pub ports: u64,
+    /// Connections (a flow of its own, each copy, and persistent connections).
+    pub connections: u64,
+    /// Subflows of all connections (1 per TCP connection).
+    pub subflows: u64,
+    pub flows: u64,
+    /// Estimated peak memory of a packet-level run, in bytes.
+    pub peak_bytes: u64,
+}
+
+/// Bytes of a subflow's sender and receiver beyond their inline parts: boxed settings
+/// and counters, reassembly and mapping buffers (measured, not a struct size).
+const SUBFLOW_HEAP: u64 = 1500;
+/// The process before it allocates anything for the run (code, libraries, allocator).
+const BASE: u64 = 3 << 20;
+/// Packets a running single-path connection keeps alive (measured on fat trees with
+/// DCTCP and web-search traffic: 45–60).
+const PACKETS_PER_CONN: u64 = 60;
+/// Bytes per packet alive at the peak: the packet and its descriptors, and the event
+/// queue's buckets, which keep the capacity of their fullest moment (measured: about
+/// 800 bytes per packet of the peak on the benchmark fat trees).
+const BYTES_PER_PACKET: u64 = 800;
+
+pub fn estimate(plan: &Plan) -> Estimate {
+    let topo = &plan.topology;
+    let hosts = topo.n_hosts as u64;
+    let switches = topo
+        .roles
+        .iter()
+        .filter(|r| match r {
+            NodeRole::Switch => true,
+            NodeRole::Host => false,
+        })
+        .count() as u64;
+    let ports = 2 * topo.links.len() as u64;
+    // Switches with hosts: the routing table has one entry per (switch, edge switch).
+    let mut edge = vec![false; topo.roles.len()];
+    for &(a, b, _) in &topo.links {
+        if a < topo.n_hosts {
+            edge[b as usize] = true;
+        }
+        if b < topo.n_hosts {
+            edge[a as usize] = true;
+        }
+    }
+    let edges = edge.iter().filter(|&&e| e).count() as u64;
+    let (flows, persistent, flow_entry, _) = plan.workload_entries();
+    let (mut connections, mut subflows) = (0u64, 0u64);
+    // Per traffic entry, the packets its connections keep alive when all are running:
+    // a window's worth per connection and a few per further subflow.
+    let mut alive = vec![0u64; plan.traffic.len()];
+    let mut add = |transport: u16, entry: usize| {
+        let t = &plan.transports[transport as usize];
+        connections += t.replicas as u64;
+        subflows += t.replicas as u64 * t.subflows as u64;
+        alive[entry] += t.replicas as u64 * (PACKETS_PER_CONN + 6 * (t.subflows as u64 - 1));
+    };
+    for (f, &e) in flows
+        .iter()
+        .zip(&flow_entry)
+        .filter(|(f, _)| f.conn.is_none())
+    {
+        add(f.transport, e as usize);
+    }
+    for p in &persistent {
+        let t = &plan.transports[p.transport as usize];
+        connections += t.replicas as u64;
+        subflows += t.replicas as u64 * t.subflows as u64;
+    }
+    // Open-loop arrivals: only the flows running at once count, about as many as the
+    // senders the offered load keeps busy (twice that: heavy tails keep flows open).
+    let host_bps = plan.tier_params[0].rate.bits_per_sec() as f64;
+    let mut packets = 0u64;
+    for (g, &a) in plan.traffic.iter().zip(&alive) {
+        packets += match (g.arrival, g.size.mean()) {
+            (Arrival::Poisson { rate_per_s }, Some(mean)) => {
+                let busy = (2.0 * rate_per_s * mean * 8.0 / host_bps).ceil() as u64;
+                a.min(busy.max(1) * PACKETS_PER_CONN)
+            }
+            (Arrival::Poisson { .. }, None) | (Arrival::AtStart, _) => a,
+        };
+    }
+    let n_flows = flows.len() as u64;
+    let host_slots = plan.host_queue.limit_packets.min(256);
+    let switch_slots = plan
+        .tier_params
+        .iter()
+        .map(|t| t.queue.limit_packets.min(256))
+        .max()
+        .unwrap_or(0);
+    // No more packets than the queues hold.
+    let packets = packets.min(hosts * host_slots + (ports - hosts) * switch_slots);
+    let name = 32u64;
+    let per_port = size_of::<Port>() as u64 + size_of::<QueueRecord>() as u64 + 2 * name;
+    let peak = BASE
+        + hosts * host_slots * 16
+        + (ports - hosts) * switch_slots * 2
+        + ports * per_port
+        + (hosts + switches) * name
+        + switches * edges * 4
+        + connections * (size_of::<Conn>() as u64)
+        + subflows * SUBFLOW_HEAP
+        + n_flows * (size_of::<Flow>() + size_of::<FlowRecord>() + 64) as u64
+        + packets * BYTES_PER_PACKET;
+    Estimate {
+        hosts,
+        switches,
+        ports,
+        connections,
+        subflows,
+        flows: n_flows,
+        peak_bytes: peak,
+    }
+}

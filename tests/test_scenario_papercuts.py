@@ -1,0 +1,144 @@
+"""Bad input that used to get a confusing message (or none): each case with the exact
+message expected, and the warnings channel (`_core.validate` and the run's
+`"warnings"`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from manypath import _core
+
+STAR = """\
+duration_ms = 10
+[topology.star]
+senders = 2
+"""
+
+ENTRY = """\
+[[traffic]]
+pattern = "incast"
+size = { fixed = 1000 }
+"""
+
+POISSON = STAR + ENTRY + 'arrival = "poisson"\n'
+
+
+def errors(text: str, base_dir: str = ".") -> str:
+    with pytest.raises(ValueError) as e:
+        _core.validate(text, base_dir)
+    return str(e.value)
+
+
+def test_an_integer_too_large_for_toml_names_its_field() -> None:
+    text = STAR.replace("duration_ms = 10", "duration_ms = 18446744073709551615") + ENTRY
+    assert errors(text) == (
+        "duration_ms: number too large to fit in target type (line 1) "
+        "(TOML integers are at most 9223372036854775807)"
+    )
+    inner = STAR + ENTRY.replace("{ fixed = 1000 }", "{ fixed = 1 }\nstart_us = 99999999999999999999")
+    assert errors(inner).startswith("traffic[0].start_us: number too large")
+
+
+def test_huge_numbers_are_shown_in_exponent_form() -> None:
+    text = STAR.replace("duration_ms = 10", "duration_ms = 1e300") + ENTRY
+    assert errors(text) == "duration_ms: must be at most 1e9 ms (about 11 days), got 1e300"
+    rate = STAR + ENTRY + "[network.link]\nrate_gbps = 1e300\n"
+    assert errors(rate) == "network.link.rate_gbps: must be a rate between 0.000001 and 100000 Gbps, got 1e300"
+
+
+def test_a_bad_cdf_file_is_the_only_error(tmp_path: Path) -> None:
+    (tmp_path / "bad.cdf").write_text("garbage\n")
+    text = POISSON.replace("{ fixed = 1000 }", '{ cdf = "bad.cdf" }') + "load = 0.5\n"
+    assert errors(text, str(tmp_path)) == (
+        f"traffic[0].size: {tmp_path / 'bad.cdf'}: line 1: expected '<size_bytes> <cdf>', got \"garbage\""
+    )
+    # A long-lived size is still refused for Poisson arrivals.
+    long_lived = POISSON.replace("{ fixed = 1000 }", '"long_lived"') + "load = 0.5\n"
+    assert errors(long_lived) == "traffic[0].size: Poisson arrivals need a finite flow size, not long_lived"
+
+
+def test_every_problem_is_reported_even_with_a_wrong_topology() -> None:
+    text = """\
+duration_ms = -10
+[topology.star]
+senders = 0
+[network.link]
+rate_gbps = -1
+[[traffic]]
+pattern = "incast"
+transport = "quic"
+size = { fixed = 0 }
+"""
+    assert errors(text).splitlines() == [
+        "duration_ms: must be a positive number, got -10",
+        "topology.star.senders: must be at least 1, got 0",
+        "network.link.rate_gbps: must be a rate between 0.000001 and 100000 Gbps, got -1",
+        'traffic[0].transport: unknown transport "quic" (known: tcp, cubic, dctcp, mptcp, olia, '
+        "dcm, xmp, mmptcp, amp, fuso, repflow)",
+        "traffic[0].size: must be at least 1, got 0",
+    ]
+
+
+def test_a_single_traffic_table_gets_a_hint() -> None:
+    text = STAR + ENTRY.replace("[[traffic]]", "[traffic]")
+    assert errors(text) == (
+        "traffic: invalid type: map, expected a sequence (line 4); "
+        "traffic is an array of tables: write [[traffic]]"
+    )
+    faults = STAR + ENTRY + '[faults]\nkind = "loss"\ntier = "host"\nprobability = 0.1\n'
+    assert errors(faults).endswith("faults is an array of tables: write [[faults]]")
+
+
+def test_two_topologies_get_a_hint() -> None:
+    text = STAR + "[topology.dumbbell]\npairs = 2\n" + ENTRY
+    assert errors(text) == (
+        "topology: wanted exactly 1 element, more than 1 element (line 2); give exactly one of "
+        "[topology.star], [topology.dumbbell], [topology.leaf_spine], [topology.fat_tree], "
+        "[topology.fuso_testbed], [topology.fuso_fabric], [topology.vl2], [topology.bcube]"
+    )
+
+
+@pytest.mark.parametrize(
+    "queue,message",
+    [
+        (
+            "limit_packets = 10\necn_k_packets = 20",
+            "network.queue.ecn_k_packets: must be at most limit_packets (10), or the queue never marks, got 20",
+        ),
+        (
+            "ecn_k_packets = 150",
+            "network.queue.ecn_k_packets: must be at most the queue's limit (100 packets by default), "
+            "or the queue never marks, got 150",
+        ),
+        (
+            "limit_bytes = 15000\necn_k_bytes = 30000",
+            "network.queue.ecn_k_bytes: must be at most limit_bytes (15000), or the queue never marks, got 30000",
+        ),
+    ],
+)
+def test_an_ecn_threshold_above_the_queue_limit_is_refused(queue: str, message: str) -> None:
+    assert errors(STAR + ENTRY + "[network.queue]\n" + queue + "\n") == message
+    assert _core.validate(STAR + ENTRY + "[network.queue]\nlimit_packets = 20\necn_k_packets = 20\n", ".") == []
+
+
+def test_a_load_given_as_a_percentage_is_refused_with_a_guess() -> None:
+    assert errors(POISSON + "load = 50\n") == (
+        "traffic[0].load: must be a fraction of the link rate in (0, 2] (1: line rate), got 50; did you mean 0.5?"
+    )
+    assert errors(POISSON + "load = 500\n") == (
+        "traffic[0].load: must be a fraction of the link rate in (0, 2] (1: line rate), got 500"
+    )
+    assert errors(POISSON + "load = 0\n") == "traffic[0].load: must be a positive number, got 0"
+
+
+def test_overload_is_a_warning_in_validate_and_in_the_run() -> None:
+    text = POISSON.replace("duration_ms = 10", "duration_ms = 1") + "load = 1.5\n"
+    warning = (
+        "traffic[0].load",
+        "1.5 offers more than the senders' links carry: queues grow until the end and flows go unfinished",
+    )
+    assert _core.validate(text, ".") == [warning]
+    assert _core.run(text, ".")["warnings"] == [warning]
+    assert _core.validate(text.replace("load = 1.5", "load = 1"), ".") == []
