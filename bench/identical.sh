@@ -24,9 +24,11 @@ base_digest="$work/$rev.json"
 if [ ! -f "$base_digest" ]; then
   tree="$work/tree-$rev"
   [ -d "$tree" ] || git worktree add --detach --force "$tree" "$rev" >/dev/null
+  # The base's worktree goes away whatever happens, so a later build never picks it up.
+  trap 'git worktree remove --force "$tree" 2>/dev/null || true' EXIT
   build_tree "$tree"
-  PYTHONPATH="$tree/python" "$python" bench/identical.py digest "$base_digest"
-  git worktree remove --force "$tree"
+  PYTHONPATH="$tree/python" "$python" bench/identical.py digest "$base_digest.tmp"
+  mv "$base_digest.tmp" "$base_digest"
 fi
 
 head_digest="$work/working-tree.json"

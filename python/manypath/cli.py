@@ -192,7 +192,8 @@ def run(
     overrides = _parse_sets(sets)
     bar = None if quiet else _sim_progress(path, overrides, level, progress_interval)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", runner.NotConvergedWarning)
+        for category in (runner.NotConvergedWarning, runner.ScenarioWarning, runner.MemoryWarning):
+            warnings.simplefilter("always", category)
         try:
             res = _guarded(
                 str(path),
@@ -204,7 +205,7 @@ def run(
             if bar:
                 bar.close()
     for w in caught:
-        if issubclass(w.category, runner.NotConvergedWarning):
+        if issubclass(w.category, (runner.NotConvergedWarning, runner.ScenarioWarning, runner.MemoryWarning)):
             _note(f"warning: {w.message}", quiet)
     partial = bool(res.counters.get("partial"))
     if partial:
@@ -344,14 +345,15 @@ def validate(
 ) -> None:
     """Check a scenario file; list every problem, one per line, with its field path."""
     if as_json:
+        warned: list[str] = []
         try:
-            runner.validate(file)
+            warned = [f"{p}: {m}" if p else m for p, m in runner.validate(file)]
             problems: list[str] = []
         except ValueError as e:
             problems = [line for line in str(e).splitlines() if line.strip()]
         except (FileNotFoundError, ScenarioNotFound) as e:
             problems = [str(e)]
-        _print_json({"file": str(file), "ok": not problems, "problems": problems})
+        _print_json({"file": str(file), "ok": not problems, "problems": problems, "warnings": warned})
         if problems:
             raise typer.Exit(1)
         return
@@ -361,7 +363,9 @@ def validate(
         except (ValueError, FileNotFoundError, ScenarioNotFound):
             raise typer.Exit(1) from None
         return
-    _guarded(str(file), lambda: runner.validate(file), hint=lambda: _did_you_mean(file, "sweep"))
+    found = _guarded(str(file), lambda: runner.validate(file), hint=lambda: _did_you_mean(file, "sweep"))
+    for path, message in found:
+        _note(f"warning: {path}: {message}" if path else f"warning: {message}")
     typer.echo(f"ok: {file}")
 
 

@@ -74,6 +74,9 @@ class Results:
     #: Where the results came from: manypath version, source revision, seed, time, the
     #: scenario's digest (``provenance.json``); empty when unknown.
     provenance: dict[str, Any] = field(default_factory=dict)
+    #: What the scenario check found valid but likely not meant, as (field, message)
+    #: pairs (e.g. an offered load above 1).
+    scenario_warnings: list[tuple[str, str]] = field(default_factory=list)
 
     def __repr__(self) -> str:
         flows = self.flows
@@ -96,6 +99,7 @@ class Results:
             counters=dict(raw.get("counters", {})),
             name=str(raw.get("name", "")),
             **{attr: _table(raw.get(attr), cols) for attr, _, cols in _OPTIONAL_TABLES},
+            scenario_warnings=[(str(p), str(m)) for p, m in raw.get("warnings", [])],
         )
 
     @property

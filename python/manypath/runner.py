@@ -22,6 +22,40 @@ class NotConvergedWarning(RuntimeWarning):
     """A flow-level run stopped at its iteration limit before its fixed point converged."""
 
 
+class ScenarioWarning(UserWarning):
+    """A scenario is valid but likely not what was meant (e.g. an offered load above 1)."""
+
+
+class MemoryWarning(ResourceWarning):
+    """A packet-level run is estimated to need more memory than the machine has free."""
+
+
+def available_memory_bytes() -> Optional[int]:
+    """Memory the kernel says a new process can use (MemAvailable), if it says."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def memory_warning(estimate: Mapping[str, Any], available: Optional[int]) -> Optional[str]:
+    """What to say before a run whose estimated peak exceeds the memory available."""
+    need = estimate.get("peak_bytes")
+    if available is None or not isinstance(need, int) or need <= available:
+        return None
+    gib = 1 << 30
+    return (
+        f"this run is estimated to need {need / gib:.1f} GiB at its peak "
+        f"({estimate.get('hosts')} hosts, {estimate.get('ports')} ports, "
+        f"{estimate.get('connections')} connections), more than the {available / gib:.1f} GiB "
+        "available: it may be killed or swap; try a smaller topology, fewer flows or level = \"flow\""
+    )
+
+
 def run(
     scenario: Scenario,
     *,
@@ -53,6 +87,10 @@ def run(
     ready = prepare(resolve(scenario, base_dir), overrides, seed, default("seed"))
     from . import _core
 
+    if (level or (ready.doc or {}).get("level", "packet")) == "packet":
+        message = memory_warning(_core.estimate(ready.text, ready.base_dir), available_memory_bytes())
+        if message:
+            warnings.warn(message, MemoryWarning, stacklevel=2)
     ran_at = provenance.now_utc()
     res = Results.from_native(
         _core.run(
@@ -68,6 +106,8 @@ def run(
     res.scenario_text = ready.text
     used_seed = ready.doc.get("seed") if ready.doc is not None else seed
     res.provenance = provenance.record(ready.text, used_seed, ran_at)
+    for path, text in res.scenario_warnings:
+        warnings.warn(f"{path}: {text}" if path else text, ScenarioWarning, stacklevel=2)
     message = convergence_warning(res.counters, ready)
     if message:
         warnings.warn(message, NotConvergedWarning, stacklevel=2)
@@ -95,12 +135,16 @@ def convergence_warning(counters: Mapping[str, Any], ready: Prepared | None = No
     )
 
 
-def validate(scenario: Scenario, *, base_dir: str | os.PathLike[str] | None = None) -> None:
-    """Check a scenario without running it; ``ValueError`` lists every problem, one per line."""
+def validate(
+    scenario: Scenario, *, base_dir: str | os.PathLike[str] | None = None
+) -> list[tuple[str, str]]:
+    """Check a scenario without running it; ``ValueError`` lists every problem, one per
+    line. Returns the warnings: (field, message) pairs for what is valid but likely not
+    meant (e.g. an offered load above 1)."""
     src = resolve(scenario, base_dir)
     from . import _core
 
-    _core.validate(src.text, src.base_dir)
+    return [(str(p), str(m)) for p, m in _core.validate(src.text, src.base_dir)]
 
 
 def schema() -> dict[str, Any]:
