@@ -69,7 +69,7 @@ def test_validate_json_and_quiet(tmp_path: Path, incast_file: Path) -> None:
     assert doc["ok"] is False and any("topology.fat_tree.k" in p for p in doc["problems"])
     res = runner.invoke(app, ["validate", "--json", str(incast_file)])
     assert res.exit_code == 0 and json.loads(res.stdout) == {
-        "file": str(incast_file), "ok": True, "problems": []}
+        "file": str(incast_file), "ok": True, "problems": [], "warnings": []}
     for path, code in ((bad, 1), (incast_file, 0)):
         res = runner.invoke(app, ["validate", "--quiet", str(path)])
         assert res.exit_code == code and res.output == ""

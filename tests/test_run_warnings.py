@@ -81,3 +81,14 @@ def test_the_estimate_grows_with_the_fabric() -> None:
     assert 0 < small < large
     # 64 times the hosts: the connections' state and packets dominate, so well over 10x.
     assert large > 10 * (small - (3 << 20))
+
+
+def test_a_run_directory_keeps_the_scenario_with_its_defaults(tmp_path: Path) -> None:
+    res = manypath.run(OVERLOAD.replace("load = 1.5", "load = 0.5"))
+    res.to_parquet(tmp_path)
+    resolved = (tmp_path / "resolved.toml").read_text(encoding="utf-8")
+    # Defaults the scenario left out are written in, and rerunning it changes nothing.
+    assert "stop_when_done" in resolved and "stop_when_done" not in res.scenario_text
+    again = manypath.run(resolved)
+    assert again.flows.equals(res.flows)
+    assert manypath.load(tmp_path).resolved_text == resolved

@@ -339,7 +339,7 @@ def _sim_progress(
 def validate(
     file: Path = typer.Argument(..., help="Scenario TOML file."),
     as_json: bool = typer.Option(
-        False, "--json", help='Print {"file", "ok", "problems"} as JSON on stdout.'
+        False, "--json", help='Print {"file", "ok", "problems", "warnings"} as JSON on stdout.'
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing; the exit code tells."),
 ) -> None:

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 SCENARIO_FILE = "scenario.toml"
+#: The same scenario with every default written out, as the simulator resolved it.
+RESOLVED_FILE = "resolved.toml"
 PROVENANCE_FILE = "provenance.json"
 
 

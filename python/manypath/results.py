@@ -16,7 +16,7 @@ from typing import Any, Union
 import pandas as pd
 
 from . import _toml, analysis
-from .provenance import PROVENANCE_FILE, SCENARIO_FILE
+from .provenance import PROVENANCE_FILE, RESOLVED_FILE, SCENARIO_FILE
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -71,6 +71,9 @@ class Results:
     scenario: dict[str, Any] = field(default_factory=dict)
     #: The same scenario as the TOML text the simulator read (``scenario.toml``).
     scenario_text: str = ""
+    #: The scenario with every default written out (``resolved.toml``): what each field
+    #: was, whether the scenario gave it or not.
+    resolved_text: str = ""
     #: Where the results came from: manypath version, source revision, seed, time, the
     #: scenario's digest (``provenance.json``); empty when unknown.
     provenance: dict[str, Any] = field(default_factory=dict)
@@ -187,6 +190,9 @@ class Results:
         if text:
             with _atomic_path(out / SCENARIO_FILE) as tmp:
                 tmp.write_text(text, encoding="utf-8")
+        if self.resolved_text:
+            with _atomic_path(out / RESOLVED_FILE) as tmp:
+                tmp.write_text(self.resolved_text, encoding="utf-8")
         if self.provenance:
             with _atomic_path(out / PROVENANCE_FILE) as tmp:
                 doc = json.dumps(jsonable(self.provenance), indent=2, allow_nan=False)
@@ -205,6 +211,7 @@ def load_run(directory: PathLike) -> Results:
     # Directories written before scenarios and provenance were kept have neither.
     text = (src / SCENARIO_FILE).read_text(encoding="utf-8") if (src / SCENARIO_FILE).is_file() else ""
     prov = src / PROVENANCE_FILE
+    resolved = src / RESOLVED_FILE
     return Results(
         flows=pd.read_parquet(src / FLOWS_FILE, engine="pyarrow"),
         queues=pd.read_parquet(src / QUEUES_FILE, engine="pyarrow"),
@@ -212,6 +219,7 @@ def load_run(directory: PathLike) -> Results:
         name=str(meta.get("name", "")),
         scenario=tomllib.loads(text) if text else {},
         scenario_text=text,
+        resolved_text=resolved.read_text(encoding="utf-8") if resolved.is_file() else "",
         provenance=json.loads(prov.read_text(encoding="utf-8")) if prov.is_file() else {},
         **{
             attr: pd.read_parquet(src / file, engine="pyarrow")

@@ -104,6 +104,7 @@ def run(
     )
     res.scenario = dict(ready.doc) if ready.doc is not None else {}
     res.scenario_text = ready.text
+    res.resolved_text = _core.resolve(ready.text, ready.base_dir)
     used_seed = ready.doc.get("seed") if ready.doc is not None else seed
     res.provenance = provenance.record(ready.text, used_seed, ran_at)
     for path, text in res.scenario_warnings:
