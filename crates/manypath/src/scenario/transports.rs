@@ -6,7 +6,7 @@ use super::checker::Checker;
 use super::schema::{CcSpec, SchedulerSpec, TcpSpec, TransportSpec};
 use crate::time::SimTime;
 use crate::transport::mptcp::{FusoConfig, Scheduler};
-use crate::transport::protocol::CcKind;
+use crate::transport::protocol::{CcInfo, CcKind};
 use crate::transport::tcp::TcpConfig;
 use std::collections::BTreeMap;
 
@@ -164,6 +164,7 @@ fn transport_plan(
             format!("must be between 1 and 64, got {subflows}"),
         );
     }
+    check_single_path(cc.info(), subflows, &path, c);
     let plan = TransportPlan {
         name: name.to_string(),
         tcp,
@@ -190,6 +191,19 @@ fn transport_plan(
         );
     }
     plan
+}
+
+/// A controller that runs on one path only (its description says so) takes one subflow.
+fn check_single_path(info: CcInfo, subflows: u32, path: &str, c: &mut Checker) {
+    if info.single_path_only && subflows > 1 {
+        c.err(
+            &format!("{path}.subflows"),
+            format!(
+                "cc = {} runs on a single path: subflows must be 1, got {subflows}",
+                info.name
+            ),
+        );
+    }
 }
 
 /// A controller's parameters, each as given or at its default.
@@ -448,6 +462,26 @@ mod tests {
     use super::super::plan::tests::{errors, GOOD};
     use super::super::Plan;
     use super::*;
+
+    #[test]
+    fn a_single_path_controller_takes_one_subflow() {
+        let info = CcInfo {
+            single_path_only: true,
+            ..CcSpec::Reno.info()
+        };
+        let mut c = Checker::default();
+        check_single_path(info, 1, "transports.t", &mut c);
+        assert!(c.problems.is_empty());
+        check_single_path(info, 2, "transports.t", &mut c);
+        check_single_path(CcSpec::Reno.info(), 4, "transports.u", &mut c);
+        assert_eq!(
+            c.problems,
+            vec![(
+                "transports.t.subflows".to_string(),
+                "cc = reno runs on a single path: subflows must be 1, got 2".to_string()
+            )]
+        );
+    }
     use std::path::Path;
 
     #[test]
