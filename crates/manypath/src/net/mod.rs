@@ -10,6 +10,7 @@ pub mod packet;
 pub mod queue;
 pub mod red;
 pub mod rwndq;
+pub mod shared_buffer;
 pub mod topology;
 
 pub use network::{Network, NodeKind, Port};
