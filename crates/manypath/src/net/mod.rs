@@ -1,6 +1,7 @@
 //! The network: packets and their arena, output queues, ports (queue + link), nodes,
 //! routing, and topology builders.
 pub mod bcube;
+pub mod ecn_red;
 pub mod faults;
 pub mod hash;
 pub mod jitter;
@@ -10,6 +11,7 @@ pub mod packet;
 pub mod queue;
 pub mod red;
 pub mod rwndq;
+pub mod shared_buffer;
 pub mod topology;
 
 pub use network::{Network, NodeKind, Port};
