@@ -12,13 +12,15 @@
 //!   Deployments", SIGCOMM 2015), ECN/CNP-driven.
 //! - [`timely`]: TIMELY (Mittal et al., "TIMELY: RTT-based Congestion Control for the
 //!   Datacenter", SIGCOMM 2015), RTT-gradient-driven.
-//! - `hpcc`: HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019),
+//! - [`hpcc`]: HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019),
 //!   driven by in-band network telemetry (INT) echoed in ACKs.
 
 pub mod dcqcn;
+pub mod hpcc;
 pub mod timely;
 
 pub use dcqcn::{CnpPacer, Dcqcn, DcqcnConfig};
+pub use hpcc::{Hpcc, HpccConfig};
 pub use timely::{Timely, TimelyConfig};
 
 use crate::time::SimTime;
