@@ -5,6 +5,7 @@ pub mod cc;
 pub mod mpcc;
 pub mod mptcp;
 pub mod protocol;
+pub mod rate;
 pub mod tcp;
 #[cfg(test)]
 pub(crate) mod testing;
