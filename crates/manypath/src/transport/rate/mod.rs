@@ -14,6 +14,12 @@
 //!   Datacenter", SIGCOMM 2015), RTT-gradient-driven.
 //! - [`hpcc`]: HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019),
 //!   driven by in-band network telemetry (INT) echoed in ACKs.
+//!
+//! The controllers are not yet driven by a transport. Their default constants are still
+//! to be checked one by one against the papers and the HPCC authors' public simulator
+//! configuration (`docs/references.md` lists that configuration's values, which differ
+//! from some of the papers' defaults, e.g. DCQCN's timers) before an experiment uses
+//! them.
 
 pub mod dcqcn;
 pub mod hpcc;
