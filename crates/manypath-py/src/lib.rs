@@ -3,6 +3,7 @@
 
 use manypath::metrics::Results;
 use manypath::scenario::Level;
+use manypath::time::to_secs;
 use manypath::Plan;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -45,13 +46,11 @@ fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDic
         if x.start == manypath::sim::NOT_STARTED {
             nan
         } else {
-            x.start as f64 / 1e12
+            to_secs(x.start)
         }
     })?;
-    t.add("finish_s", |x| {
-        x.finish.map(|t| t as f64 / 1e12).unwrap_or(nan)
-    })?;
-    t.add("fct_s", |x| x.fct().map(|t| t as f64 / 1e12).unwrap_or(nan))?;
+    t.add("finish_s", |x| x.finish.map_or(nan, to_secs))?;
+    t.add("fct_s", |x| x.fct().map_or(nan, to_secs))?;
     t.add("completed", |x| x.finish.is_some())?;
     t.add("bytes_sent", |x| x.bytes_sent)?;
     t.add("bytes_retx", |x| x.bytes_retx)?;
@@ -74,9 +73,7 @@ fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDic
     t.add("proactive_copies", |x| x.recovery.proactive_copies)?;
     t.add("started", |x| x.started)?;
     t.add("measured", |x| x.measured)?;
-    t.add("ideal_fct_s", |x| {
-        x.ideal_fct.map(|t| t as f64 / 1e12).unwrap_or(nan)
-    })?;
+    t.add("ideal_fct_s", |x| x.ideal_fct.map_or(nan, to_secs))?;
     Ok(t.dict)
 }
 
@@ -129,7 +126,7 @@ fn queues_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDi
 
 fn flow_samples_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     let t = Columns::new(py, &r.flow_samples);
-    t.add("time_s", |x| x.time as f64 / 1e12)?;
+    t.add("time_s", |x| to_secs(x.time))?;
     t.add("flow_id", |x| x.flow)?;
     t.add("subflow", |x| x.subflow)?;
     t.add("bytes_acked", |x| x.bytes_acked)?;
@@ -140,7 +137,7 @@ fn flow_samples_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py
 
 fn queue_samples_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     let t = Columns::new(py, &r.queue_samples);
-    t.add("time_s", |x| x.time as f64 / 1e12)?;
+    t.add("time_s", |x| to_secs(x.time))?;
     t.add("port", |x| x.port)?;
     t.add("packets", |x| x.packets)?;
     t.add("bytes", |x| x.bytes)?;
@@ -154,7 +151,7 @@ fn counters<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     let wall = c.wall_secs.max(1e-9);
     d.set_item("events", c.events)?;
     d.set_item("packet_hops", c.packet_hops)?;
-    d.set_item("sim_time_s", c.sim_time as f64 / 1e12)?;
+    d.set_item("sim_time_s", to_secs(c.sim_time))?;
     d.set_item("wall_s", c.wall_secs)?;
     d.set_item("events_per_s", c.events as f64 / wall)?;
     d.set_item("hops_per_s", c.packet_hops as f64 / wall)?;
@@ -174,8 +171,8 @@ fn counters<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("flows_started", c.flows_started)?;
     d.set_item("flows_completed", c.flows_completed)?;
     d.set_item("seed", c.seed)?;
-    d.set_item("duration_s", c.sim_time as f64 / 1e12)?;
-    d.set_item("warmup_s", r.warmup as f64 / 1e12)?;
+    d.set_item("duration_s", to_secs(c.sim_time))?;
+    d.set_item("warmup_s", to_secs(r.warmup))?;
     d.set_item("n_hosts", r.n_hosts)?;
     d.set_item("host_rate_bps", r.host_rate_bps)?;
     d.set_item("goodput_fraction", r.goodput_fraction())?;
@@ -239,7 +236,7 @@ fn run<'py>(
                 }
                 match &progress {
                     Some(cb) => cb
-                        .call1(py, (now as f64 / 1e12, events))
+                        .call1(py, (to_secs(now), events))
                         .map(|r| r.is_truthy(py).unwrap_or(true) || r.is_none(py))
                         .unwrap_or(false),
                     None => true,
