@@ -4,6 +4,7 @@ pub mod bcube;
 pub mod ecn_red;
 pub mod faults;
 pub mod hash;
+pub mod int;
 pub mod jitter;
 pub mod links;
 pub mod network;

@@ -2,6 +2,8 @@
 //! through the simulation as a `PacketId` (an index), so nothing is allocated per packet
 //! once the arena has grown to the run's peak number of packets in flight.
 
+use super::int::IntStack;
+
 pub type PacketId = u32;
 
 pub mod flags {
@@ -77,10 +79,17 @@ impl Packet {
     }
 }
 
-/// A bit of `Desc::class` (and `Packet::class`): the packet follows a pinned route, whose
-/// id (`Network::pinned_port`) it carries in `hash` instead of the flow hash. The
-/// priority is the rest of the byte (`Desc::priority`).
+/// A bit of `Desc::class`: the packet follows a pinned route, whose id
+/// (`Network::pinned_port`) it carries in `hash` instead of the flow hash. The priority is
+/// the low bits of the byte (`Desc::priority`).
 pub const PINNED: u8 = 0x80;
+
+/// A bit of `Desc::class`: switch ports stamp an in-band telemetry record on the packet as
+/// it leaves them (`PacketArena::int_mut`; HPCC's data packets).
+pub const INT: u8 = 0x40;
+
+/// The bits of `Desc::class` that hold the priority.
+pub const PRIORITY_MASK: u8 = !(PINNED | INT);
 
 /// What switches read of a packet, carried in its events and queue slots so that a hop
 /// through the fabric never touches the packet body (which stays cold in the arena until
@@ -98,10 +107,16 @@ pub struct Desc {
 }
 
 impl Desc {
-    /// The strict-priority class without the `PINNED` bit.
+    /// The strict-priority class without the `PINNED` and `INT` bits.
     #[inline]
     pub fn priority(&self) -> u8 {
-        self.class & !PINNED
+        self.class & PRIORITY_MASK
+    }
+
+    /// Switch ports stamp an INT record on this packet.
+    #[inline]
+    pub fn has_int(&self) -> bool {
+        self.class & INT != 0
     }
 
     #[inline]
@@ -118,6 +133,9 @@ pub struct PacketArena {
     slots: Vec<Packet>,
     /// Extension slots, index for index with `slots`.
     exts: Vec<PacketExt>,
+    /// INT records, index for index with `slots`; grown only when a packet with INT is
+    /// sent.
+    ints: Vec<IntStack>,
     free: Vec<PacketId>,
     live: u64,
     created: u64,
@@ -128,6 +146,7 @@ impl PacketArena {
         PacketArena {
             slots: Vec::with_capacity(1 << 14),
             exts: Vec::new(),
+            ints: Vec::new(),
             free: Vec::with_capacity(1 << 14),
             live: 0,
             created: 0,
@@ -162,6 +181,27 @@ impl PacketArena {
     /// Packet `id`'s extension, as last set.
     pub fn ext(&self, id: PacketId) -> PacketExt {
         self.exts.get(id as usize).copied().unwrap_or_default()
+    }
+
+    /// Clears packet `id`'s INT records (when a packet with INT is sent).
+    pub fn clear_int(&mut self, id: PacketId) {
+        let i = id as usize;
+        if self.ints.len() <= i {
+            self.ints.resize(self.slots.len(), IntStack::default());
+        }
+        self.ints[i].n = 0;
+    }
+
+    /// Packet `id`'s INT records, for a switch port to stamp one (packets whose
+    /// descriptor has `INT`, after `clear_int`).
+    #[inline]
+    pub fn int_mut(&mut self, id: PacketId) -> &mut IntStack {
+        &mut self.ints[id as usize]
+    }
+
+    /// Packet `id`'s INT records (packets whose descriptor has `INT`).
+    pub fn int(&self, id: PacketId) -> &IntStack {
+        &self.ints[id as usize]
     }
 
     #[inline]

@@ -30,8 +30,7 @@
 use super::{AckInfo, IntHop, RateControl};
 use crate::time::{SimTime, PS_PER_S};
 
-/// The most INT records an ACK's echo is read for.
-pub const MAX_INT_HOPS: usize = 8;
+pub use crate::net::int::MAX_INT_HOPS;
 
 /// HPCC's constants.
 #[derive(Clone, Copy, Debug, PartialEq)]

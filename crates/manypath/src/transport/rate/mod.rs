@@ -29,21 +29,8 @@ pub use dcqcn::{CnpPacer, Dcqcn, DcqcnConfig};
 pub use hpcc::{Hpcc, HpccConfig};
 pub use timely::{Timely, TimelyConfig};
 
+pub use crate::net::int::IntHop;
 use crate::time::SimTime;
-
-/// One switch egress port's in-band telemetry record, stamped on a data packet as it
-/// leaves the port and echoed back to the sender in the ACK (HPCC §3.2).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IntHop {
-    /// The port's queue length in bytes when the packet left it.
-    pub qlen_bytes: u64,
-    /// Bytes the port had transmitted in total (a running counter) when the packet left.
-    pub tx_bytes: u64,
-    /// When the packet left the port.
-    pub ts: SimTime,
-    /// The port's link rate, bits/s.
-    pub rate_bps: u64,
-}
 
 /// What one arriving ACK tells the rate controller.
 #[derive(Clone, Copy, Debug)]
