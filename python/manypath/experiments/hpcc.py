@@ -58,6 +58,8 @@ class Scale:
     min_window_ms: float
     bucket_step: float
     """Each size bucket holds this share of the workload's flows (0.05: 20 buckets)."""
+    incast_bytes: int = INCAST_BYTES
+    """Bytes each incast sender sends."""
 
     @property
     def hosts(self) -> int:
@@ -92,9 +94,11 @@ class Scale:
 FULL = Scale(pods=5, spines=16, aggs_per_pod=4, tors_per_pod=4, hosts_per_tor=16,
              target_flows=20_000, min_window_ms=10.0, bucket_step=0.05)
 #: 16 hosts: 2 pods of 2 ToRs with 4 hosts each and one aggregation switch, 2 cores; the
-#: same rates and 1:1 subscription (4 × 100 Gb/s under each 400 Gb/s ToR uplink).
+#: same rates and 1:1 subscription (4 × 100 Gb/s under each 400 Gb/s ToR uplink). An
+#: incast is 15-to-1 with 100 KB per sender, so that the 2% incast share arrives as often
+#: as the full scale's 60-to-1 incasts of 500 KB (2,667 per second).
 REDUCED = Scale(pods=2, spines=2, aggs_per_pod=1, tors_per_pod=2, hosts_per_tor=4,
-                target_flows=600, min_window_ms=5.0, bucket_step=0.1)
+                target_flows=600, min_window_ms=5.0, bucket_step=0.1, incast_bytes=100_000)
 
 TIERS = {"tor_agg": FABRIC_GBPS, "agg_spine": FABRIC_GBPS}
 
@@ -117,7 +121,7 @@ def scenario(cc: str, workload: str, load: float, incast: bool, scale: Scale = R
         "arrivals_until_ms": window,
     }]
     if incast:
-        traffic += rdma.incast_entries(cc, hosts=scale.hosts, fan_in=scale.fan_in, bytes_per_sender=INCAST_BYTES,
+        traffic += rdma.incast_entries(cc, hosts=scale.hosts, fan_in=scale.fan_in, bytes_per_sender=scale.incast_bytes,
                                        load=INCAST_LOAD, nic_gbps=NIC_GBPS, until_us=window * 1e3, seed=seed)
     doc: dict[str, Any] = {
         "name": f"hpcc-fct-{cc}-{workload}-{round(load * 100)}{'-incast' if incast else ''}",
