@@ -180,8 +180,9 @@ def test_size_buckets_hold_equal_shares_of_flows(workload: str) -> None:
     points = rdma.cdf_points(workload)
     xs, fs = zip(*points)
     shares = np.diff([0.0, *np.interp(edges, xs, fs), 1.0])
-    # Twenty buckets of 5% of the flows each (no two quantiles of these CDFs coincide).
-    assert len(edges) == 19 and shares == pytest.approx(np.full(20, 0.05), abs=1e-9)
+    # Twenty buckets of 5% of the flows each (edges rounded to whole bytes; no two
+    # quantiles of these CDFs coincide).
+    assert len(edges) == 19 and shares == pytest.approx(np.full(20, 0.05), abs=1e-3)
 
 
 def _flows() -> pd.DataFrame:
