@@ -65,7 +65,11 @@ def test_shipped_workload_means_match_their_headers() -> None:
         assert rdma.cdf_mean(rdma.cdf_points(name)) == pytest.approx(header_mean, abs=0.1)
     # The web-search CDF is the HPCC simulator's WebSearch_distribution.txt, in fractions.
     assert rdma.cdf_points("websearch")[:3] == [(0.0, 0.0), (10_000.0, 0.15), (20_000.0, 0.2)]
-    assert rdma.cdf_points("fb_hadoop")[-1] == (10_000_000.0, 1.0)
+    # FB Hadoop is the HPCC simulator's FbHdp_distribution.txt (cdf in percent), point for point.
+    fbhdp = [(0, 0), (100, 1), (200, 2), (300, 5), (350, 15), (400, 20), (500, 30), (600, 40), (700, 50),
+             (1000, 60), (2000, 67), (7000, 70), (30000, 72), (50000, 82), (80000, 87), (120000, 90),
+             (300000, 95), (1000000, 97.5), (2000000, 99), (10000000, 100)]
+    assert rdma.cdf_points("fb_hadoop") == [(float(x), p / 100) for x, p in fbhdp]
     assert rdma.size_spec("websearch") == {"cdf": "websearch"}
     assert rdma.size_spec("fb_hadoop")["cdf"].endswith("workloads/fb_hadoop.cdf")
     with pytest.raises(ValueError, match="no shipped workload 'nope'"):

@@ -255,7 +255,7 @@ def plot_victim(table: pd.DataFrame) -> Figure:
     labelled = table.assign(mode=table["mode"].map(MODE_LABELS))
     fig = plots.line(labelled, "senders", "victim_gbps", by="mode", xlabel="incast senders",
                      ylabel="victim throughput (Gb/s)", logx=True,
-                     title=f"Victim flow under PFC congestion spreading ({cite.DCQCN_SHORT})")
+                     title=f"PFC's victim flow ({cite.DCQCN_SHORT})")
     ax = fig.axes[0]
     share = table.drop_duplicates("senders").sort_values("senders")
     ax.plot(share["senders"], share["victim_share_gbps"], color="grey", linestyle="--", linewidth=1,

@@ -216,6 +216,8 @@ def plot_fct(table: pd.DataFrame) -> Figure:
     """Slowdown against flow size, one row of panels per configuration and one column per
     percentile (p50, p95, p99), a line per controller: the layout of the paper's Fig. 11
     and of the authors' complete results."""
+    from matplotlib.ticker import FuncFormatter
+
     configs = list(table[["workload", "load", "incast"]].drop_duplicates().itertuples(index=False, name=None))
     fig, axes = plots.panels(len(configs), len(PERCENTILES), size=(12.0, 2.8 * max(len(configs), 1)))
     ccs = [c for c in rdma.CCS if c in set(table["cc"])]
@@ -228,9 +230,10 @@ def plot_fct(table: pd.DataFrame) -> Figure:
                 ax.plot(g["size_max_bytes"].to_numpy(dtype=float), g[f"slowdown_{p}"].to_numpy(dtype=float),
                         label=cc.upper(), **plots.series_style(i))
             plots.log_axis(ax, "x", part["size_max_bytes"], minor_labels=False)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: analysis.size_label(v)))
             plots.log_axis(ax, "y", part[f"slowdown_{p}"])
             ax.set_title(f"{panel_title(workload, load, incast)}: {p[1:]}th pct.", fontsize="small")
-            ax.set_xlabel("flow size (bytes)")
+            ax.set_xlabel("flow size")
             ax.set_ylabel("FCT slowdown")
             ax.grid(True, which="both", alpha=0.3)
     axes[0, 0].legend(fontsize="small")
