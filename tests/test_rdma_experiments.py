@@ -381,3 +381,20 @@ def test_bench_scenarios_use_the_experiments_fabric_at_10g(cc: str) -> None:
     (t,) = doc["traffic"]
     assert (t["transport"], t["load"], t["size"], t["priority"] if "priority" in t else 0) == (
         cc, 0.5, {"cdf": "websearch"}, rdma.data_priority(cc))
+
+
+def test_roce_probe_only_counts_an_objection_to_the_cc(monkeypatch: pytest.MonkeyPatch) -> None:
+    import manypath.runner
+
+    def refuse(message: str):  # type: ignore[no-untyped-def]
+        def validate(scenario: object) -> list[tuple[str, str]]:
+            raise ValueError(message)
+        return validate
+
+    monkeypatch.setattr(manypath.runner, "validate", refuse("transports.dcqcn.cc: unknown variant `dcqcn` (line 8)"))
+    assert rdma.roce_supported() is False
+    # Known cc, another objection (e.g. no PFC and no retransmission): supported.
+    monkeypatch.setattr(manypath.runner, "validate", refuse("network.pfc: a RoCE transport needs PFC or ..."))
+    assert rdma.roce_supported() is True
+    monkeypatch.setattr(manypath.runner, "validate", lambda scenario: [])
+    assert rdma.roce_supported() is True
