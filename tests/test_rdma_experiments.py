@@ -5,6 +5,7 @@ papers report, at reduced scale."""
 
 from __future__ import annotations
 
+import copy
 import math
 from collections import Counter
 
@@ -12,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from manypath import experiments
+from manypath import experiments, run, validate
 from manypath.experiments import dcqcn, hpcc, rdma
 
 ROCE = rdma.roce_supported()
@@ -326,6 +327,57 @@ def test_victim_measure_and_figure() -> None:
                           {**row, "senders": 8, "victim_share_gbps": 35.0}], columns=dcqcn.VICTIM_COLUMNS)
     labels = [t.get_text() for t in dcqcn.plot_victim(table).axes[0].get_legend().get_texts()]
     assert labels == ["PFC + DCQCN", "PFC alone", "without HOL blocking"]
+
+
+# --- The builders against today's simulator ---------------------------------------------------
+
+
+def tcp_stand_in(doc: dict) -> dict:
+    """The scenario without what the lossless fabric adds (shared buffer, PFC, RED-style
+    marking, RoCE transports): RED becomes a step at Kmin and every RoCE transport TCP
+    DCTCP, so the rest of it can be checked, and run, by any build."""
+    d = copy.deepcopy(doc)
+    net = d["network"]
+    net.pop("buffer")
+    net.pop("pfc")
+    for q in [net["queue"], *(t["queue"] for t in net.get("tiers", {}).values())]:
+        red = q.pop("ecn_red", None)
+        if red:
+            q["ecn_k_bytes"] = red["kmin_bytes"]
+    d["transports"] = {name: {"cc": "dctcp"} for name in d.get("transports", {})}
+    return d
+
+
+def _all_scenarios() -> list[dict]:
+    docs = [hpcc.scenario(cc, w, load, inc, scale)
+            for cc in rdma.CCS for w, load, inc in hpcc.configurations(False) for scale in (hpcc.REDUCED, hpcc.FULL)
+            if load == 0.3 or not inc]
+    docs.append(dcqcn.fairness_scenario(16, dcqcn.FAIRNESS_FULL))
+    docs += [dcqcn.victim_scenario(n, m, dcqcn.VICTIM_FULL) for n in (2, 16) for m in dcqcn.VICTIM_MODES]
+    return docs
+
+
+def test_builders_are_valid_apart_from_the_lossless_fields() -> None:
+    for doc in _all_scenarios():
+        assert validate(tcp_stand_in(doc)) == [], doc["name"]
+
+
+def test_measures_read_the_tables_a_run_writes() -> None:
+    doc = tcp_stand_in(hpcc.scenario("dctcp", "fb_hadoop", 0.3, True, window_ms=1.0))
+    res = run(doc)
+    rows = hpcc.measure(res.flows, res.queues, hpcc.bucket_edges("fb_hadoop", 0.1), 1e7)
+    assert len(rows) == 10 and sum(r["flows"] for r in rows) == (res.flows["class"] == "background").sum()
+    assert all(r["slowdown_p50"] >= 1 and r["slowdown_p99"] >= r["slowdown_p95"] >= r["slowdown_p50"] for r in rows)
+    assert rows[0]["incast_flows"] > 0 and math.isnan(rows[0]["pause_ms"])  # no PFC: no pause columns
+    scale = dcqcn.FairnessScale(flows=(2,), stagger_ms=1.0, settle_ms=2.0, measure_ms=2.0, sample_us=100.0)
+    res = run(tcp_stand_in(dcqcn.fairness_scenario(2, scale)))
+    row = dcqcn.converged(dcqcn.fairness_measure(res.flow_samples, res.flows, res.queues, 2,
+                                                 dcqcn.fairness_window_ms(2, scale))).iloc[0]
+    assert 0.5 <= row["jain"] <= 1 and 0.9 < row["utilization"] < row["wire_utilization"] < 1.1
+    res = run(tcp_stand_in(dcqcn.victim_scenario(4, "dcqcn", dcqcn.VictimScale((4,), 3.0, 1.0))))
+    m = dcqcn.victim_measure(res.flows, res.queues, 4, "dcqcn")
+    # Without PFC nothing holds the victim back: it gets at least its share of the uplink.
+    assert m["victim_gbps"] > 0.9 * m["victim_share_gbps"] and 30 < m["incast_gbps"] <= 40
 
 
 # --- Behaviours (need the RoCE transports and the lossless fabric) ----------------------------
