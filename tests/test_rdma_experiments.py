@@ -253,7 +253,7 @@ def test_experiments_are_registered() -> None:
     names = [e.name for e in experiments.all_experiments()]
     assert {"hpcc-fct", "dcqcn-fairness", "dcqcn-victim"} <= set(names)
     assert experiments.get("hpcc-fct").fn is hpcc.run_hpcc_fct
-    assert len(hpcc.configurations(False)) == 8
+    assert len(hpcc.configurations()) == 8
 
 
 # --- dcqcn-fairness and dcqcn-victim -----------------------------------------------------------
@@ -350,7 +350,7 @@ def tcp_stand_in(doc: dict) -> dict:
 
 def _all_scenarios() -> list[dict]:
     docs = [hpcc.scenario(cc, w, load, inc, scale)
-            for cc in rdma.CCS for w, load, inc in hpcc.configurations(False) for scale in (hpcc.REDUCED, hpcc.FULL)
+            for cc in rdma.CCS for w, load, inc in hpcc.configurations() for scale in (hpcc.REDUCED, hpcc.FULL)
             if load == 0.3 or not inc]
     docs.append(dcqcn.fairness_scenario(16, dcqcn.FAIRNESS_FULL))
     docs += [dcqcn.victim_scenario(n, m, dcqcn.VICTIM_FULL) for n in (2, 16) for m in dcqcn.VICTIM_MODES]

@@ -181,7 +181,7 @@ def measure(flows: pd.DataFrame, queues: pd.DataFrame, edges: list[float], max_s
     return rows
 
 
-def configurations(full: bool) -> list[tuple[str, float, bool]]:
+def configurations() -> list[tuple[str, float, bool]]:
     """(workload, load, incast) of every panel, in the paper's order."""
     return [(w, load, inc) for w in WORKLOADS for load in LOADS for inc in (False, True)]
 
@@ -254,7 +254,7 @@ def plot_fct(table: pd.DataFrame) -> Figure:
 )
 def run_hpcc_fct(full: bool, seed: int) -> pd.DataFrame:
     scale = FULL if full else REDUCED
-    parts = [run_configuration(w, load, inc, scale, seed) for w, load, inc in configurations(full)]
+    parts = [run_configuration(w, load, inc, scale, seed) for w, load, inc in configurations()]
     return pd.concat(parts, ignore_index=True)
 
 
