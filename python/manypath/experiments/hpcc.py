@@ -244,7 +244,7 @@ def plot_fct(table: pd.DataFrame) -> Figure:
 @experiment(
     name="hpcc-fct",
     document=f"{cite.HPCC} §5 (its large-scale simulation)",
-    figure="Fig. 11: p50/p95/p99 FCT slowdown by flow size; PFC pause time",
+    figure="Fig. 11: FCT slowdown by flow size (p50, p95, p99, as the authors' complete results); PFC pause time",
     compares="HPCC, DCQCN, TIMELY and DCTCP on a lossless fat tree (shared buffer, PFC, RED-style ECN); "
     "web search and FB Hadoop at 30% and 50% load, with and without 60-to-1 incasts; slowdown "
     "percentiles per size bucket and PFC pause time",
