@@ -290,3 +290,134 @@ pub(super) fn check_switch_memory(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan::tests::{errors, GOOD};
+    use super::super::Plan;
+    use crate::net::pfc::Xoff;
+    use std::path::Path;
+
+    fn with(extra: &str) -> String {
+        GOOD.to_string() + extra
+    }
+
+    #[test]
+    fn pfc_and_buffer_resolve_with_their_defaults() {
+        let p = Plan::from_toml(
+            &with("[network.buffer]\nbytes = 4000000\n[network.pfc]\n"),
+            Path::new("."),
+        )
+        .unwrap();
+        let b = p.buffer.expect("a buffer");
+        assert_eq!((b.bytes, b.alpha), (4_000_000, [1.0, 1.0]));
+        let pfc = p.pfc.expect("PFC");
+        assert_eq!(pfc.cfg.xoff, Xoff::Dynamic(0.125));
+        assert_eq!((pfc.cfg.resume_offset, pfc.cfg.reserve), (3072, 4096));
+        assert_eq!(pfc.mtu, 1500);
+        assert!(p.tier_params.iter().all(|t| t.pfc));
+        let p = Plan::from_toml(
+            &with(
+                "[network.buffer]\nbytes = 4000000\nalpha = [2.0, 0.5]\n[network.pfc]\n\
+                 [network.tiers.agg_core]\npfc = false\n",
+            ),
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(p.buffer.unwrap().alpha, [2.0, 0.5]);
+        let off: Vec<bool> = p.tier_params.iter().map(|t| t.pfc).collect();
+        assert_eq!(off, vec![true, true, false]);
+    }
+
+    #[test]
+    fn bad_fabric_settings_name_their_field() {
+        let cases = [
+            (
+                "[network.buffer]\nbytes = 100000\n[network.pfc]\nxoff_bytes = 200000\n",
+                "network.pfc.xoff_bytes: must be below the switch buffer",
+            ),
+            (
+                "[network.buffer]\nbytes = 1000000\n[network.pfc]\nheadroom_bytes = 1000\n",
+                "network.pfc.headroom_bytes: must hold at least one packet",
+            ),
+            (
+                "[network.buffer]\nbytes = 1000000\nalpha = 0\n",
+                "network.buffer.alpha: each α must be a positive number, got 0",
+            ),
+            (
+                "[network.buffer]\nbytes = 1000000\nalpha = [1.0, -1.0]\n",
+                "network.buffer.alpha: each α must be a positive number, got -1",
+            ),
+            (
+                "[network.buffer]\nbytes = 1000000\n[network.pfc]\nalpha = 0.0\n",
+                "network.pfc.alpha: must be a positive number, got 0",
+            ),
+            (
+                "[network.pfc]\n",
+                "network.pfc: PFC's ingress accounting shares the switch's buffer",
+            ),
+            (
+                "[network.buffer]\nbytes = 0\n",
+                "network.buffer.bytes: must be at least 1, got 0",
+            ),
+            (
+                "[network.buffer]\nbytes = 1000000\n[network.pfc]\nxoff_bytes = 1000\nalpha = 0.5\n",
+                "network.pfc.alpha: give either xoff_bytes",
+            ),
+            (
+                "[network.buffer]\nbytes = 20000\n[network.pfc]\n",
+                "network.buffer.bytes: switch",
+            ),
+            (
+                "[network.tiers.agg_core]\npfc = false\n",
+                "network.tiers.agg_core.pfc: applies only with PFC on",
+            ),
+        ];
+        for (extra, expect) in cases {
+            let e = errors(&with(extra));
+            assert!(e.contains(expect), "{extra}\n→ {e}");
+        }
+    }
+
+    #[test]
+    fn red_style_marking_is_checked() {
+        let q = |red: &str| GOOD.replace("ecn_k_packets = 20", &format!("ecn_red = {{ {red} }}"));
+        let p = Plan::from_toml(
+            &q("kmin_bytes = 20000, kmax_bytes = 80000, pmax = 0.2"),
+            Path::new("."),
+        )
+        .unwrap();
+        let cfg = p.tier_params[1].ecn_red.expect("on switch tiers");
+        assert_eq!((cfg.kmin, cfg.kmax, cfg.pmax), (20_000, 80_000, 0.2));
+        let cases = [
+            (
+                "kmin_bytes = 90000, kmax_bytes = 80000, pmax = 0.2",
+                "network.queue.ecn_red.kmin_bytes: must not exceed kmax_bytes",
+            ),
+            (
+                "kmin_bytes = 1000, kmax_bytes = 8000, pmax = 0",
+                "network.queue.ecn_red.pmax: must be in (0, 1]",
+            ),
+            (
+                "kmin_bytes = 200000, kmax_bytes = 800000, pmax = 0.5",
+                "network.queue.ecn_red.kmin_bytes: must be below the queue's limit (150000 bytes)",
+            ),
+        ];
+        for (red, expect) in cases {
+            let e = errors(&q(red));
+            assert!(e.contains(expect), "{red}\n→ {e}");
+        }
+        let both = GOOD.replace(
+            "ecn_k_packets = 20",
+            "ecn_k_packets = 20\necn_red = { kmin_bytes = 1, kmax_bytes = 2, pmax = 1 }",
+        );
+        assert!(errors(&both).contains("network.queue.ecn_red: RED-style marking replaces"));
+        let host =
+            with("[network.host_queue]\necn_red = { kmin_bytes = 1, kmax_bytes = 2, pmax = 1 }\n");
+        assert!(
+            errors(&host).contains("network.host_queue.ecn_red: ECN marking runs on switch ports")
+        );
+        let flow = "level = \"flow\"\n".to_string() + &with("[network.buffer]\nbytes = 1000\n");
+        assert!(errors(&flow).contains("network.buffer: switch buffers are packet-level"));
+    }
+}
