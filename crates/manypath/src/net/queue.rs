@@ -222,7 +222,7 @@ impl OutQueue {
     /// Admits (marking it CE if the queue is at K and it is ECT) or drops a packet.
     #[inline]
     pub fn enqueue(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admit {
-        let Some(mark) = self.admit(now, &mut d, ect, true) else {
+        let Some(mark) = self.admit::<true>(now, &mut d, ect) else {
             return Admit::Dropped;
         };
         let c = if self.cfg.priority {
@@ -238,7 +238,7 @@ impl OutQueue {
     /// admitted it and holds the sender back, so the queue's own limits do not apply.
     #[inline]
     pub fn enqueue_lossless(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admit {
-        let Some(mark) = self.admit(now, &mut d, ect, false) else {
+        let Some(mark) = self.admit::<false>(now, &mut d, ect) else {
             return Admit::Dropped;
         };
         let c = self.fifo_of(&d);
@@ -311,7 +311,7 @@ impl OutQueue {
     #[inline]
     pub fn commit(&mut self, now: SimTime, d: &mut Desc, ect: bool, start: SimTime) -> Admit {
         debug_assert!(self.committed);
-        let Some(mark) = self.admit(now, d, ect, true) else {
+        let Some(mark) = self.admit::<true>(now, d, ect) else {
             return Admit::Dropped;
         };
         if self.sizes.is_empty() {
@@ -353,7 +353,12 @@ impl OutQueue {
     /// Counts in a packet, or refuses it (`None`); `Some(mark)` says whether it was
     /// marked CE.
     #[inline]
-    fn admit(&mut self, now: SimTime, d: &mut Desc, ect: bool, limited: bool) -> Option<bool> {
+    fn admit<const LIMITED: bool>(
+        &mut self,
+        now: SimTime,
+        d: &mut Desc,
+        ect: bool,
+    ) -> Option<bool> {
         let wire = d.wire as u32;
         let mut red_mark = false;
         if let Some(red) = self.red.as_deref_mut() {
@@ -367,7 +372,7 @@ impl OutQueue {
                 }
             }
         }
-        if limited
+        if LIMITED
             && (self.packets + 1 > self.cfg.limit_packets
                 || self.bytes + wire as u64 > self.cfg.limit_bytes)
         {
@@ -408,7 +413,7 @@ impl OutQueue {
     }
 
     /// Removes the next packet to serialise: class 0 first.
-    #[inline]
+    #[inline(always)]
     pub fn dequeue(&mut self, now: SimTime) -> Option<Desc> {
         let c = if !self.fifo[0].is_empty() { 0 } else { 1 };
         let d = self.fifo[c].pop_front()?;

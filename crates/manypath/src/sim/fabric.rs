@@ -26,6 +26,7 @@ pub(super) const DEADLOCK_HOLD: SimTime = 200_000_000;
 impl Sim {
     /// `enqueue` in a fabric with shared buffers or PFC. `via` is the switch's port the
     /// packet came in by (`NO_PORT`: a host's own packet).
+    #[inline(never)]
     pub(super) fn enqueue_fabric(&mut self, port_id: u32, mut d: Desc, via: u32) {
         let now = self.now;
         let ect = d.ecn != Ecn::NotEct;
@@ -124,11 +125,12 @@ impl Sim {
     }
 
     /// `tx_done` in a fabric with shared buffers or PFC: the next packet of a class
-    /// that is not paused starts, and releases its buffer and ingress bytes.
+    /// that is not paused starts, and releases its buffer and ingress bytes. (`tx_done`
+    /// then wakes the endpoints waiting for room at a host's NIC.)
+    #[inline(never)]
     pub(super) fn tx_done_fabric(&mut self, port_id: u32) {
         let now = self.now;
         let port = &mut self.net.ports[port_id as usize];
-        port.txdone_pending = false;
         if let Some(mut d) = port.queue.dequeue_unpaused(now, port.paused) {
             let fifo = port.queue.fifo_of(&d);
             let owner = port.owner as usize;
@@ -149,9 +151,6 @@ impl Sim {
             }
             let start = self.start_time(port_id);
             self.transmit(port_id, d, start);
-        }
-        if (port_id as usize) < self.blocked.len() {
-            self.unblock(port_id);
         }
     }
 
@@ -362,10 +361,10 @@ mod tests {
         assert!(s.pkts.int(b.pkt).hops().is_empty(), "not started yet");
         // b starts when a is done (1000 bytes at 10 Gb/s: 800 ns), leaving c behind.
         s.now = s.net.ports[port as usize].busy_until;
-        s.tx_done_fabric(port);
+        s.tx_done(port);
         assert_eq!(s.pkts.int(b.pkt).hops(), &[hop(1000, 2000, 5 + 800_000)]);
         s.now = s.net.ports[port as usize].busy_until;
-        s.tx_done_fabric(port);
+        s.tx_done(port);
         assert!(s.pkts.int(c.pkt).hops().is_empty(), "no INT bit, no record");
         // A host's NIC stamps nothing.
         let d = packet(&mut s, INT);
@@ -385,7 +384,7 @@ mod tests {
         assert_eq!(s.net.ports[nic as usize].queue.packets(), 1);
         assert_eq!(s.net.ports[nic as usize].tx_packets, 0);
         // A TxDone while paused sends nothing.
-        s.tx_done_fabric(nic);
+        s.tx_done(nic);
         assert_eq!(s.net.ports[nic as usize].tx_packets, 0);
         // RESUME 1 µs later: time paused is exact, and a TxDone restarts the port.
         s.now = 1_000_010;
@@ -394,7 +393,7 @@ mod tests {
         assert_eq!(f.paused_time[0], 1_000_000);
         assert_eq!(f.xoff_received[0], 1);
         assert!(s.net.ports[nic as usize].txdone_pending);
-        s.tx_done_fabric(nic);
+        s.tx_done(nic);
         assert_eq!(s.net.ports[nic as usize].tx_packets, 1);
         // Class 1 is not held by a class 0 pause.
         s.pause(nic, 0b10);

@@ -29,11 +29,7 @@ impl Sim {
                     if self.rwndq_on && self.net.rwndq_node[node as usize] {
                         self.rwndq_inspect(via, port, d);
                     }
-                    if self.fabric_on {
-                        self.enqueue_fabric(port, d, via)
-                    } else {
-                        self.enqueue(port, d)
-                    }
+                    self.enqueue_via(port, d, via)
                 }
                 None => {
                     self.route_drops += 1;
@@ -74,9 +70,16 @@ impl Sim {
     /// Offers a packet to a port; one that finds the link idle goes onto the wire (after
     /// the hold of a host interface's send jitter).
     #[inline]
-    pub(super) fn enqueue(&mut self, port_id: u32, mut d: Desc) {
+    pub(super) fn enqueue(&mut self, port_id: u32, d: Desc) {
+        self.enqueue_via(port_id, d, NO_PORT)
+    }
+
+    /// `enqueue` of a packet that came in by port `via` of a switch (`NO_PORT`: a host's
+    /// own packet), which PFC's ingress accounting charges.
+    #[inline]
+    fn enqueue_via(&mut self, port_id: u32, mut d: Desc, via: u32) {
         if self.fabric_on {
-            return self.enqueue_fabric(port_id, d, NO_PORT);
+            return self.enqueue_fabric(port_id, d, via);
         }
         let now = self.now;
         let ect = d.ecn != Ecn::NotEct;
@@ -216,13 +219,12 @@ impl Sim {
 
     #[inline]
     pub(super) fn tx_done(&mut self, port_id: u32) {
-        if self.fabric_on {
-            return self.tx_done_fabric(port_id);
-        }
         let now = self.now;
         let port = &mut self.net.ports[port_id as usize];
         port.txdone_pending = false;
-        if let Some(mut d) = port.queue.dequeue(now) {
+        if self.fabric_on {
+            self.tx_done_fabric(port_id);
+        } else if let Some(mut d) = port.queue.dequeue(now) {
             if d.ecn == Ecn::Ect && port.queue.marks_on_dequeue() {
                 d.ecn = Ecn::Ce;
                 port.queue.count_mark();
