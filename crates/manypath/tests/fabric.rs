@@ -243,3 +243,43 @@ fn red_style_marking_marks_between_its_thresholds() {
     let again = run(text);
     assert_eq!(format!("{:?}", again.queues), format!("{:?}", r.queues));
 }
+
+/// A shared buffer too large to refuse anything changes nothing but the bookkeeping: the
+/// ports then hold their packets instead of fixing departures at enqueue, and the flows,
+/// drops, marks and occupancy come out the same.
+#[test]
+fn an_unbounded_shared_buffer_changes_no_result() {
+    let base = r#"
+        duration_ms = 3
+        stop_when_done = false
+        [topology.fat_tree]
+        k = 4
+        [network.queue]
+        limit_packets = 50
+        ecn_k_packets = 10
+        [[traffic]]
+        pattern = "permutation"
+        transport = "dctcp"
+        size = "long_lived"
+        [[traffic]]
+        pattern = "incast"
+        transport = "tcp"
+        size = { fixed = 200000 }
+    "#;
+    let plain = run(base);
+    let shared = run(&base.replace(
+        "[[traffic]]\n        pattern = \"permutation\"",
+        "[network.buffer]\n        bytes = 1000000000\n        [[traffic]]\n        pattern = \"permutation\"",
+    ));
+    assert!(shared.queues.iter().any(|q| q.buffer_peak_bytes > 0));
+    assert!(plain.counters.packets_dropped > 0 && plain.queues.iter().any(|q| q.ecn_marks > 0));
+    assert_eq!(format!("{:?}", plain.flows), format!("{:?}", shared.flows));
+    let cols = |r: &Results| -> Vec<_> {
+        r.queues
+            .iter()
+            .map(|q| (q.tx_packets, q.drops, q.ecn_marks, q.max_bytes, q.mean_bytes.to_bits()))
+            .collect()
+    };
+    assert_eq!(cols(&plain), cols(&shared));
+    assert!(shared.counters.events > plain.counters.events);
+}
