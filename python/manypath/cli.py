@@ -192,7 +192,7 @@ def run(
     overrides = _parse_sets(sets)
     bar = None if quiet else _sim_progress(path, overrides, level, progress_interval)
     with warnings.catch_warnings(record=True) as caught:
-        for category in (runner.NotConvergedWarning, runner.ScenarioWarning, runner.MemoryWarning, runner.DeadlockWarning):
+        for category in _RUN_WARNINGS:
             warnings.simplefilter("always", category)
         try:
             res = _guarded(
@@ -205,7 +205,7 @@ def run(
             if bar:
                 bar.close()
     for w in caught:
-        if issubclass(w.category, (runner.NotConvergedWarning, runner.ScenarioWarning, runner.MemoryWarning, runner.DeadlockWarning)):
+        if issubclass(w.category, _RUN_WARNINGS):
             _note(f"warning: {w.message}", quiet)
     partial = bool(res.counters.get("partial"))
     if partial and not res.counters.get("deadlocks"):
@@ -223,6 +223,15 @@ def run(
         typer.echo(text)
     if partial:
         raise typer.Exit(INTERRUPTED)
+
+
+#: The warnings a run reports on stderr.
+_RUN_WARNINGS = (
+    runner.NotConvergedWarning,
+    runner.ScenarioWarning,
+    runner.MemoryWarning,
+    runner.DeadlockWarning,
+)
 
 
 def _partial_line(res: Any) -> str:
