@@ -192,7 +192,7 @@ def run(
     overrides = _parse_sets(sets)
     bar = None if quiet else _sim_progress(path, overrides, level, progress_interval)
     with warnings.catch_warnings(record=True) as caught:
-        for category in (runner.NotConvergedWarning, runner.ScenarioWarning, runner.MemoryWarning):
+        for category in _RUN_WARNINGS:
             warnings.simplefilter("always", category)
         try:
             res = _guarded(
@@ -205,10 +205,10 @@ def run(
             if bar:
                 bar.close()
     for w in caught:
-        if issubclass(w.category, (runner.NotConvergedWarning, runner.ScenarioWarning, runner.MemoryWarning)):
+        if issubclass(w.category, _RUN_WARNINGS):
             _note(f"warning: {w.message}", quiet)
     partial = bool(res.counters.get("partial"))
-    if partial:
+    if partial and not res.counters.get("deadlocks"):
         _note("interrupted: the results cover the simulated time reached", quiet and not as_json)
     if out is not None:
         _guarded("writing results", lambda: res.to_parquet(out))
@@ -223,6 +223,15 @@ def run(
         typer.echo(text)
     if partial:
         raise typer.Exit(INTERRUPTED)
+
+
+#: The warnings a run reports on stderr.
+_RUN_WARNINGS = (
+    runner.NotConvergedWarning,
+    runner.ScenarioWarning,
+    runner.MemoryWarning,
+    runner.DeadlockWarning,
+)
 
 
 def _partial_line(res: Any) -> str:

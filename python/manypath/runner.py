@@ -22,6 +22,10 @@ class NotConvergedWarning(RuntimeWarning):
     """A flow-level run stopped at its iteration limit before its fixed point converged."""
 
 
+class DeadlockWarning(RuntimeWarning):
+    """The run found a PFC deadlock (a cycle of paused ports) and stopped there."""
+
+
 class ScenarioWarning(UserWarning):
     """A scenario is valid but likely not what was meant (e.g. an offered load above 1)."""
 
@@ -112,6 +116,8 @@ def run(
     message = convergence_warning(res.counters, ready)
     if message:
         warnings.warn(message, NotConvergedWarning, stacklevel=2)
+    if res.counters.get("deadlock_message"):
+        warnings.warn(str(res.counters["deadlock_message"]), DeadlockWarning, stacklevel=2)
     return res
 
 

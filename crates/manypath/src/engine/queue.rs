@@ -29,6 +29,10 @@ pub enum EventKind {
     LinkChange = 7,
     /// Persistent connection `a` opens.
     ConnOpen = 8,
+    /// A PFC frame reaches port `a`: class `b & 1`, PAUSE if `b & 2`, else RESUME.
+    Pause = 9,
+    /// The periodic PFC deadlock check.
+    PfcCheck = 10,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -71,6 +75,8 @@ impl Event {
             6 => EventKind::RwndqTick,
             7 => EventKind::LinkChange,
             8 => EventKind::ConnOpen,
+            9 => EventKind::Pause,
+            10 => EventKind::PfcCheck,
             _ => EventKind::Arrive,
         }
     }

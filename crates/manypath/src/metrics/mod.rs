@@ -104,6 +104,8 @@ pub struct QueueSample {
     pub bytes: u64,
     /// RWNDQ's per-connection window on the port (0 where RWNDQ is off).
     pub rwndq_window: u32,
+    /// Bytes in the shared buffer of the port's switch (0 without `network.buffer`).
+    pub buffer_bytes: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -149,6 +151,23 @@ pub struct QueueRecord {
     pub rwndq_window: u32,
     /// RWNDQ: ACKs whose receive window the port lowered.
     pub rwndq_rewrites: u64,
+    /// The shared buffer of the port's switch: mean and peak occupancy in bytes (NaN
+    /// and 0 without `network.buffer`).
+    pub buffer_mean_bytes: f64,
+    pub buffer_peak_bytes: u64,
+    /// Of this port's drops, those its switch's shared buffer made: the queue over its
+    /// dynamic threshold, or the buffer full.
+    pub buffer_drops_threshold: u64,
+    pub buffer_drops_full: u64,
+    /// PFC, per priority class: PAUSE and RESUME frames the port's switch sent on the
+    /// port (to its peer), PAUSE frames the port received, and how long the peer kept
+    /// the class paused (ps).
+    pub pfc_pauses_sent: [u64; 2],
+    pub pfc_resumes_sent: [u64; 2],
+    pub pfc_pauses_received: [u64; 2],
+    pub pfc_paused_time: [SimTime; 2],
+    /// Packets that came in by this port and found PFC headroom and shared pool full.
+    pub headroom_drops: u64,
 }
 
 impl QueueRecord {
@@ -186,6 +205,15 @@ impl QueueRecord {
             rwndq_peak_flows: 0,
             rwndq_window: 0,
             rwndq_rewrites: 0,
+            buffer_mean_bytes: f64::NAN,
+            buffer_peak_bytes: 0,
+            buffer_drops_threshold: 0,
+            buffer_drops_full: 0,
+            pfc_pauses_sent: [0; 2],
+            pfc_resumes_sent: [0; 2],
+            pfc_pauses_received: [0; 2],
+            pfc_paused_time: [0; 2],
+            headroom_drops: 0,
         }
     }
 }
@@ -217,6 +245,14 @@ pub struct RunCounters {
     /// Packets a switch dropped for want of a route, after link failures (included in
     /// `packets_dropped`).
     pub route_drops: u64,
+    /// PFC: PAUSE and RESUME frames the switches sent, packets lost to headroom
+    /// overflow (included in `packets_dropped`), deadlocks found (the run stops at the
+    /// first, marked partial) and the message describing it (empty: none).
+    pub pfc_pauses: u64,
+    pub pfc_resumes: u64,
+    pub headroom_drops: u64,
+    pub deadlocks: u64,
+    pub deadlock_message: String,
 }
 
 impl RunCounters {

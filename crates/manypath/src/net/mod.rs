@@ -2,6 +2,7 @@
 //! routing, and topology builders.
 pub mod bcube;
 pub mod ecn_red;
+pub mod fabric;
 pub mod faults;
 pub mod hash;
 pub mod int;
@@ -9,6 +10,7 @@ pub mod jitter;
 pub mod links;
 pub mod network;
 pub mod packet;
+pub mod pfc;
 pub mod queue;
 pub mod red;
 pub mod rwndq;

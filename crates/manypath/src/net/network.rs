@@ -6,6 +6,7 @@
 //! then two array reads and, where there is a choice, one hash of the packet's
 //! precomputed flow hash with the switch's salt (ECMP) or one random draw (spraying).
 
+use super::ecn_red::EcnRedConfig;
 use super::faults::{PortFault, NO_FAULT};
 use super::queue::{OutQueue, QueueConfig};
 use super::red::RedConfig;
@@ -39,6 +40,10 @@ pub struct LinkParams {
     pub rwndq: Option<RwndqConfig>,
     /// RED on the switch ports of this tier.
     pub red: Option<RedConfig>,
+    /// RED-style ECN marking on the switch ports of this tier.
+    pub ecn_red: Option<EcnRedConfig>,
+    /// PFC on this tier's links (both ends).
+    pub pfc: bool,
 }
 
 /// An output port: a queue feeding one direction of a link.
@@ -56,6 +61,8 @@ pub struct Port {
     pub busy_until: SimTime,
     /// A `TxDone` event is pending for this port.
     pub txdone_pending: bool,
+    /// Classes the peer has paused (PFC; bit c: class c). Always 0 without PFC.
+    pub paused: u8,
     pub queue: OutQueue,
     pub tx_packets: u64,
     pub tx_bytes: u64,
@@ -156,6 +163,7 @@ impl Network {
                     delay: p.delay,
                     busy_until: 0,
                     txdone_pending: false,
+                    paused: 0,
                     queue: OutQueue::new(qcfg),
                     tx_packets: 0,
                     tx_bytes: 0,
@@ -173,6 +181,12 @@ impl Network {
                 let rng = Rng::new(seed, stream::QUEUE, i as u64);
                 port.queue
                     .start_red(cfg, port.rate.serialization(1500), rng);
+            }
+            // RED-style marking (never with RED on the same queue) takes the same stream.
+            let ecn_red = tier_params[port.tier as usize].ecn_red;
+            if let (Some(cfg), NodeKind::Switch) = (ecn_red, kinds[port.owner as usize]) {
+                let rng = Rng::new(seed, stream::QUEUE, i as u64);
+                port.queue.start_ecn_red(cfg, rng);
             }
         }
         // Each port's reverse: the peer's port back to its owner. Parallel links between
@@ -527,6 +541,8 @@ impl Network {
             queue: QueueConfig::default(),
             rwndq: None,
             red: None,
+            ecn_red: None,
+            pfc: false,
         };
         Network::build(
             &topo,

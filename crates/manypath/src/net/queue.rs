@@ -15,6 +15,7 @@
 //! counters, so an arrival at a queue whose first packet has not started reads no ring
 //! slot.
 
+use super::ecn_red::{EcnRed, EcnRedConfig};
 use super::packet::Desc;
 use super::red::{Red, RedConfig, RedVerdict};
 use crate::engine::rng::Rng;
@@ -97,6 +98,8 @@ pub struct OutQueue {
     bytes: u64,
     pub stats: QueueStats,
     red: Option<Box<Red>>,
+    /// RED-style ECN marking on the instantaneous queue, with the port's random stream.
+    ecn_red: Option<Box<(EcnRed, Rng)>>,
     /// Departures fixed at enqueue: the waiting packets are in `sizes`, not `fifo`.
     committed: bool,
     /// Committed: when the first waiting packet starts onto the wire.
@@ -115,6 +118,7 @@ impl OutQueue {
             bytes: 0,
             stats: QueueStats::default(),
             red: None,
+            ecn_red: None,
             committed: false,
             head_start: 0,
             sizes: VecDeque::new(),
@@ -125,6 +129,13 @@ impl OutQueue {
     /// of a full-sized packet on the port's link.
     pub fn start_red(&mut self, cfg: RedConfig, packet_time: SimTime, rng: Rng) {
         self.red = Some(Box::new(Red::new(cfg, packet_time, rng)));
+    }
+
+    /// Marks ECT packets on the instantaneous queue in bytes at enqueue (`net::ecn_red`),
+    /// drawing from `rng`, the port's own stream. The queue can still commit departures:
+    /// marking looks only at the queue an arrival finds.
+    pub fn start_ecn_red(&mut self, cfg: EcnRedConfig, rng: Rng) {
+        self.ecn_red = Some(Box::new((EcnRed::new(cfg), rng)));
     }
 
     /// RED runs on this queue, so every arrival must pass through `enqueue`.
@@ -191,6 +202,7 @@ impl OutQueue {
     /// is a plain FIFO that marks at enqueue; returns whether it does. Call it before
     /// the first packet.
     pub fn commit_departures(&mut self) -> bool {
+        // (RED-style marking at enqueue keeps a queue committed: see `start_ecn_red`.)
         self.committed = self.red.is_none()
             && !self.cfg.priority
             && self.cfg.mark_at == MarkAt::Enqueue
@@ -210,7 +222,7 @@ impl OutQueue {
     /// Admits (marking it CE if the queue is at K and it is ECT) or drops a packet.
     #[inline]
     pub fn enqueue(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admit {
-        let Some(mark) = self.admit(now, &mut d, ect) else {
+        let Some(mark) = self.admit::<true>(now, &mut d, ect) else {
             return Admit::Dropped;
         };
         let c = if self.cfg.priority {
@@ -222,13 +234,84 @@ impl OutQueue {
         Admit::Queued { mark }
     }
 
+    /// Enqueues a packet of a lossless (PFC) class: its switch's ingress accounting
+    /// admitted it and holds the sender back, so the queue's own limits do not apply.
+    #[inline]
+    pub fn enqueue_lossless(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admit {
+        let Some(mark) = self.admit::<false>(now, &mut d, ect) else {
+            return Admit::Dropped;
+        };
+        let c = self.fifo_of(&d);
+        self.fifo[c].push_back(d);
+        Admit::Queued { mark }
+    }
+
+    /// The FIFO a packet waits in: its class with priority queues, else the one FIFO.
+    #[inline]
+    pub fn fifo_of(&self, d: &Desc) -> usize {
+        if self.cfg.priority {
+            d.priority().min(1) as usize
+        } else {
+            0
+        }
+    }
+
+    /// Removes the next packet to serialise whose class is not paused (bit c of `paused`:
+    /// class c). With one FIFO a paused class at its head blocks it (head-of-line
+    /// blocking); with priority queues the other class may go.
+    #[inline]
+    pub fn dequeue_unpaused(&mut self, now: SimTime, paused: u8) -> Option<Desc> {
+        if paused == 0 {
+            return self.dequeue(now);
+        }
+        let c = if self.cfg.priority {
+            let ok = |c: usize, q: &OutQueue| !q.fifo[c].is_empty() && paused & (1 << c) == 0;
+            if ok(0, self) {
+                0
+            } else if ok(1, self) {
+                1
+            } else {
+                return None;
+            }
+        } else {
+            let head = self.fifo[0].front()?;
+            if paused & (1 << head.priority().min(1)) != 0 {
+                return None;
+            }
+            0
+        };
+        let d = self.fifo[c].pop_front()?;
+        self.account(now);
+        self.packets -= 1;
+        self.bytes -= d.wire as u64;
+        Some(d)
+    }
+
+    /// Whether some waiting packet could start now, given the paused classes.
+    pub fn has_unpaused(&self, paused: u8) -> bool {
+        if self.cfg.priority {
+            (0..2).any(|c| !self.fifo[c].is_empty() && paused & (1 << c) == 0)
+        } else {
+            self.fifo[0]
+                .front()
+                .is_some_and(|d| paused & (1 << d.priority().min(1)) == 0)
+        }
+    }
+
+    /// Whether the queue holds packets of class `class` (for the deadlock check).
+    pub fn holds_class(&self, class: usize) -> bool {
+        self.fifo
+            .iter()
+            .any(|f| f.iter().any(|d| d.priority().min(1) as usize == class))
+    }
+
     /// A committed queue's enqueue: admits (marking `d` CE if the queue is at K and it is
     /// ECT) a packet that will start onto the wire at `start`, when the link is done with
     /// the packets ahead of it, or drops it.
     #[inline]
     pub fn commit(&mut self, now: SimTime, d: &mut Desc, ect: bool, start: SimTime) -> Admit {
         debug_assert!(self.committed);
-        let Some(mark) = self.admit(now, d, ect) else {
+        let Some(mark) = self.admit::<true>(now, d, ect) else {
             return Admit::Dropped;
         };
         if self.sizes.is_empty() {
@@ -270,7 +353,12 @@ impl OutQueue {
     /// Counts in a packet, or refuses it (`None`); `Some(mark)` says whether it was
     /// marked CE.
     #[inline]
-    fn admit(&mut self, now: SimTime, d: &mut Desc, ect: bool) -> Option<bool> {
+    fn admit<const LIMITED: bool>(
+        &mut self,
+        now: SimTime,
+        d: &mut Desc,
+        ect: bool,
+    ) -> Option<bool> {
         let wire = d.wire as u32;
         let mut red_mark = false;
         if let Some(red) = self.red.as_deref_mut() {
@@ -284,13 +372,21 @@ impl OutQueue {
                 }
             }
         }
-        if self.packets + 1 > self.cfg.limit_packets
-            || self.bytes + wire as u64 > self.cfg.limit_bytes
+        if LIMITED
+            && (self.packets + 1 > self.cfg.limit_packets
+                || self.bytes + wire as u64 > self.cfg.limit_bytes)
         {
             self.stats.drops += 1;
             return None;
         }
-        let mark = ect && (red_mark || self.marks_on_enqueue());
+        let bytes = self.bytes;
+        let mark = ect
+            && (red_mark
+                || self.marks_on_enqueue()
+                || self
+                    .ecn_red
+                    .as_deref_mut()
+                    .is_some_and(|(m, rng)| m.mark(bytes, rng)));
         if mark {
             self.stats.marks += 1;
             d.ecn = super::packet::Ecn::Ce;
@@ -317,7 +413,7 @@ impl OutQueue {
     }
 
     /// Removes the next packet to serialise: class 0 first.
-    #[inline]
+    #[inline(always)]
     pub fn dequeue(&mut self, now: SimTime) -> Option<Desc> {
         let c = if !self.fifo[0].is_empty() { 0 } else { 1 };
         let d = self.fifo[c].pop_front()?;

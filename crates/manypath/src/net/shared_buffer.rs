@@ -166,14 +166,20 @@ impl SharedBuffer {
                 Ok(())
             }
             Err(r) => {
-                let c = &mut self.counters[q];
-                match r {
-                    Refusal::BufferFull => c.drops_buffer_full += 1,
-                    Refusal::OverThreshold => c.drops_threshold += 1,
-                    Refusal::QueueLimit => c.drops_queue_limit += 1,
-                }
+                self.count_refusal(q, r);
                 Err(r)
             }
+        }
+    }
+
+    /// Counts a packet refused for reason `r` (after `check`).
+    #[inline]
+    pub fn count_refusal(&mut self, q: usize, r: Refusal) {
+        let c = &mut self.counters[q];
+        match r {
+            Refusal::BufferFull => c.drops_buffer_full += 1,
+            Refusal::OverThreshold => c.drops_threshold += 1,
+            Refusal::QueueLimit => c.drops_queue_limit += 1,
         }
     }
 

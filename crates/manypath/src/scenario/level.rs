@@ -148,6 +148,24 @@ fn check_flow_level(s: &Scenario, transports: &[TransportPlan], c: &mut Checker)
                 "RED is a packet-level queue discipline; it is not modelled at the flow level (level = \"flow\")",
             );
         }
+        if q.ecn_red.is_some() {
+            err(
+                &format!("{path}.ecn_red"),
+                "ECN marking acts on queues, which the flow level (level = \"flow\") does not model",
+            );
+        }
+    }
+    if s.network.buffer.is_some() {
+        err(
+            "network.buffer",
+            "switch buffers are packet-level; the flow level (level = \"flow\") has no queues",
+        );
+    }
+    if s.network.pfc.is_some() {
+        err(
+            "network.pfc",
+            "PFC pauses links packet by packet; it is not modelled at the flow level (level = \"flow\")",
+        );
     }
     if s.output.flow_sample_us.is_some() || s.output.queue_sample_us.is_some() {
         err(

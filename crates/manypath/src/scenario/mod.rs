@@ -6,7 +6,8 @@
 //! patterns, sizes, jobs and requests), `faults`, and `level` (which simulator runs the
 //! plan and what it cannot represent).
 mod checker;
-pub mod faults;
+pub mod fabric;
+mod faults;
 pub mod level;
 pub mod plan;
 mod queues;

@@ -6,6 +6,7 @@
 //! output series, and the level's checks (`level`).
 
 use super::checker::{Checker, MAX_TIME_US};
+use super::fabric::{check_switch_memory, fabric, BufferPlan, PfcPlan};
 use super::faults::{fault_plan, FaultPlan};
 use super::level::{check_level, check_unpinned, model_config, FlowModelConfig, Level};
 use super::queues::switch_features;
@@ -83,6 +84,10 @@ pub struct Plan {
     pub flow_model: FlowModelConfig,
     /// What is valid but likely not meant, as `(field path, message)`.
     pub warnings: Vec<(String, String)>,
+    /// One shared buffer per switch (`network.buffer`; `None`: per-port limits only).
+    pub buffer: Option<BufferPlan>,
+    /// PFC (`network.pfc`; `None`: off).
+    pub pfc: Option<PfcPlan>,
 }
 
 impl Plan {
@@ -100,6 +105,12 @@ impl Plan {
         let base_tcp = tcp_config(TcpConfig::default(), &s.tcp, "tcp", &mut c);
         switch_features(s, &tiers, &mut links.tier_params, &base_tcp, &mut c);
         let transports = transports(&s.transports, base_tcp, &mut c);
+        let mtu = transports
+            .iter()
+            .map(|t| (t.tcp.mss + t.tcp.header) as u64)
+            .max()
+            .unwrap_or(1500);
+        let (buffer, pfc) = fabric(s, &tiers, &mut links.tier_params, mtu, &mut c);
         let traffic = traffic(
             s,
             kind.as_ref().map(|k| k.n_hosts()),
@@ -110,6 +121,9 @@ impl Plan {
             &mut c,
         );
         let topology = kind.as_ref().map(|k| k.build());
+        if let Some(topo) = &topology {
+            check_switch_memory(topo, &links.tier_params, &buffer, &pfc, &mut c);
+        }
         let faults = match &topology {
             Some(topo) => fault_plan(&s.faults, topo, &mut c),
             None => FaultPlan::default(),
@@ -158,6 +172,8 @@ impl Plan {
             faults,
             level,
             flow_model,
+            buffer,
+            pfc,
             warnings: c.warnings,
         })
     }

@@ -300,6 +300,50 @@ pub struct NetworkSpec {
     /// Per-tier overrides, by tier name.
     #[serde(default)]
     pub tiers: BTreeMap<String, TierSpec>,
+    /// One shared packet buffer per switch over all its output queues, with per-queue
+    /// admission by dynamic threshold (absent: each port keeps its own queue limit).
+    pub buffer: Option<BufferSpec>,
+    /// Priority flow control (IEEE 802.1Qbb) on every switch port and host NIC (absent:
+    /// off). Needs `network.buffer`.
+    pub pfc: Option<PfcSpec>,
+}
+
+/// A switch's shared buffer: a queue of class c may hold at most α_c times the buffer
+/// still free (Choudhury and Hahne's dynamic threshold); the queues' own limits still
+/// apply on top.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BufferSpec {
+    /// Bytes per switch (required, > 0).
+    pub bytes: u64,
+    /// α for every class, or a list [α0, α1] per priority class; each > 0 (default 1).
+    pub alpha: Option<AlphaSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AlphaSpec {
+    One(f64),
+    PerClass(Vec<f64>),
+}
+
+/// PFC's ingress accounting per (ingress port, class): a reserve, a share of the buffer
+/// up to the XOFF threshold, and headroom for what arrives after PAUSE is sent.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PfcSpec {
+    /// Static XOFF threshold on an ingress queue's shared use, in bytes.
+    pub xoff_bytes: Option<u64>,
+    /// Dynamic XOFF threshold: α times the free shared buffer (default 1/8, the HPCC
+    /// authors' simulator's; give this or `xoff_bytes`).
+    pub alpha: Option<f64>,
+    /// XON once the shared use is this far below the threshold (default 3072 bytes).
+    pub resume_offset_bytes: Option<u64>,
+    /// Headroom per ingress port (default: 2·rate·delay + 2 MTU + one PAUSE frame, from
+    /// the port's link).
+    pub headroom_bytes: Option<u64>,
+    /// Bytes reserved per (ingress port, class) (default 4096).
+    pub reserve_bytes: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -335,6 +379,8 @@ pub struct TierSpec {
     pub delay_us: Option<f64>,
     /// Replaces the default switch queue on this tier's ports.
     pub queue: Option<QueueSpec>,
+    /// PFC on this tier's links (both ends; default: on when `network.pfc` is set).
+    pub pfc: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -368,6 +414,19 @@ pub struct QueueSpec {
     pub rwndq: Option<RwndqSpec>,
     /// Random Early Detection in front of the drop-tail limit.
     pub red: Option<RedSpec>,
+    /// RED-style ECN marking on the instantaneous queue (as DCQCN's switches): an ECT
+    /// packet joining a queue of K bytes is marked with probability 0 for K ≤ kmin,
+    /// pmax·(K − kmin)/(kmax − kmin) up to kmax, 1 above.
+    pub ecn_red: Option<EcnRedSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EcnRedSpec {
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    /// In (0, 1].
+    pub pmax: f64,
 }
 
 /// Random Early Detection (Floyd and Jacobson): an arriving packet is dropped (or, with

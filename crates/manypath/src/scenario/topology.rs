@@ -277,6 +277,8 @@ pub(super) fn links(s: &Scenario, tiers: &[&'static str], known: bool, c: &mut C
             queue,
             rwndq: None,
             red: None,
+            ecn_red: None,
+            pfc: false,
         });
     }
     Links {

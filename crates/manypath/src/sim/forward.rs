@@ -7,6 +7,7 @@
 
 use super::Sim;
 use crate::engine::queue::EventKind;
+use crate::net::fabric::NO_PORT;
 use crate::net::faults::NO_FAULT;
 use crate::net::network::{NodeKind, NO_RWNDQ};
 use crate::net::packet::flags;
@@ -28,7 +29,7 @@ impl Sim {
                     if self.rwndq_on && self.net.rwndq_node[node as usize] {
                         self.rwndq_inspect(via, port, d);
                     }
-                    self.enqueue(port, d)
+                    self.enqueue_via(port, d, via)
                 }
                 None => {
                     self.route_drops += 1;
@@ -58,7 +59,7 @@ impl Sim {
     /// When a packet that finds port `port_id` idle starts onto the wire: now, or, on a
     /// host interface with send jitter, after the interface's random hold.
     #[inline]
-    fn start_time(&mut self, port_id: u32) -> SimTime {
+    pub(super) fn start_time(&mut self, port_id: u32) -> SimTime {
         if self.jitter.is_on() && (port_id as usize) < self.blocked.len() {
             self.now + self.jitter.draw(port_id)
         } else {
@@ -69,7 +70,17 @@ impl Sim {
     /// Offers a packet to a port; one that finds the link idle goes onto the wire (after
     /// the hold of a host interface's send jitter).
     #[inline]
-    pub(super) fn enqueue(&mut self, port_id: u32, mut d: Desc) {
+    pub(super) fn enqueue(&mut self, port_id: u32, d: Desc) {
+        self.enqueue_via(port_id, d, NO_PORT)
+    }
+
+    /// `enqueue` of a packet that came in by port `via` of a switch (`NO_PORT`: a host's
+    /// own packet), which PFC's ingress accounting charges.
+    #[inline]
+    fn enqueue_via(&mut self, port_id: u32, mut d: Desc, via: u32) {
+        if self.fabric_on {
+            return self.enqueue_fabric(port_id, d, via);
+        }
         let now = self.now;
         let ect = d.ecn != Ecn::NotEct;
         let port = &mut self.net.ports[port_id as usize];
@@ -118,7 +129,7 @@ impl Sim {
     /// Puts a packet on the wire of `port_id` from time `start` (now, or later for a
     /// host interface with send jitter, which stays busy, idle on the wire, until then).
     #[inline]
-    fn transmit(&mut self, port_id: u32, d: Desc, start: SimTime) {
+    pub(super) fn transmit(&mut self, port_id: u32, d: Desc, start: SimTime) {
         let port = &mut self.net.ports[port_id as usize];
         let ser = port.rate.serialization(d.wire as u32);
         port.busy_until = start + ser;
@@ -126,6 +137,10 @@ impl Sim {
         port.tx_packets += 1;
         port.tx_bytes += d.wire as u64;
         self.hops += 1;
+        if d.has_int() {
+            self.stamp_int(port_id, &d, start);
+        }
+        let port = &mut self.net.ports[port_id as usize];
         let (arrive_at, peer, via, faulty) = (
             start + ser + port.delay,
             port.peer,
@@ -207,7 +222,9 @@ impl Sim {
         let now = self.now;
         let port = &mut self.net.ports[port_id as usize];
         port.txdone_pending = false;
-        if let Some(mut d) = port.queue.dequeue(now) {
+        if self.fabric_on {
+            self.tx_done_fabric(port_id);
+        } else if let Some(mut d) = port.queue.dequeue(now) {
             if d.ecn == Ecn::Ect && port.queue.marks_on_dequeue() {
                 d.ecn = Ecn::Ce;
                 port.queue.count_mark();

@@ -14,6 +14,7 @@
 
 mod endpoints;
 pub mod estimate;
+mod fabric;
 mod forward;
 mod results;
 mod setup;
@@ -22,6 +23,7 @@ use crate::connection::Endpoints;
 use crate::engine::queue::EventKind;
 use crate::engine::{EventQueue, Rng};
 use crate::metrics::{FlowSample, QueueSample, Results};
+use crate::net::fabric::Fabric;
 use crate::net::faults::LinkEvent;
 use crate::net::jitter::NicJitter;
 use crate::net::network::Network;
@@ -128,6 +130,15 @@ pub struct Sim {
     link_events: Vec<LinkEvent>,
     /// Packets a switch had no route for (a failed link cut the destination off).
     route_drops: u64,
+    /// Shared buffers and PFC (`net::fabric`), and whether there are any: then every
+    /// packet goes through `enqueue_fabric` and `tx_done_fabric`.
+    fabric: Fabric,
+    fabric_on: bool,
+    /// Packets dropped because PFC headroom and the shared pool were full.
+    headroom_drops: u64,
+    /// PFC deadlocks found (the run stops at the first), and what was found.
+    deadlocks: u64,
+    deadlock_message: String,
 }
 
 const NO_FLOW: u32 = u32::MAX;
@@ -192,6 +203,13 @@ impl Sim {
                 EventKind::Sample => self.sample(ev.a),
                 EventKind::RwndqTick => self.rwndq_tick(ev.a),
                 EventKind::LinkChange => self.link_change(ev.a),
+                EventKind::Pause => self.pause(ev.a, ev.b()),
+                EventKind::PfcCheck => {
+                    if self.pfc_check() {
+                        self.partial = true;
+                        return;
+                    }
+                }
             }
             if self.unfinished == 0 && self.all_done() {
                 return;

@@ -11,6 +11,7 @@ use crate::metrics::{
     Results, RunCounters, SubflowRecord,
 };
 use crate::net::network::{LoadBalancing, Network, NO_RWNDQ};
+use crate::net::pfc::CLASSES;
 use crate::time::SimTime;
 use crate::transport::mptcp::sender::MptcpCounters;
 use crate::transport::tcp::SenderStats;
@@ -110,6 +111,12 @@ impl Sim {
                     } else {
                         self.net.rwndq[port.rwndq as usize].wnd
                     },
+                    buffer_bytes: self
+                        .fabric
+                        .buffers
+                        .get(port.owner as usize)
+                        .and_then(|b| b.as_ref())
+                        .map_or(0, |b| b.sb.total()),
                 });
             }
             self.plan.queue_sample.expect("queue sampling is on")
@@ -298,6 +305,31 @@ impl Sim {
         }
     }
 
+    /// Port `i`'s shared-buffer and PFC columns, on `r` (`secs`: the run's length, ps).
+    fn fabric_record(&self, i: usize, secs: f64, mut r: QueueRecord) -> QueueRecord {
+        let Some(f) = self.fabric.ports.get(i) else {
+            return r;
+        };
+        let owner = self.net.ports[i].owner as usize;
+        if let Some(b) = &self.fabric.buffers[owner] {
+            r.buffer_mean_bytes = b.area as f64 / secs;
+            r.buffer_peak_bytes = b.sb.peak_total();
+            for c in 0..CLASSES {
+                let q = b.sb.counters(f.local as usize * CLASSES + c);
+                r.buffer_drops_threshold += q.drops_threshold;
+                r.buffer_drops_full += q.drops_buffer_full;
+            }
+        }
+        r.pfc_pauses_sent = f.xoff_sent;
+        r.pfc_resumes_sent = f.xon_sent;
+        r.pfc_pauses_received = f.xoff_received;
+        r.pfc_paused_time = f.paused_time;
+        if let Some(p) = &self.fabric.pfc[owner] {
+            r.headroom_drops = p.overflow_drops[f.local as usize];
+        }
+        r
+    }
+
     /// Collects the results; `wall_secs` is the wall-clock time the caller measured.
     pub fn results(&mut self, wall_secs: f64) -> Results {
         let end = self.now;
@@ -310,6 +342,7 @@ impl Sim {
             p.queue.finish(end);
             late_hops += p.queue.not_started(p.busy_until).0;
         }
+        self.fabric.finish(&self.net, end);
         let warmup = self.plan.warmup;
         let mut flows: Vec<FlowRecord> = (0..self.flows.len())
             .map(|i| self.flow_record(i, end))
@@ -382,7 +415,7 @@ impl Sim {
                     rwndq_peak_flows: rw.map_or(0, |r| r.peak_conns),
                     rwndq_window: rw.map_or(0, |r| r.wnd),
                     rwndq_rewrites: rw.map_or(0, |r| r.rewrites),
-                    ..QueueRecord::of_port(net, i as u32)
+                    ..self.fabric_record(i, secs, QueueRecord::of_port(net, i as u32))
                 }
             })
             .collect();
@@ -403,6 +436,11 @@ impl Sim {
             partial: self.partial,
             fault_drops: self.net.ports.iter().map(|p| p.fault_drops).sum(),
             route_drops: self.route_drops,
+            pfc_pauses: self.fabric.ports.iter().flat_map(|p| p.xoff_sent).sum(),
+            pfc_resumes: self.fabric.ports.iter().flat_map(|p| p.xon_sent).sum(),
+            headroom_drops: self.headroom_drops,
+            deadlocks: self.deadlocks,
+            deadlock_message: self.deadlock_message.clone(),
         };
         Results {
             name: self.plan.name.clone(),

@@ -2,6 +2,7 @@
 //! carry them (each subflow's flow hashes or pinned routes), which switch ports fix
 //! departures at enqueue, and the first events.
 
+use super::fabric::DEADLOCK_HOLD;
 use super::results::Tally;
 use super::{
     Conn, Flow, Sim, MAX_COPIES, NOT_STARTED, NO_CONN, NO_FLOW, SAMPLE_FLOWS, SAMPLE_QUEUES,
@@ -11,6 +12,7 @@ use crate::engine::queue::EventKind;
 use crate::engine::rng::stream;
 use crate::engine::{EventQueue, Rng};
 use crate::net::bcube::{bcube_connection, BCubeEnds};
+use crate::net::fabric::{Fabric, PfcSetup};
 use crate::net::faults::{LinkEvent, NO_FAULT};
 use crate::net::hash::{ack_hash, data_hash};
 use crate::net::jitter::NicJitter;
@@ -39,7 +41,14 @@ impl Sim {
         let jitter = NicJitter::new(plan.host_jitter, seed, host_ports);
         let relaying = plan.topology.kind.bcube().is_some();
         let rwndq_on = !net.rwndq.is_empty();
-        commit_departures(&mut net, &link_events);
+        let fabric = fabric(&plan, &net);
+        let fabric_on = plan.buffer.is_some() || fabric.pfc_on;
+        if !fabric_on {
+            commit_departures(&mut net, &link_events);
+        }
+        if fabric.pfc_on {
+            events.schedule(DEADLOCK_HOLD, EventKind::PfcCheck, 0, 0);
+        }
         let sampled_ports = sampled_ports(&plan, &net);
         schedule_start(&plan, &link_events, &mut events);
         Sim {
@@ -71,6 +80,11 @@ impl Sim {
             job_waiters: w.job_waiters,
             link_events,
             route_drops: 0,
+            fabric,
+            fabric_on,
+            headroom_drops: 0,
+            deadlocks: 0,
+            deadlock_message: String::new(),
         }
     }
 }
@@ -387,6 +401,17 @@ fn commit_departures(net: &mut Network, link_events: &[LinkEvent]) {
             port.queue.commit_departures();
         }
     }
+}
+
+/// The shared buffers and PFC state of the plan's switches (empty when both are off).
+fn fabric(plan: &Plan, net: &Network) -> Fabric {
+    let pfc = plan.pfc.map(|p| PfcSetup {
+        cfg: p.cfg,
+        headroom: p.headroom,
+        mtu: p.mtu,
+    });
+    let tiers: Vec<bool> = plan.tier_params.iter().map(|t| t.pfc).collect();
+    Fabric::build(net, plan.buffer.map(|b| (b.bytes, b.alpha)), pfc, &tiers)
 }
 
 /// The switch ports the queue series covers: those of the sampled tiers (all if none

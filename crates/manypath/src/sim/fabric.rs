@@ -1,0 +1,486 @@
+//! The lossless fabric's packet path (`net::fabric`): admission into a switch's shared
+//! buffer, PFC's ingress accounting and its PAUSE/RESUME frames, ports obeying pauses,
+//! and the deadlock check. Runs only when `network.buffer` or `network.pfc` is set;
+//! otherwise `enqueue` and `tx_done` never come here.
+//!
+//! PAUSE frames are events, not packets: a frame leaves after the frame being
+//! serialised on its link direction, and acts a serialisation (64 bytes) and a
+//! propagation delay later. It takes no bandwidth from the data behind it (at most 64
+//! bytes per pause, against the MTU-sized frames it stops). A pause lasts until the
+//! RESUME (a quanta of 0xFFFF refreshed while congested, as switches send it, behaves
+//! the same).
+
+use super::Sim;
+use crate::engine::queue::EventKind;
+use crate::net::fabric::NO_PORT;
+use crate::net::network::NodeKind;
+use crate::net::packet::{Desc, Ecn};
+use crate::net::pfc::{find_cycle, Charge, CLASSES, PAUSE_FRAME_BYTES};
+use crate::net::queue::Admit;
+use crate::time::{to_secs, SimTime};
+
+/// How long the ports of a cycle must all have been paused before it counts as a
+/// deadlock: a pause in a cycle that is about to resolve lasts far less.
+pub(super) const DEADLOCK_HOLD: SimTime = 200_000_000;
+
+impl Sim {
+    /// `enqueue` in a fabric with shared buffers or PFC. `via` is the switch's port the
+    /// packet came in by (`NO_PORT`: a host's own packet).
+    #[inline(never)]
+    pub(super) fn enqueue_fabric(&mut self, port_id: u32, mut d: Desc, via: u32) {
+        let now = self.now;
+        let ect = d.ecn != Ecn::NotEct;
+        let class = d.priority().min(1) as usize;
+        let port = &mut self.net.ports[port_id as usize];
+        if !port.txdone_pending
+            && port.busy_until <= now
+            && port.queue.is_empty()
+            && !port.queue.has_red()
+            && port.paused & (1 << class) == 0
+        {
+            port.queue.pass_through();
+            if ect && (port.queue.marks_on_enqueue() || port.queue.marks_on_dequeue()) {
+                d.ecn = Ecn::Ce;
+                port.queue.count_mark();
+            }
+            let start = self.start_time(port_id);
+            self.transmit(port_id, d, start);
+            return;
+        }
+        let owner = port.owner as usize;
+        let wire = d.wire as u64;
+        let fifo = port.queue.fifo_of(&d);
+        // A packet that came in over a PFC link is lossless: its ingress queue pauses
+        // the sender before the buffer runs out, so the egress limits do not apply.
+        let lossless = via != NO_PORT && self.fabric.ports[via as usize].pfc;
+        let bq = self.fabric.ports[port_id as usize].local as usize * CLASSES + fifo;
+        if let Some(b) = self.fabric.buffers[owner].as_mut() {
+            let refused = if lossless {
+                if b.sb.total() + wire > b.sb.capacity() {
+                    b.sb.count_refusal(bq, crate::net::shared_buffer::Refusal::BufferFull);
+                    true
+                } else {
+                    false
+                }
+            } else {
+                match b.sb.check(bq, wire) {
+                    Ok(()) => false,
+                    Err(r) => {
+                        b.sb.count_refusal(bq, r);
+                        true
+                    }
+                }
+            };
+            if refused {
+                self.net.ports[port_id as usize].queue.stats.drops += 1;
+                self.dropped += 1;
+                self.pkts.free(d.pkt);
+                return;
+            }
+        }
+        if lossless {
+            let local = self.fabric.ports[via as usize].local as usize;
+            let pfc = self.fabric.pfc[owner].as_mut().expect("PFC at a switch");
+            match pfc.arrive(local, class, wire) {
+                Charge::Admitted => {}
+                Charge::Pause => self.send_pfc(via, class, true),
+                Charge::Overflow => {
+                    self.headroom_drops += 1;
+                    self.dropped += 1;
+                    self.pkts.free(d.pkt);
+                    return;
+                }
+            }
+        }
+        let port = &mut self.net.ports[port_id as usize];
+        let admit = if lossless {
+            port.queue.enqueue_lossless(now, d, ect)
+        } else {
+            port.queue.enqueue(now, d, ect)
+        };
+        match admit {
+            Admit::Dropped => {
+                // RED's early drop (a lossless packet meets no limit).
+                if lossless {
+                    self.release_ingress(owner, via, class, wire);
+                }
+                self.dropped += 1;
+                self.pkts.free(d.pkt);
+            }
+            Admit::Queued { .. } => {
+                if let Some(b) = self.fabric.buffers[owner].as_mut() {
+                    b.account(now);
+                    b.sb.enqueue(bq, wire);
+                }
+                let f = &mut self.fabric.ports[port_id as usize];
+                f.ingress[fifo].push_back(if lossless { via } else { NO_PORT });
+                let port = &mut self.net.ports[port_id as usize];
+                if !port.txdone_pending && port.paused & (1 << class) == 0 {
+                    port.txdone_pending = true;
+                    let at = port.busy_until.max(now);
+                    self.events.schedule(at, EventKind::TxDone, port_id, 0);
+                }
+            }
+        }
+    }
+
+    /// `tx_done` in a fabric with shared buffers or PFC: the next packet of a class
+    /// that is not paused starts, and releases its buffer and ingress bytes. (`tx_done`
+    /// then wakes the endpoints waiting for room at a host's NIC.)
+    #[inline(never)]
+    pub(super) fn tx_done_fabric(&mut self, port_id: u32) {
+        let now = self.now;
+        let port = &mut self.net.ports[port_id as usize];
+        if let Some(mut d) = port.queue.dequeue_unpaused(now, port.paused) {
+            let fifo = port.queue.fifo_of(&d);
+            let owner = port.owner as usize;
+            if d.ecn == Ecn::Ect && port.queue.marks_on_dequeue() {
+                d.ecn = Ecn::Ce;
+                port.queue.count_mark();
+            }
+            let wire = d.wire as u64;
+            let f = &mut self.fabric.ports[port_id as usize];
+            let ingress = f.ingress[fifo].pop_front().unwrap_or(NO_PORT);
+            let bq = f.local as usize * CLASSES + fifo;
+            if let Some(b) = self.fabric.buffers[owner].as_mut() {
+                b.account(now);
+                b.sb.dequeue(bq, wire);
+            }
+            if ingress != NO_PORT {
+                self.release_ingress(owner, ingress, d.priority().min(1) as usize, wire);
+            }
+            let start = self.start_time(port_id);
+            self.transmit(port_id, d, start);
+        }
+    }
+
+    /// A packet that came in by `ingress` (a port of switch `owner`) in class `class`
+    /// leaves: its bytes are released, and the ingress queue resumes its sender once it
+    /// has drained enough.
+    fn release_ingress(&mut self, owner: usize, ingress: u32, class: usize, wire: u64) {
+        let local = self.fabric.ports[ingress as usize].local as usize;
+        let pfc = self.fabric.pfc[owner].as_mut().expect("PFC at a switch");
+        if pfc.depart(local, class, wire) {
+            self.send_pfc(ingress, class, false);
+        }
+    }
+
+    /// Sends PAUSE (`on`) or RESUME for `class` on port `via` to the port at its other
+    /// end: after the frame on the wire, a 64-byte frame's serialisation and the link's
+    /// delay.
+    fn send_pfc(&mut self, via: u32, class: usize, on: bool) {
+        let p = &self.net.ports[via as usize];
+        let at = p.busy_until.max(self.now) + p.rate.serialization(PAUSE_FRAME_BYTES) + p.delay;
+        let f = &mut self.fabric.ports[via as usize];
+        if on {
+            f.xoff_sent[class] += 1;
+        } else {
+            f.xon_sent[class] += 1;
+        }
+        let b = class as u32 | (on as u32) << 1;
+        self.events.schedule(at, EventKind::Pause, p.reverse, b);
+    }
+
+    /// A PAUSE or RESUME frame reaches port `port_id` (`b`: class, and bit 1 for PAUSE).
+    pub(super) fn pause(&mut self, port_id: u32, b: u32) {
+        let now = self.now;
+        let (class, on) = ((b & 1) as usize, b & 2 != 0);
+        let bit = 1u8 << class;
+        let port = &mut self.net.ports[port_id as usize];
+        let f = &mut self.fabric.ports[port_id as usize];
+        if on {
+            f.xoff_received[class] += 1;
+            if port.paused & bit == 0 {
+                port.paused |= bit;
+                f.paused_since[class] = now;
+            }
+        } else if port.paused & bit != 0 {
+            port.paused &= !bit;
+            f.paused_time[class] += now - f.paused_since[class];
+            if !port.txdone_pending && port.queue.has_unpaused(port.paused) {
+                port.txdone_pending = true;
+                let at = port.busy_until.max(now);
+                self.events.schedule(at, EventKind::TxDone, port_id, 0);
+            }
+        }
+    }
+
+    /// The periodic deadlock check: true (and the run stops) when ports are paused in a
+    /// cycle, each holding packets of the paused class that can only leave through the
+    /// next, all for at least `DEADLOCK_HOLD`.
+    pub(super) fn pfc_check(&mut self) -> bool {
+        let now = self.now;
+        let net = &self.net;
+        // Wait-for graph over (port, class) paused long enough with packets waiting.
+        let mut node_of = std::collections::HashMap::new();
+        let mut nodes = Vec::new();
+        for (p, port) in net.ports.iter().enumerate() {
+            for c in 0..CLASSES {
+                if port.paused & (1 << c) != 0
+                    && self.fabric.ports[p].paused_since[c] + DEADLOCK_HOLD <= now
+                    && port.queue.holds_class(c)
+                {
+                    node_of.insert((p as u32, c), nodes.len() as u32);
+                    nodes.push((p as u32, c));
+                }
+            }
+        }
+        let edges: Vec<Vec<u32>> = nodes
+            .iter()
+            .map(|&(p, c)| {
+                // Port p's packets wait at its peer, in the ingress queue of the link
+                // back: they leave by the peer's ports holding packets from it.
+                let port = &net.ports[p as usize];
+                let back = port.reverse;
+                net.ports_of(port.peer)
+                    .filter(|&q| {
+                        self.fabric.ports[q as usize]
+                            .ingress
+                            .iter()
+                            .any(|r| r.contains(&back))
+                    })
+                    .filter_map(|q| node_of.get(&(q, c)).copied())
+                    .collect()
+            })
+            .collect();
+        if let Some(cycle) = find_cycle(&edges) {
+            let ports: Vec<String> = cycle
+                .iter()
+                .map(|&i| {
+                    let (p, c) = nodes[i as usize];
+                    let port = &net.ports[p as usize];
+                    format!(
+                        "{}→{} (class {c})",
+                        net.names[port.owner as usize], net.names[port.peer as usize]
+                    )
+                })
+                .collect();
+            self.deadlocks += 1;
+            self.deadlock_message = format!(
+                "PFC deadlock at {:.6} s: ports paused in a cycle, each holding packets only \
+                 the next can take (a cyclic buffer dependency): {}; the run stopped there",
+                to_secs(now),
+                ports.join(", ")
+            );
+            return true;
+        }
+        if now + DEADLOCK_HOLD <= self.plan.duration {
+            self.events
+                .schedule(now + DEADLOCK_HOLD, EventKind::PfcCheck, 0, 0);
+        }
+        false
+    }
+
+    /// Stamps an INT record on packet `pkt` starting at `start` onto the link of switch
+    /// port `port_id` (HPCC): the bytes its queue holds behind it, the port's bytes
+    /// transmitted so far, this one included, the time and the link rate. A port that
+    /// fixes departures at enqueue (no shared buffer or PFC) stamps the queue the
+    /// packet joined.
+    #[inline(never)]
+    pub(super) fn stamp_int(&mut self, port_id: u32, d: &Desc, start: SimTime) {
+        let port = &self.net.ports[port_id as usize];
+        if self.net.kinds[port.owner as usize] != NodeKind::Switch {
+            return;
+        }
+        let qlen = if port.queue.is_committed() {
+            port.queue.bytes().saturating_sub(d.wire as u64)
+        } else {
+            port.queue.bytes()
+        };
+        let hop = crate::net::int::IntHop {
+            qlen_bytes: qlen,
+            tx_bytes: port.tx_bytes,
+            ts: start,
+            rate_bps: port.rate.bits_per_sec(),
+        };
+        self.pkts.int_mut(d.pkt).push(hop);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::int::IntHop;
+    use crate::net::packet::{Packet, INT};
+    use crate::net::queue::Admit;
+    use crate::scenario::Plan;
+    use std::path::Path;
+
+    /// A star (host 0 receives) with `extra` network settings; no event runs.
+    fn sim(extra: &str) -> Sim {
+        let text = format!(
+            r#"
+            duration_ms = 1
+            [topology.star]
+            senders = 2
+            [network.link]
+            rate_gbps = 10
+            {extra}
+            [[traffic]]
+            pattern = "incast"
+            size = {{ fixed = 1000 }}
+            "#
+        );
+        Sim::new(Plan::from_toml(&text, Path::new(".")).unwrap())
+    }
+
+    fn packet(s: &mut Sim, class: u8) -> Desc {
+        let pkt = s.pkts.alloc(Packet::default());
+        s.pkts.clear_int(pkt);
+        Desc {
+            pkt,
+            wire: 1000,
+            class,
+            ..Desc::default()
+        }
+    }
+
+    #[test]
+    fn switch_ports_stamp_int_as_packets_start() {
+        let mut s = sim("[network.buffer]\nbytes = 1000000\n");
+        let switch = s.net.ports[s.net.host_nic[1] as usize].peer;
+        let port = s
+            .net
+            .ports_of(switch)
+            .find(|&p| s.net.ports[p as usize].peer == 0)
+            .expect("the port to host 0");
+        let (a, b, c) = (packet(&mut s, INT), packet(&mut s, INT), packet(&mut s, 0));
+        s.now = 5;
+        // a finds the link idle and starts now; b and c wait.
+        s.enqueue_fabric(port, a, NO_PORT);
+        s.enqueue_fabric(port, b, NO_PORT);
+        s.enqueue_fabric(port, c, NO_PORT);
+        let rate_bps = 10_000_000_000;
+        let hop = |qlen_bytes, tx_bytes, ts| IntHop {
+            qlen_bytes,
+            tx_bytes,
+            ts,
+            rate_bps,
+        };
+        assert_eq!(s.pkts.int(a.pkt).hops(), &[hop(0, 1000, 5)]);
+        assert!(s.pkts.int(b.pkt).hops().is_empty(), "not started yet");
+        // b starts when a is done (1000 bytes at 10 Gb/s: 800 ns), leaving c behind.
+        s.now = s.net.ports[port as usize].busy_until;
+        s.tx_done(port);
+        assert_eq!(s.pkts.int(b.pkt).hops(), &[hop(1000, 2000, 5 + 800_000)]);
+        s.now = s.net.ports[port as usize].busy_until;
+        s.tx_done(port);
+        assert!(s.pkts.int(c.pkt).hops().is_empty(), "no INT bit, no record");
+        // A host's NIC stamps nothing.
+        let d = packet(&mut s, INT);
+        s.enqueue_fabric(s.net.host_nic[1], d, NO_PORT);
+        assert!(s.pkts.int(d.pkt).hops().is_empty());
+    }
+
+    #[test]
+    fn a_paused_class_waits_and_resume_restarts_it() {
+        let mut s = sim("[network.buffer]\nbytes = 1000000\n[network.pfc]\n");
+        let nic = s.net.host_nic[1];
+        // PAUSE for class 0 reaches the NIC: a packet offered to the idle NIC waits.
+        s.now = 10;
+        s.pause(nic, 0b10);
+        let a = packet(&mut s, 0);
+        s.enqueue_fabric(nic, a, NO_PORT);
+        assert_eq!(s.net.ports[nic as usize].queue.packets(), 1);
+        assert_eq!(s.net.ports[nic as usize].tx_packets, 0);
+        // A TxDone while paused sends nothing.
+        s.tx_done(nic);
+        assert_eq!(s.net.ports[nic as usize].tx_packets, 0);
+        // RESUME 1 µs later: time paused is exact, and a TxDone restarts the port.
+        s.now = 1_000_010;
+        s.pause(nic, 0b00);
+        let f = &s.fabric.ports[nic as usize];
+        assert_eq!(f.paused_time[0], 1_000_000);
+        assert_eq!(f.xoff_received[0], 1);
+        assert!(s.net.ports[nic as usize].txdone_pending);
+        s.tx_done(nic);
+        assert_eq!(s.net.ports[nic as usize].tx_packets, 1);
+        // Class 1 is not held by a class 0 pause.
+        s.pause(nic, 0b10);
+        s.now = s.net.ports[nic as usize].busy_until;
+        let b = packet(&mut s, 1);
+        s.enqueue_fabric(nic, b, NO_PORT);
+        assert_eq!(s.net.ports[nic as usize].tx_packets, 2);
+    }
+
+    /// The port of node `a` towards node `b` (by name).
+    fn port_of(s: &Sim, a: &str, b: &str) -> u32 {
+        (0..s.net.ports.len() as u32)
+            .find(|&p| {
+                let port = &s.net.ports[p as usize];
+                s.net.names[port.owner as usize] == a && s.net.names[port.peer as usize] == b
+            })
+            .expect("a port")
+    }
+
+    /// Ports paused in a cycle (leaf 0 → spine 0 → leaf 1 → spine 1 → leaf 0), each
+    /// holding a packet that came in over the previous link, are a deadlock: the check
+    /// finds it once they have been paused for `DEADLOCK_HOLD`, the run stops there,
+    /// marked partial, with the message in its counters. Without one link of the cycle
+    /// holding packets from the previous, there is none. (The state is set by hand: with
+    /// shortest-path routing a small fabric does not build a cyclic dependency.)
+    #[test]
+    fn a_cycle_of_paused_ports_is_a_deadlock_and_stops_the_run() {
+        let text = r#"
+            duration_ms = 10
+            stop_when_done = false
+            [topology.leaf_spine]
+            leaves = 2
+            spines = 2
+            hosts_per_leaf = 1
+            [network.buffer]
+            bytes = 1000000
+            [network.pfc]
+            [[traffic]]
+            pattern = "pair"
+            src = 0
+            dst = 1
+            size = "long_lived"
+        "#;
+        for (hold_all, deadlock) in [(true, true), (false, false)] {
+            let mut s = Sim::new(Plan::from_toml(text, Path::new(".")).unwrap());
+            let cycle = [
+                port_of(&s, "leaf0", "spine0"),
+                port_of(&s, "spine0", "leaf1"),
+                port_of(&s, "leaf1", "spine1"),
+                port_of(&s, "spine1", "leaf0"),
+            ];
+            for (i, &p) in cycle.iter().enumerate() {
+                let prev = cycle[(i + cycle.len() - 1) % cycle.len()];
+                s.pause(p, 0b10);
+                let d = packet(&mut s, 0);
+                let q = &mut s.net.ports[p as usize].queue;
+                assert!(matches!(
+                    q.enqueue_lossless(0, d, false),
+                    Admit::Queued { .. }
+                ));
+                // Its packet came in over the previous link (at the previous port's
+                // peer, by the port back) — except, in the second case, on one link.
+                let via = if hold_all || i != 2 {
+                    s.net.ports[prev as usize].reverse
+                } else {
+                    NO_PORT
+                };
+                s.fabric.ports[p as usize].ingress[0].push_back(via);
+            }
+            s.run();
+            let r = s.results(0.0);
+            let c = &r.counters;
+            if deadlock {
+                assert_eq!(c.deadlocks, 1);
+                assert!(c.partial);
+                assert_eq!(c.sim_time, DEADLOCK_HOLD, "found at the first check");
+                assert!(
+                    c.deadlock_message.contains("PFC deadlock")
+                        && c.deadlock_message.contains("leaf0→spine0"),
+                    "{}",
+                    c.deadlock_message
+                );
+            } else {
+                assert_eq!(c.deadlocks, 0);
+                assert!(!c.partial && c.deadlock_message.is_empty());
+                assert_eq!(c.sim_time, 10_000_000_000, "ran to its end");
+            }
+        }
+    }
+}
