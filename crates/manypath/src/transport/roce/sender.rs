@@ -216,8 +216,8 @@ impl RoceSender {
         let ack_req = end == self.end() || window_full;
         self.cc.on_sent(now, len as u64);
         self.pace(now, len + self.cfg.header);
-        if self.rto_at.is_none() && self.cfg.retransmit != Retransmit::None {
-            self.rto_at = Some(now + self.cfg.rto);
+        if self.rto_at.is_none() {
+            self.rto_at = self.rto_after(now);
         }
         Some(Segment {
             seq: start,
@@ -256,7 +256,7 @@ impl RoceSender {
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
-            self.rto_at = (self.snd_una < self.high_sent).then_some(now + self.cfg.rto);
+            self.rto_at = self.rto_after(now);
         }
         if seg.has(flags::SACK) {
             for (s, e) in seg.sack_blocks() {
@@ -311,8 +311,15 @@ impl RoceSender {
             // unacknowledged.
             self.snd_nxt = self.snd_una;
             self.recovery = false;
-            self.rto_at = (self.snd_una < self.high_sent).then_some(now + self.cfg.rto);
+            self.rto_at = self.rto_after(now);
         }
+    }
+
+    /// The retransmission timeout started at `now`, while data is outstanding (never
+    /// without a retransmission scheme).
+    fn rto_after(&self, now: SimTime) -> Option<SimTime> {
+        (self.cfg.retransmit != Retransmit::None && self.snd_una < self.high_sent)
+            .then_some(now + self.cfg.rto)
     }
 
     /// The earliest of: the next send time (when there is something to send and it is
