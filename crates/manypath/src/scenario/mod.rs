@@ -10,6 +10,7 @@ pub mod faults;
 pub mod level;
 pub mod plan;
 mod queues;
+mod roce;
 pub mod schema;
 mod topology;
 mod traffic;

@@ -9,6 +9,7 @@ use super::checker::{Checker, MAX_TIME_US};
 use super::faults::{fault_plan, FaultPlan};
 use super::level::{check_level, check_unpinned, model_config, FlowModelConfig, Level};
 use super::queues::switch_features;
+use super::roce;
 use super::schema::{LoadBalancingSpec, Scenario};
 use super::topology::{check_path_indices, links, topology_kind, Links};
 use super::traffic::traffic;
@@ -109,6 +110,7 @@ impl Plan {
             &transports,
             &mut c,
         );
+        roce::check_rwndq(s, &links.tier_params, &transports, &mut c);
         let topology = kind.as_ref().map(|k| k.build());
         let faults = match &topology {
             Some(topo) => fault_plan(&s.faults, topo, &mut c),

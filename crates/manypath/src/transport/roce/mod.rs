@@ -15,6 +15,7 @@
 //! size), `ack` the responder's next expected byte, and the flags of [`flags`] say what a
 //! packet is. The engine maps them onto packets as it does TCP's.
 
+pub mod plan;
 pub mod receiver;
 pub mod sender;
 

@@ -25,6 +25,8 @@ pub struct RoceStats {
     pub bytes_acked: u64,
     /// NAKs and CNPs received.
     pub naks: u32,
+    /// Recoveries NAKs started: go-back-N's goes back, selective recovery episodes.
+    pub recoveries: u32,
     pub cnps: u32,
     pub timeouts: u32,
 }
@@ -108,6 +110,15 @@ impl RoceSender {
             bytes_acked: self.snd_una.min(self.size),
             ..self.stats
         }
+    }
+
+    pub fn config(&self) -> &RoceConfig {
+        &self.cfg
+    }
+
+    /// Data bytes of the flow acknowledged.
+    pub fn bytes_acked(&self) -> u64 {
+        self.snd_una.min(self.size)
     }
 
     /// Every byte below this is acknowledged.
@@ -271,9 +282,15 @@ impl RoceSender {
         if seg.has(flags::NAK) {
             self.stats.naks += 1;
             match self.cfg.retransmit {
-                Retransmit::GoBackN => self.snd_nxt = self.snd_nxt.min(ack),
+                Retransmit::GoBackN => {
+                    if self.snd_nxt > ack {
+                        self.snd_nxt = ack;
+                        self.stats.recoveries += 1;
+                    }
+                }
                 Retransmit::Selective => {
                     if !self.recovery {
+                        self.stats.recoveries += 1;
                         self.recovery = true;
                         self.retx_nxt = self.snd_una;
                     }
