@@ -4,12 +4,12 @@
 //! subflow.
 
 use crate::metrics::RecoveryCounters;
+use crate::net::int::IntStack;
 use crate::scenario::TransportPlan;
 use crate::time::SimTime;
 use crate::transport::mptcp::sender::MptcpCounters;
 use crate::transport::mptcp::{MptcpReceiver, MptcpSender};
 use crate::transport::protocol::{self, CcContext};
-use crate::net::int::IntStack;
 use crate::transport::roce::{RoceReceiver, RoceSender};
 use crate::transport::tcp::{Segment, SenderStats, TcpReceiver, TcpSender};
 

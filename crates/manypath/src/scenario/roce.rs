@@ -28,8 +28,14 @@ pub(super) fn fields(t: &TransportSpec) -> Vec<(&'static str, bool)> {
         ("dcqcn_g", t.dcqcn_g.is_some()),
         ("dcqcn_alpha_init", t.dcqcn_alpha_init.is_some()),
         ("dcqcn_alpha_timer_us", t.dcqcn_alpha_timer_us.is_some()),
-        ("dcqcn_increase_timer_us", t.dcqcn_increase_timer_us.is_some()),
-        ("dcqcn_byte_counter_bytes", t.dcqcn_byte_counter_bytes.is_some()),
+        (
+            "dcqcn_increase_timer_us",
+            t.dcqcn_increase_timer_us.is_some(),
+        ),
+        (
+            "dcqcn_byte_counter_bytes",
+            t.dcqcn_byte_counter_bytes.is_some(),
+        ),
         (
             "dcqcn_fast_recovery_stages",
             t.dcqcn_fast_recovery_stages.is_some(),
@@ -141,7 +147,11 @@ pub(super) fn roce_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> RoceCc 
                 t_high: f.time("timely_t_high_us", t.timely_t_high_us),
                 min_rtt: f.time("timely_min_rtt_us", t.timely_min_rtt_us),
                 hai_threshold: f
-                    .count("timely_hai_threshold", t.timely_hai_threshold.map(u64::from), 1)
+                    .count(
+                        "timely_hai_threshold",
+                        t.timely_hai_threshold.map(u64::from),
+                        1,
+                    )
                     .map(|x| x as u32),
                 min_rate_bps: f.mbps("timely_min_rate_mbps", t.timely_min_rate_mbps),
                 once_per_rtt: t.timely_once_per_rtt,
@@ -171,7 +181,9 @@ pub(super) fn roce_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> RoceCc 
                 preset: preset(t.hpcc_preset),
                 eta: f.unit("hpcc_eta", t.hpcc_eta, false),
                 max_stage: t.hpcc_max_stage,
-                w_ai_bytes: t.hpcc_wai_bytes.inspect(|&x| f.c.positive(&f.at("hpcc_wai_bytes"), x)),
+                w_ai_bytes: t
+                    .hpcc_wai_bytes
+                    .inspect(|&x| f.c.positive(&f.at("hpcc_wai_bytes"), x)),
                 min_rate_bps: f.mbps("hpcc_min_rate_mbps", t.hpcc_min_rate_mbps),
             };
             RoceCc::Hpcc(p)

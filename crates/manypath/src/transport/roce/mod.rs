@@ -22,10 +22,10 @@ pub mod sender;
 pub use receiver::RoceReceiver;
 pub use sender::{RoceSender, RoceStats};
 
+use crate::time::{SimTime, PS_PER_US};
 use crate::transport::rate::{
     AckInfo, Dcqcn, DcqcnConfig, Hpcc, HpccConfig, RateControl, Timely, TimelyConfig,
 };
-use crate::time::{SimTime, PS_PER_US};
 
 /// What a RoCE packet is. The bits avoid TCP's SYN, FIN and RST, which RWNDQ switches
 /// count; a packet with none of them set and a payload is plain data.
@@ -228,7 +228,11 @@ mod tests {
         assert_eq!(times.len(), 10);
         assert_eq!(times[0], 0, "no handshake");
         for w in times.windows(2) {
-            assert_eq!(w[1] - w[0], 1_062_000, "one serialisation of 1062 B at 8 Gb/s");
+            assert_eq!(
+                w[1] - w[0],
+                1_062_000,
+                "one serialisation of 1062 B at 8 Gb/s"
+            );
         }
         // The last packet's ACK returns one round trip after it left.
         assert_eq!(end, times[9] + 2 * D);
@@ -252,12 +256,20 @@ mod tests {
             .filter(|s| s.seg.has(flags::NAK))
             .map(|s| s.seg.ack)
             .collect();
-        assert_eq!(naks, vec![3000], "one NAK for the gap, naming the byte expected");
+        assert_eq!(
+            naks,
+            vec![3000],
+            "one NAK for the gap, naming the byte expected"
+        );
         let seqs = data_seqs(&p);
         let first_pass: Vec<u64> = (0..10).map(|k| k * 1000).collect();
         assert_eq!(&seqs[..10], &first_pass[..]);
         let again: Vec<u64> = (3..10).map(|k| k * 1000).collect();
-        assert_eq!(&seqs[10..], &again[..], "everything from the lost packet goes again");
+        assert_eq!(
+            &seqs[10..],
+            &again[..],
+            "everything from the lost packet goes again"
+        );
         let st = p.client.stats();
         assert_eq!((st.naks, st.packets_retx, st.timeouts), (1, 7, 0));
         assert_eq!(p.server.bytes_received(), 10_000);

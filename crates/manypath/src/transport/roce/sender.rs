@@ -345,8 +345,8 @@ impl RoceSender {
         if self.finish.is_some() {
             return None;
         }
-        let pacing = (self.next_send > self.now && self.next_packet().is_some())
-            .then_some(self.next_send);
+        let pacing =
+            (self.next_send > self.now && self.next_packet().is_some()).then_some(self.next_send);
         [pacing, self.cc.timer_deadline(), self.rto_at]
             .into_iter()
             .flatten()
