@@ -278,6 +278,18 @@ impl Endpoints {
         }
     }
 
+    /// A RoCE queue pair's time-series sample: bytes acknowledged and its window in
+    /// bytes (0 without one).
+    pub fn roce_sample(&self) -> Option<(u64, f64)> {
+        match self {
+            Endpoints::Roce { client, .. } => Some((
+                client.bytes_acked(),
+                client.window().map_or(0.0, |w| w as f64),
+            )),
+            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } => None,
+        }
+    }
+
     /// A RoCE queue pair's header bytes per packet.
     pub fn header_bytes(&self) -> Option<u32> {
         match self {

@@ -86,6 +86,17 @@ impl Sim {
                     continue;
                 }
                 let c = &self.conns[f.conns[0] as usize];
+                // A RoCE queue pair: bytes acknowledged, and its window (or 0) as cwnd.
+                if let Some((bytes_acked, cwnd)) = c.ep.roce_sample() {
+                    self.flow_samples.push(FlowSample {
+                        time: now,
+                        flow: i as u32,
+                        subflow: 0,
+                        bytes_acked,
+                        cwnd,
+                        srtt: 0,
+                    });
+                }
                 for (k, s) in c.ep.senders().iter().enumerate() {
                     self.flow_samples.push(FlowSample {
                         time: now,
