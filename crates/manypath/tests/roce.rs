@@ -89,6 +89,9 @@ fn dcqcn_flows_converge_to_a_fair_share_at_full_utilisation() {
     assert!(jain(&g) >= 0.95, "Jain {} over {g:?}", jain(&g));
     assert!(total >= 0.9 * GOODPUT_40G, "{total}");
     assert!(r.flows.iter().all(|f| f.recovery.cnps > 0));
+    // The rates, not the buffer, hold the queue: near the marking threshold (94
+    // packets), far from the 20 MB limit.
+    assert!(q.p95_packets < 400.0, "p95 {} packets", q.p95_packets);
     assert_eq!(q.drops, 0);
 }
 
@@ -165,4 +168,59 @@ fn go_back_n_and_selective_complete_every_flow_over_a_lossy_link() {
     let ((gbn, gbn_drops), (sel, sel_drops)) = (retx[0], retx[1]);
     assert!(gbn > 5 * gbn_drops, "{gbn} for {gbn_drops} losses");
     assert!(sel <= 2 * sel_drops, "{sel} for {sel_drops} losses");
+}
+
+/// Four long-lived line-rate queue pairs of one host, each to its own receiver, and a
+/// 10 KB message from the same host starting at 1 ms.
+fn busy_host(host_queue_packets: u32) -> String {
+    let mut text = format!(
+        r#"
+        duration_ms = 2
+        stop_when_done = false
+        [topology.star]
+        senders = 4
+        [network.link]
+        rate_gbps = 40
+        delay_us = 1
+        [network.queue]
+        limit_bytes = 20000000
+        [network.host_queue]
+        limit_packets = {host_queue_packets}
+        [transports.qp]
+        cc = "roce"
+        "#
+    );
+    for k in 1..=4 {
+        text += &format!(
+            "[[traffic]]\npattern = \"pair\"\nsrc = 0\ndst = {k}\ntransport = \"qp\"\nsize = \"long_lived\"\n"
+        );
+    }
+    text + "[[traffic]]\npattern = \"pair\"\nsrc = 0\ndst = 1\nstart_us = 1000\ntransport = \"qp\"\nsize = { fixed = 10000 }\n"
+}
+
+#[test]
+fn a_small_host_queue_makes_the_nic_serve_queue_pairs_in_turn() {
+    let short_fct_us = |q: u32| -> f64 {
+        let r = run(&busy_host(q));
+        let f = r.flows.iter().find(|f| f.size == Some(10_000)).unwrap();
+        // The four long queue pairs share the NIC evenly either way (a FIFO of their
+        // interleaved paced packets).
+        let g: Vec<f64> = r
+            .flows
+            .iter()
+            .filter(|f| f.size.is_none())
+            .map(|f| f.goodput_bps)
+            .collect();
+        assert!(jain(&g) > 0.99, "{g:?}");
+        f.fct().unwrap() as f64 / 1e6
+    };
+    let deep = short_fct_us(1000);
+    let shallow = short_fct_us(4);
+    eprintln!("a 10 KB message's FCT behind four line-rate QPs: host queue 1000: {deep} µs, 4: {shallow} µs");
+    // Behind a full 1000-packet NIC queue the message waits 1000 packets' time (about
+    // 212 µs at 40 Gb/s); with 4 it is served in turn with the parked queue pairs: its
+    // 10 packets among 5 queue pairs, about 11 µs, plus the round trip.
+    let slot_us = 1062.0 * 8.0 / 40e3;
+    assert!(deep > 900.0 * slot_us, "{deep}");
+    assert!(shallow < 80.0 * slot_us, "{shallow}");
 }

@@ -288,3 +288,126 @@ pub(super) fn check_rwndq(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan::tests::{errors, GOOD};
+    use super::super::Plan;
+    use super::*;
+    use std::path::Path;
+
+    /// GOOD with its flows on transport `qp`, defined by `fields`.
+    fn with(fields: &str) -> String {
+        GOOD.replace("transport = \"dctcp\"", "transport = \"qp\"")
+            .replace(
+                "ecn_k_packets = 20",
+                "ecn_k_packets = 20\n[transports.qp]\n",
+            )
+            .replacen(
+                "[transports.qp]\n",
+                &format!("[transports.qp]\n{fields}\n"),
+                1,
+            )
+    }
+
+    fn qp(p: &Plan) -> &super::super::TransportPlan {
+        p.transports.iter().find(|t| t.name == "qp").unwrap()
+    }
+
+    #[test]
+    fn roce_transports_resolve_with_their_defaults() {
+        let p = Plan::from_toml(&with("cc = \"hpcc\""), Path::new(".")).unwrap();
+        let t = qp(&p);
+        let s = t.roce.expect("a RoCE transport");
+        assert_eq!(s.payload, DEFAULT_PAYLOAD);
+        assert_eq!(s.retransmit, Retransmit::GoBackN);
+        assert!(s.window, "HPCC's window is on by default");
+        assert!(!s.ecn);
+        assert_eq!(t.cc.roce(), Some(RoceCc::Hpcc(HpccParams::default())));
+        let p = Plan::from_toml(
+            &with("cc = \"dcqcn\"\ndcqcn_preset = \"hpcc-artifact\"\ndcqcn_g = 0.5"),
+            Path::new("."),
+        )
+        .unwrap();
+        let t = qp(&p);
+        assert!(t.roce.unwrap().ecn, "DCQCN's data is ECN-capable");
+        assert!(!t.roce.unwrap().window);
+        let Some(RoceCc::Dcqcn(d)) = t.cc.roce() else {
+            panic!("{:?}", t.cc)
+        };
+        let cfg = d.config(100e9);
+        assert_eq!(cfg.g, 0.5);
+        assert_eq!(
+            cfg.increase_timer,
+            crate::transport::rate::dcqcn::artifact::INCREASE_TIMER
+        );
+        assert_eq!(cfg.rate_ai_bps, 20e6, "5·bw/25 Mb/s at 100 Gb/s");
+    }
+
+    #[test]
+    fn bad_roce_settings_name_their_field() {
+        let e = errors(&with(
+            "cc = \"dcqcn\"\ndcqcn_g = 0\ndcqcn_rai_mbps = -1\ndcqcn_alpha_timer_us = 0\nack_every = 0\npayload_bytes = 0",
+        ));
+        for want in [
+            "transports.qp.dcqcn_g: must be in (0, 1], got 0",
+            "transports.qp.dcqcn_rai_mbps: must be a positive number",
+            "transports.qp.dcqcn_alpha_timer_us: must be a positive number",
+            "transports.qp.ack_every: must be at least 1, got 0",
+            "transports.qp.payload_bytes: must be between 1 and 9000",
+        ] {
+            assert!(e.contains(want), "{want} not in {e}");
+        }
+        let e = errors(&with("cc = \"hpcc\"\nhpcc_eta = 1.5"));
+        assert!(
+            e.contains("transports.qp.hpcc_eta: must be in (0, 1], got 1.5"),
+            "{e}"
+        );
+        let e = errors(&with("cc = \"timely\"\ntimely_t_low_us = 600"));
+        assert!(
+            e.contains("transports.qp.timely_t_high_us: must be above"),
+            "{e}"
+        );
+        let e = errors(&with("cc = \"dcqcn\"\nint = true"));
+        assert!(e.contains("transports.qp.int: INT is HPCC's"), "{e}");
+        let e = errors(&with("cc = \"hpcc\"\nint = false"));
+        assert!(e.contains("transports.qp.int: HPCC reads"), "{e}");
+        let e = errors(&with("cc = \"roce\"\nretransmit = \"none\"\nrto_us = 100"));
+        assert!(
+            e.contains("transports.qp.rto_us: retransmit = \"none\""),
+            "{e}"
+        );
+        // Another controller's constant, and a RoCE field on a TCP transport.
+        let e = errors(&with("cc = \"timely\"\nhpcc_eta = 0.9"));
+        assert!(
+            e.contains("transports.qp.hpcc_eta: applies only to cc = hpcc, not timely"),
+            "{e}"
+        );
+        let e = errors(&with("cc = \"dctcp\"\nack_every = 2"));
+        assert!(
+            e.contains("transports.qp.ack_every: applies only to cc = roce or dcqcn or timely or hpcc, not dctcp"),
+            "{e}"
+        );
+        let e = errors(&with("cc = \"roce\"\nsubflows = 2"));
+        assert!(
+            e.contains("transports.qp.subflows: cc = roce runs on a single path"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn roce_is_refused_at_flow_level_and_with_rwndq() {
+        let flow = format!("level = \"flow\"\n{}", with("cc = \"roce\""));
+        let e = errors(&flow);
+        assert!(e.contains("is a RoCE transport (cc = roce)"), "{e}");
+        let rwndq = with("cc = \"roce\"").replace(
+            "ecn_k_packets = 20",
+            "ecn_k_packets = 20\nrwndq = { preset = \"ns2\" }",
+        );
+        let e = errors(&rwndq);
+        assert!(
+            e.contains("traffic[0].transport: transport \"qp\" is RoCE"),
+            "{e}"
+        );
+    }
+}

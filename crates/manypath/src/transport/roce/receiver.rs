@@ -77,7 +77,8 @@ impl RoceReceiver {
             self.cnp = true;
         }
         let end = seg.seq + seg.len as u64;
-        if seg.seq == self.rcv_nxt {
+        // In order, or overlapping the expected byte (a resent packet cut differently).
+        if seg.seq <= self.rcv_nxt && end > self.rcv_nxt {
             self.rcv_nxt = end;
             self.nak_for = None;
             self.unacked += 1;
