@@ -248,7 +248,10 @@ impl CcKind {
             CcKind::Xmp { .. } => CcSpec::Xmp,
             CcKind::Amp { .. } => CcSpec::Amp,
             CcKind::Mmptcp { .. } => CcSpec::Mmptcp,
-            CcKind::Roce(r) => r.spec(),
+            CcKind::Roce(RoceCc::LineRate) => CcSpec::Roce,
+            CcKind::Roce(RoceCc::Dcqcn(_)) => CcSpec::Dcqcn,
+            CcKind::Roce(RoceCc::Timely(_)) => CcSpec::Timely,
+            CcKind::Roce(RoceCc::Hpcc(_)) => CcSpec::Hpcc,
         }
     }
 

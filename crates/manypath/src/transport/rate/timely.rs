@@ -214,6 +214,36 @@ mod tests {
     }
 
     #[test]
+    fn with_once_per_rtt_only_the_first_ack_beyond_the_last_sample_counts() {
+        let mut t = timely(5.0);
+        let ack = |t: &mut Timely, ack_seq: u64, snd_nxt: u64, rtt_us: u64| {
+            t.on_ack(&AckInfo {
+                ack_seq,
+                snd_nxt,
+                rtt: Some(rtt_us * US),
+                ..AckInfo::plain(0, 1000)
+            })
+        };
+        ack(&mut t, 1000, 50_000, 100); // the reference; the next round ends at 50 000
+        ack(&mut t, 2000, 51_000, 200); // same round: ignored
+        assert_eq!(t.rate_bps(), 5e9);
+        ack(&mut t, 50_000, 90_000, 100); // not beyond 50 000: ignored
+        assert_eq!(t.rate_bps(), 5e9);
+        ack(&mut t, 51_000, 90_000, 110); // the next round's sample: +10 µs
+        let g = 0.875 * 10.0 / 20.0;
+        assert!(close(t.gradient(), g));
+        assert!(close(t.rate_bps(), 5e9 * (1.0 - 0.8 * g)));
+        // Without it every sample counts.
+        let mut cfg = TimelyConfig::new(10e9);
+        cfg.init_rate_bps = 5e9;
+        cfg.once_per_rtt = false;
+        let mut t = Timely::new(cfg);
+        ack(&mut t, 1000, 50_000, 100);
+        ack(&mut t, 2000, 51_000, 110);
+        assert!(t.rate_bps() < 5e9);
+    }
+
+    #[test]
     fn a_positive_gradient_decreases_the_rate_by_beta_times_the_gradient() {
         let mut t = timely(5.0);
         t.on_rtt(100 * US);

@@ -5,7 +5,6 @@
 
 use super::{Rc, Retransmit, RoceConfig};
 use crate::time::{SimTime, PS_PER_S};
-use crate::transport::protocol::CcSpec;
 use crate::transport::rate::{DcqcnConfig, HpccConfig, TimelyConfig};
 
 /// Which published setting a controller's unset constants take.
@@ -129,15 +128,6 @@ pub enum RoceCc {
 }
 
 impl RoceCc {
-    pub fn spec(&self) -> CcSpec {
-        match self {
-            RoceCc::LineRate => CcSpec::Roce,
-            RoceCc::Dcqcn(_) => CcSpec::Dcqcn,
-            RoceCc::Timely(_) => CcSpec::Timely,
-            RoceCc::Hpcc(_) => CcSpec::Hpcc,
-        }
-    }
-
     /// Its data packets carry INT (HPCC).
     pub fn int(&self) -> bool {
         match self {
