@@ -224,3 +224,35 @@ fn a_small_host_queue_makes_the_nic_serve_queue_pairs_in_turn() {
     assert!(deep > 900.0 * slot_us, "{deep}");
     assert!(shallow < 80.0 * slot_us, "{shallow}");
 }
+
+#[test]
+fn persistent_queue_pairs_carry_request_after_request_at_their_ideal_fct() {
+    // Requests far apart on one queue pair: each finds it idle, leaves at once (no
+    // handshake) and is acknowledged one round trip after its last packet, as the
+    // ideal FCT has it.
+    let r = run(r#"
+        duration_ms = 20
+        [topology.star]
+        senders = 2
+        [network.link]
+        rate_gbps = 10
+        delay_us = 2
+        [network.queue]
+        limit_packets = 1000
+        [transports.qp]
+        cc = "roce"
+        [[traffic]]
+        pattern = "requests"
+        rate_per_s = 2000
+        requests = { clients = [0], servers = [1], connections = 1 }
+        transport = "qp"
+        size = { fixed = 5000 }
+        "#);
+    let done: Vec<_> = r.flows.iter().filter(|f| f.finish.is_some()).collect();
+    assert!(done.len() > 10, "{}", done.len());
+    for f in done {
+        let (fct, ideal) = (f.fct().unwrap(), f.ideal_fct.unwrap());
+        assert!(fct.abs_diff(ideal) <= ideal / 100, "{fct} vs {ideal}");
+        assert_eq!(f.bytes_acked, 5000);
+    }
+}
