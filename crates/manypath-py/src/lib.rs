@@ -74,6 +74,11 @@ fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDic
     t.add("started", |x| x.started)?;
     t.add("measured", |x| x.measured)?;
     t.add("ideal_fct_s", |x| x.ideal_fct.map_or(nan, to_secs))?;
+    // RoCE's own counters, only in runs with a RoCE transport (other tables unchanged).
+    if r.roce {
+        t.add("naks", |x| x.recovery.naks as u64)?;
+        t.add("cnps", |x| x.recovery.cnps as u64)?;
+    }
     Ok(t.dict)
 }
 

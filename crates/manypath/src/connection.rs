@@ -4,11 +4,13 @@
 //! subflow.
 
 use crate::metrics::RecoveryCounters;
+use crate::net::int::IntStack;
 use crate::scenario::TransportPlan;
 use crate::time::SimTime;
 use crate::transport::mptcp::sender::MptcpCounters;
 use crate::transport::mptcp::{MptcpReceiver, MptcpSender};
 use crate::transport::protocol::{self, CcContext};
+use crate::transport::roce::{RoceReceiver, RoceSender};
 use crate::transport::tcp::{Segment, SenderStats, TcpReceiver, TcpSender};
 
 // The TCP endpoints stay inline (no box): they are the common case on the per-packet path.
@@ -22,13 +24,41 @@ pub enum Endpoints {
         client: MptcpSender,
         server: MptcpReceiver,
     },
+    /// A RoCE queue pair: its requester and responder.
+    Roce {
+        client: Box<RoceSender>,
+        server: Box<RoceReceiver>,
+    },
+}
+
+/// What a RoCE queue pair's controller needs of its host and network.
+#[derive(Clone, Copy, Debug)]
+pub struct NicInfo {
+    /// The host NIC's line rate, bits/s.
+    pub line_bps: f64,
+    /// The network's base RTT (for HPCC's T and a BDP window, unless the transport sets
+    /// its own).
+    pub base_rtt: SimTime,
 }
 
 impl Endpoints {
     /// The endpoints of a flow of `size` bytes (`None`: long-lived) over transport `t`.
     /// `scatter_dupacks` is MMPTCP's duplicate-ACK threshold during its scatter phase.
-    pub fn build(t: &TransportPlan, size: Option<u64>, scatter_dupacks: u32) -> Endpoints {
+    pub fn build(
+        t: &TransportPlan,
+        size: Option<u64>,
+        scatter_dupacks: u32,
+        nic: NicInfo,
+    ) -> Endpoints {
         let size = size.unwrap_or(u64::MAX);
+        if let (Some(settings), Some(rc)) = (t.roce, t.cc.roce()) {
+            let cfg = settings.config(&rc, nic.line_bps, nic.base_rtt);
+            let cc = rc.build(nic.line_bps, settings.base_rtt(nic.base_rtt));
+            return Endpoints::Roce {
+                client: Box::new(RoceSender::new(cfg, cc, size)),
+                server: Box::new(RoceReceiver::new(cfg)),
+            };
+        }
         let tcp = t.tcp;
         let ctx = CcContext {
             mss: tcp.mss as f64,
@@ -63,6 +93,7 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { .. } => 1,
             Endpoints::Mptcp { client, .. } => client.subs.len(),
+            Endpoints::Roce { .. } => 1,
         }
     }
 
@@ -74,6 +105,7 @@ impl Endpoints {
                 client.avail = 0;
             }
             Endpoints::Mptcp { client, .. } => client.make_idle(),
+            Endpoints::Roce { client, .. } => client.make_idle(),
         }
     }
 
@@ -82,6 +114,7 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { client, .. } => client.offer(bytes),
             Endpoints::Mptcp { client, .. } => client.offer(bytes),
+            Endpoints::Roce { client, .. } => client.offer(bytes),
         }
     }
 
@@ -91,13 +124,14 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { client, .. } => client.snd_una.min(client.size),
             Endpoints::Mptcp { client, .. } => client.data_una,
+            Endpoints::Roce { client, .. } => client.bytes_acked(),
         }
     }
 
     /// The multipath sender's connection-level counters (zero for TCP).
     pub fn mptcp_counters(&self) -> MptcpCounters {
         match self {
-            Endpoints::Tcp { .. } => MptcpCounters::default(),
+            Endpoints::Tcp { .. } | Endpoints::Roce { .. } => MptcpCounters::default(),
             Endpoints::Mptcp { client, .. } => client.counters,
         }
     }
@@ -106,6 +140,7 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { client, .. } => client.open(),
             Endpoints::Mptcp { client, .. } => client.open(),
+            Endpoints::Roce { client, .. } => client.open(),
         }
     }
 
@@ -116,6 +151,8 @@ impl Endpoints {
             (Endpoints::Tcp { server, .. }, _) => server.on_segment(now, seg),
             (Endpoints::Mptcp { client, .. }, 0) => client.on_segment(now, sub, seg),
             (Endpoints::Mptcp { server, .. }, _) => server.on_segment(now, sub, seg),
+            (Endpoints::Roce { client, .. }, 0) => client.on_segment(now, seg),
+            (Endpoints::Roce { server, .. }, _) => server.on_segment(now, seg),
         }
     }
 
@@ -127,6 +164,8 @@ impl Endpoints {
             (Endpoints::Tcp { server, .. }, _) => server.poll_transmit(now).map(|s| (0, s)),
             (Endpoints::Mptcp { client, .. }, 0) => client.poll_transmit(now),
             (Endpoints::Mptcp { server, .. }, _) => server.poll_transmit(now),
+            (Endpoints::Roce { client, .. }, 0) => client.poll_transmit(now).map(|s| (0, s)),
+            (Endpoints::Roce { server, .. }, _) => server.poll_transmit(now).map(|s| (0, s)),
         }
     }
 
@@ -136,6 +175,8 @@ impl Endpoints {
             (Endpoints::Tcp { server, .. }, _) => server.on_timer(now),
             (Endpoints::Mptcp { client, .. }, 0) => client.on_timer(now),
             (Endpoints::Mptcp { server, .. }, _) => server.on_timer(now),
+            (Endpoints::Roce { client, .. }, 0) => client.on_timer(now),
+            (Endpoints::Roce { server, .. }, _) => server.on_timer(now),
         }
     }
 
@@ -145,6 +186,8 @@ impl Endpoints {
             (Endpoints::Tcp { server, .. }, _) => server.timer_deadline(),
             (Endpoints::Mptcp { client, .. }, 0) => client.timer_deadline(),
             (Endpoints::Mptcp { server, .. }, _) => server.timer_deadline(),
+            (Endpoints::Roce { client, .. }, 0) => client.timer_deadline(),
+            (Endpoints::Roce { server, .. }, _) => server.timer_deadline(),
         }
     }
 
@@ -154,6 +197,7 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { client, .. } => client.finish(),
             Endpoints::Mptcp { client, .. } => client.finish,
+            Endpoints::Roce { client, .. } => client.finish(),
         }
     }
 
@@ -162,6 +206,7 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { client, .. } => client.stats(),
             Endpoints::Mptcp { client, .. } => client.stats(),
+            Endpoints::Roce { client, .. } => roce_stats(client),
         }
     }
 
@@ -170,6 +215,7 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { client, .. } => std::slice::from_ref(client),
             Endpoints::Mptcp { client, .. } => &client.subs,
+            Endpoints::Roce { .. } => &[],
         }
     }
 
@@ -178,6 +224,7 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { client, .. } => vec![client.stats()],
             Endpoints::Mptcp { client, .. } => client.subs.iter().map(|s| s.stats()).collect(),
+            Endpoints::Roce { client, .. } => vec![roce_stats(client)],
         }
     }
 
@@ -194,9 +241,20 @@ impl Endpoints {
                     ir_coded: s.ir_coded,
                     ir_recovered: server.ir_recovered,
                     proactive_copies: s.proactive_copies,
+                    ..RecoveryCounters::default()
                 }
             }
             Endpoints::Mptcp { .. } => RecoveryCounters::default(),
+            Endpoints::Roce { client, .. } => {
+                let s = client.stats();
+                RecoveryCounters {
+                    packets_sent: s.packets_sent,
+                    packets_retx: s.packets_retx,
+                    naks: s.naks,
+                    cnps: s.cnps,
+                    ..RecoveryCounters::default()
+                }
+            }
         }
     }
 
@@ -204,7 +262,64 @@ impl Endpoints {
     pub fn ssr_episodes(&self) -> (u32, u32) {
         match self {
             Endpoints::Mptcp { client, .. } => client.coupling.ssr_episodes(),
-            Endpoints::Tcp { .. } => (0, 0),
+            Endpoints::Tcp { .. } | Endpoints::Roce { .. } => (0, 0),
         }
+    }
+
+    /// A RoCE packet for endpoint `ep` with the INT records it carries (HPCC's data to
+    /// the responder, the echo on an ACK to the requester).
+    pub fn on_segment_int(&mut self, now: SimTime, ep: usize, seg: &Segment, int: &IntStack) {
+        match (self, ep) {
+            (Endpoints::Roce { client, .. }, 0) => client.on_segment_int(now, seg, int.hops()),
+            (Endpoints::Roce { server, .. }, _) => server.on_segment_int(now, seg, int),
+            (e @ (Endpoints::Tcp { .. } | Endpoints::Mptcp { .. }), ep) => {
+                e.on_segment(now, ep, 0, seg)
+            }
+        }
+    }
+
+    /// A RoCE queue pair's time-series sample: bytes acknowledged and its window in
+    /// bytes (0 without one).
+    pub fn roce_sample(&self) -> Option<(u64, f64)> {
+        match self {
+            Endpoints::Roce { client, .. } => Some((
+                client.bytes_acked(),
+                client.window().map_or(0.0, |w| w as f64),
+            )),
+            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } => None,
+        }
+    }
+
+    /// A RoCE queue pair's header bytes per packet.
+    pub fn header_bytes(&self) -> Option<u32> {
+        match self {
+            Endpoints::Roce { client, .. } => Some(client.config().header),
+            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } => None,
+        }
+    }
+
+    /// The INT records a RoCE responder's next ACK echoes.
+    pub fn int_echo(&self) -> Option<&IntStack> {
+        match self {
+            Endpoints::Roce { server, .. } => Some(server.echo()),
+            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } => None,
+        }
+    }
+}
+
+/// A RoCE requester's counters in TCP's terms: NAK-started recoveries count as fast
+/// retransmits (a recovery on the receiver's word, before any timeout).
+fn roce_stats(client: &RoceSender) -> SenderStats {
+    let s = client.stats();
+    SenderStats {
+        bytes_sent: s.bytes_sent,
+        bytes_retx: s.bytes_retx,
+        bytes_acked: s.bytes_acked,
+        timeouts: s.timeouts,
+        fast_retx: s.recoveries,
+        finish: client.finish(),
+        packets_sent: s.packets_sent,
+        packets_retx: s.packets_retx,
+        ..SenderStats::default()
     }
 }

@@ -234,5 +234,6 @@ fn report(
             residual: sol.residual,
         }),
         warnings: plan.warnings.clone(),
+        roce: false,
     }
 }

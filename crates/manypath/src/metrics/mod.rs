@@ -63,6 +63,9 @@ pub struct RecoveryCounters {
     /// Segments the receiver rebuilt from TCP-IR coded packets.
     pub ir_recovered: u32,
     pub proactive_copies: u64,
+    /// RoCE: NAKs and CNPs the requester received.
+    pub naks: u32,
+    pub cnps: u32,
 }
 
 /// One subflow of a multipath flow.
@@ -283,6 +286,8 @@ pub struct Results {
     pub flow_level: Option<FlowLevelInfo>,
     /// The scenario's warnings (`Plan::warnings`).
     pub warnings: Vec<(String, String)>,
+    /// Some flow runs a RoCE transport: the flows table has its columns (NAKs, CNPs).
+    pub roce: bool,
 }
 
 /// How a flow-level run went.

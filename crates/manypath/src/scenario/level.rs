@@ -246,7 +246,16 @@ fn check_flow_level(s: &Scenario, transports: &[TransportPlan], c: &mut Checker)
                     "FUSO and replicated flows are loss-recovery schemes, modelled at the packet level only",
                 );
             }
-            if !tp.cc.info().flow_level {
+            if tp.roce.is_some() {
+                err(
+                    &format!("{path}.transport"),
+                    &format!(
+                        "transport {:?} is a RoCE transport (cc = {}): queue pairs, pacing and their rate controllers are modelled at the packet level only",
+                        t.transport,
+                        tp.cc.info().name
+                    ),
+                );
+            } else if !tp.cc.info().flow_level {
                 err(
                     &format!("{path}.transport"),
                     &format!(

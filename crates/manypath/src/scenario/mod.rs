@@ -11,6 +11,7 @@ mod faults;
 pub mod level;
 pub mod plan;
 mod queues;
+mod roce;
 pub mod schema;
 mod topology;
 mod traffic;

@@ -10,6 +10,7 @@ use super::fabric::{check_switch_memory, fabric, BufferPlan, PfcPlan};
 use super::faults::{fault_plan, FaultPlan};
 use super::level::{check_level, check_unpinned, model_config, FlowModelConfig, Level};
 use super::queues::switch_features;
+use super::roce;
 use super::schema::{LoadBalancingSpec, Scenario};
 use super::topology::{check_path_indices, links, topology_kind, Links};
 use super::traffic::traffic;
@@ -120,6 +121,7 @@ impl Plan {
             &transports,
             &mut c,
         );
+        roce::check_rwndq(s, &links.tier_params, &transports, &mut c);
         let topology = kind.as_ref().map(|k| k.build());
         if let Some(topo) = &topology {
             check_switch_memory(topo, &links.tier_params, &buffer, &pfc, &mut c);

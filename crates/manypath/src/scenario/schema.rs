@@ -544,6 +544,29 @@ pub enum SchedulerSpec {
     LowestRtt,
 }
 
+/// A RoCE transport's loss recovery.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetransmitSpec {
+    /// The receiver NAKs the first packet out of order; the sender goes back to it.
+    GoBackN,
+    /// IRN-style: the receiver keeps data out of order and SACKs it; the sender resends
+    /// only what is missing.
+    Selective,
+    /// Nothing is sent again (a lossless fabric assumed).
+    None,
+}
+
+/// Which published setting a RoCE controller's unset constants take.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum PresetSpec {
+    /// The controller's paper.
+    Paper,
+    /// The HPCC authors' public simulator (the setting of the HPCC paper's comparisons).
+    HpccArtifact,
+}
+
 /// A named transport: a congestion controller and its settings.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -578,6 +601,90 @@ pub struct TransportSpec {
     /// Copies of every flow, each on a connection of its own (RepFlow: 2); the first
     /// copy to finish completes the flow (default 1).
     pub replicas: Option<u32>,
+    // RoCE transports (cc = "roce", "dcqcn", "timely", "hpcc"): the queue pairs'
+    // settings, then each controller's constants (docs/scenarios.md lists the defaults'
+    // sources).
+    /// Loss recovery: `go-back-n` (default), `selective` (IRN-style) or `none` (a
+    /// lossless fabric assumed).
+    pub retransmit: Option<RetransmitSpec>,
+    /// The receiver acknowledges every N in-order data packets, and the last packet of
+    /// each message at once (default 1, the HPCC authors' simulator's L2_ACK_INTERVAL).
+    pub ack_every: Option<u32>,
+    /// Cap bytes in flight: HPCC's window, or `window_bytes` for the others (default
+    /// true for hpcc, false for the others).
+    pub window: Option<bool>,
+    /// The fixed window of `window = true` for dcqcn, timely and roce, bytes (default one
+    /// line-rate BDP of the base RTT).
+    pub window_bytes: Option<u64>,
+    /// Payload bytes per packet (default 1000, the HPCC authors' simulator's).
+    pub payload_bytes: Option<u32>,
+    /// Retransmission timeout, µs (default 320, IRN's RTO_high).
+    pub rto_us: Option<f64>,
+    /// The receiver's least spacing of CNPs per flow, µs (default 50, DCQCN's N).
+    pub cnp_interval_us: Option<f64>,
+    /// The base RTT for HPCC's T and the BDP window, µs (default: the network's longest
+    /// host-to-host base RTT, as the HPCC authors' simulator uses one value for all).
+    pub base_rtt_us: Option<f64>,
+    /// HPCC's data carries INT (default true for hpcc; true on another transport is an
+    /// error, false on hpcc too: HPCC reads nothing else).
+    pub int: Option<bool>,
+    /// DCQCN's unset constants: `paper` (default, Zhu et al. 2015) or `hpcc-artifact`
+    /// (the HPCC authors' simulator: α timer 1 µs, increase timer 300 µs, F = 1, R_AI and
+    /// R_HAI 2·10⁻⁴ and 2·10⁻³ of the line rate, minimum rate 1 Gb/s, no byte counter).
+    pub dcqcn_preset: Option<PresetSpec>,
+    /// DCQCN's α gain g (paper: 1/256).
+    pub dcqcn_g: Option<f64>,
+    /// DCQCN's α before the first CNP (1).
+    pub dcqcn_alpha_init: Option<f64>,
+    /// DCQCN's α decay period K, µs (paper: 55).
+    pub dcqcn_alpha_timer_us: Option<f64>,
+    /// DCQCN's rate-increase timer T, µs (paper: 55).
+    pub dcqcn_increase_timer_us: Option<f64>,
+    /// DCQCN's byte counter B, bytes (paper: 10 MB).
+    pub dcqcn_byte_counter_bytes: Option<u64>,
+    /// DCQCN's fast-recovery stages F (paper: 5).
+    pub dcqcn_fast_recovery_stages: Option<u32>,
+    /// DCQCN's additive increase R_AI, Mb/s (paper: 40).
+    pub dcqcn_rai_mbps: Option<f64>,
+    /// DCQCN's hyper increase R_HAI, Mb/s (400, 10 × R_AI).
+    pub dcqcn_rhai_mbps: Option<f64>,
+    /// DCQCN's least time between rate cuts, µs (4, the NIC default).
+    pub dcqcn_rate_decrease_interval_us: Option<f64>,
+    /// DCQCN's lowest rate, Mb/s (10).
+    pub dcqcn_min_rate_mbps: Option<f64>,
+    /// TIMELY's EWMA weight α (paper: 0.875).
+    pub timely_alpha: Option<f64>,
+    /// TIMELY's decrease factor β (paper: 0.8).
+    pub timely_beta: Option<f64>,
+    /// TIMELY's additive step δ, Mb/s (default line rate / 1000: the paper's 10 Mb/s at
+    /// 10 Gb/s, scaled as the HPCC authors' simulator scales it).
+    pub timely_delta_mbps: Option<f64>,
+    /// TIMELY's T_low, µs (paper: 50).
+    pub timely_t_low_us: Option<f64>,
+    /// TIMELY's T_high, µs (paper: 500).
+    pub timely_t_high_us: Option<f64>,
+    /// TIMELY's minimum RTT normalising the gradient, µs (paper: 20).
+    pub timely_min_rtt_us: Option<f64>,
+    /// TIMELY's N: consecutive non-positive gradients before hyperactive increase N·δ
+    /// (paper: 5).
+    pub timely_hai_threshold: Option<u32>,
+    /// TIMELY's lowest rate, Mb/s (10).
+    pub timely_min_rate_mbps: Option<f64>,
+    /// TIMELY takes one RTT sample per round trip (default true, as the HPCC authors'
+    /// simulator; false: every ACK's).
+    pub timely_once_per_rtt: Option<bool>,
+    /// HPCC's unset constants: `paper` (default, Li et al. 2019) or `hpcc-artifact` (the
+    /// HPCC authors' simulator: maxStage 0, W_AI from a 4·10⁻⁴·line-rate step over T,
+    /// minimum rate 1 Gb/s).
+    pub hpcc_preset: Option<PresetSpec>,
+    /// HPCC's target utilisation η (paper: 0.95).
+    pub hpcc_eta: Option<f64>,
+    /// HPCC's maxStage (paper: 5).
+    pub hpcc_max_stage: Option<u32>,
+    /// HPCC's additive increase W_AI, bytes (paper: 80).
+    pub hpcc_wai_bytes: Option<f64>,
+    /// HPCC's lowest rate, Mb/s (10).
+    pub hpcc_min_rate_mbps: Option<f64>,
     #[serde(default)]
     pub scheduler: SchedulerSpec,
     /// Overrides of the shared `[tcp]` settings for this transport.

@@ -3,10 +3,12 @@
 //! table `CcSpec::info`) with its TCP settings, subflows and loss-recovery options.
 
 use super::checker::Checker;
+use super::roce;
 use super::schema::{CcSpec, SchedulerSpec, TcpSpec, TransportSpec};
 use crate::time::SimTime;
 use crate::transport::mptcp::{FusoConfig, Scheduler};
 use crate::transport::protocol::{CcInfo, CcKind};
+use crate::transport::roce::plan::{RoceCc, RoceSettings};
 use crate::transport::tcp::TcpConfig;
 use std::collections::BTreeMap;
 
@@ -27,6 +29,8 @@ pub struct TransportPlan {
     /// LIA only: cut a subflow's window by 1/β on an ECN echo instead of halving it
     /// (the AMP document's "MPTCP with β", §4.1).
     pub lia_beta: Option<f64>,
+    /// A RoCE transport's queue-pair settings (`None` for TCP transports).
+    pub roce: Option<RoceSettings>,
 }
 
 impl TransportPlan {
@@ -108,6 +112,7 @@ impl Builtin {
             fuso: self.fuso.then(FusoConfig::default),
             replicas: self.replicas,
             lia_beta: None,
+            roce: None,
         }
     }
 }
@@ -183,6 +188,9 @@ fn transport_plan(
         fuso: fuso_config(t, &path, &cc, c),
         replicas: t.replicas.unwrap_or(1),
         lia_beta: t.beta.filter(|_| cc == CcKind::Lia),
+        roce: cc
+            .roce()
+            .map(|r| roce::roce_settings(t, &r, tcp.ecn, &path, c)),
     };
     if !(1..=4).contains(&plan.replicas) {
         c.err(
@@ -250,6 +258,10 @@ fn cc_kind(spec: CcSpec, p: &CcParams) -> CcKind {
         CcSpec::Mmptcp => CcKind::Mmptcp {
             switch_bytes: p.switch_bytes,
         },
+        CcSpec::Roce => CcKind::Roce(RoceCc::LineRate),
+        CcSpec::Dcqcn => CcKind::Roce(RoceCc::Dcqcn(Default::default())),
+        CcSpec::Timely => CcKind::Roce(RoceCc::Timely(Default::default())),
+        CcSpec::Hpcc => CcKind::Roce(RoceCc::Hpcc(Default::default())),
     }
 }
 
@@ -285,7 +297,10 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
         ("amp_gamma", t.amp_gamma.is_some()),
         ("amp_tau", t.amp_tau.is_some()),
         ("mmptcp_switch_bytes", t.mmptcp_switch_bytes.is_some()),
-    ] {
+    ]
+    .into_iter()
+    .chain(roce::fields(t))
+    {
         c.applies_only(
             &format!("{path}.{field}"),
             set,
@@ -300,6 +315,9 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
     let tau = t.amp_tau.unwrap_or(defaults.tau);
     c.at_least(&format!("{path}.amp_gamma"), gamma as u64, 1);
     c.at_least(&format!("{path}.amp_tau"), tau as u64, 1);
+    if t.cc.info().roce {
+        return CcKind::Roce(roce::roce_cc(t, path, c));
+    }
     let params = CcParams {
         g,
         alpha_init,

@@ -7,8 +7,23 @@ use super::results::Tally;
 use super::{Sim, NO_FLOW};
 use crate::engine::queue::EventKind;
 use crate::net::packet::flags;
-use crate::net::packet::{Desc, Ecn, Packet, PacketExt, PINNED, TO_CLIENT, TO_SERVER};
+use crate::net::packet::{Desc, Ecn, Packet, PacketExt, INT, PINNED, TO_CLIENT, TO_SERVER};
+use crate::transport::roce;
 use crate::transport::tcp::Segment;
+
+/// A RoCE packet's class byte: data in the entry's priority (HPCC's with the `INT` bit,
+/// so switch ports stamp it), control packets (ACK, NAK, CNP) in class 0, as NICs and
+/// switches give them a high-priority queue.
+#[inline]
+fn roce_class(priority: u8, int: bool, seg: &Segment) -> u8 {
+    if seg.len == 0 {
+        0
+    } else if int {
+        priority | INT
+    } else {
+        priority
+    }
+}
 
 impl Sim {
     /// Lets endpoints waiting for room in a host's NIC queue send again.
@@ -28,6 +43,13 @@ impl Sim {
 
     pub(super) fn deliver(&mut self, d: Desc) {
         let p = *self.pkts.get(d.pkt);
+        // HPCC's INT records: on its data (the switches' stamps) and its ACKs (the echo).
+        // Every packet of an HPCC connection has its slot (cleared at send).
+        let int = if self.conns[p.conn as usize].int {
+            Some(*self.pkts.int(d.pkt))
+        } else {
+            None
+        };
         self.pkts.free(d.pkt);
         self.delivered += 1;
         let conn = &mut self.conns[p.conn as usize];
@@ -58,7 +80,10 @@ impl Sim {
             seg.coded_len = ext.coded_len;
         }
         let ep = if p.dir == TO_SERVER { 1 } else { 0 };
-        conn.ep.on_segment(self.now, ep, p.sub as usize, &seg);
+        match int {
+            None => conn.ep.on_segment(self.now, ep, p.sub as usize, &seg),
+            Some(stack) => conn.ep.on_segment_int(self.now, ep, &seg, &stack),
+        }
         self.flush(p.conn);
     }
 
@@ -233,8 +258,22 @@ impl Sim {
             } else {
                 Ecn::NotEct
             },
-            class: c.priority | c.pinned,
+            class: if c.roce {
+                roce_class(c.priority, c.int, seg) | c.pinned
+            } else {
+                c.priority | c.pinned
+            },
         };
+        if c.int {
+            // HPCC: its data starts with no records; an ACK or NAK carries the
+            // responder's echo of the latest data packet's (CNPs carry none).
+            self.pkts.clear_int(id);
+            if seg.len == 0 && !seg.has(roce::flags::CNP) {
+                if let Some(&echo) = c.ep.int_echo() {
+                    *self.pkts.int_mut(id) = echo;
+                }
+            }
+        }
         if seg.has(flags::SACK | flags::CODED) {
             self.pkts.set_ext(
                 id,

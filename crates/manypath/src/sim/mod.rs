@@ -50,6 +50,10 @@ struct Conn {
     header: u32,
     /// Wire size of a full segment, for the NIC's room check.
     max_wire: u32,
+    /// A RoCE queue pair: control packets (ACK, NAK, CNP) go in class 0.
+    roce: bool,
+    /// HPCC: data packets carry INT records, ACKs echo them.
+    int: bool,
     /// Each endpoint waits for room in its host's NIC queue.
     blocked: [bool; 2],
     ep: Endpoints,

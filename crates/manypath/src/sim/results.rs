@@ -62,6 +62,8 @@ impl Tally {
                     ir_coded: g(a.ir_coded, b.ir_coded),
                     ir_recovered: g(a.ir_recovered, b.ir_recovered),
                     proactive_copies: f(a.proactive_copies, b.proactive_copies),
+                    naks: g(a.naks, b.naks),
+                    cnps: g(a.cnps, b.cnps),
                 }
             },
         }
@@ -85,6 +87,17 @@ impl Sim {
                     continue;
                 }
                 let c = &self.conns[f.conns[0] as usize];
+                // A RoCE queue pair: bytes acknowledged, and its window (or 0) as cwnd.
+                if let Some((bytes_acked, cwnd)) = c.ep.roce_sample() {
+                    self.flow_samples.push(FlowSample {
+                        time: now,
+                        flow: i as u32,
+                        subflow: 0,
+                        bytes_acked,
+                        cwnd,
+                        srtt: 0,
+                    });
+                }
                 for (k, s) in c.ep.senders().iter().enumerate() {
                     self.flow_samples.push(FlowSample {
                         time: now,
@@ -160,12 +173,25 @@ impl Sim {
     fn ideal_fct(&mut self, i: usize, data: &mut Vec<u32>, ack: &mut Vec<u32>) -> Option<SimTime> {
         let f = &self.flows[i];
         let size = f.spec.size?;
-        let tcp = &self.plan.transports[f.spec.transport as usize].tcp;
-        let seg = Segments {
-            mss: tcp.mss,
-            header: tcp.header,
+        let t = &self.plan.transports[f.spec.transport as usize];
+        // A RoCE queue pair has no handshake; its packets are its payload and headers.
+        let first = &self.conns[f.conns[0] as usize];
+        let (seg, handshake) = match t.roce {
+            Some(r) => (
+                Segments {
+                    mss: r.payload,
+                    header: first.header,
+                },
+                false,
+            ),
+            None => (
+                Segments {
+                    mss: t.tcp.mss,
+                    header: t.tcp.header,
+                },
+                f.spec.conn.is_none(),
+            ),
         };
-        let handshake = f.spec.conn.is_none();
         let spray = self.plan.load_balancing == LoadBalancing::Spray;
         let hops = |net: &Network, ports: &[u32]| -> Vec<Hop> {
             ports
@@ -359,7 +385,7 @@ impl Sim {
             .filter(|(_, f)| f.spec.conn.is_none())
             .map(|(i, f)| (i, &self.conns[f.conns[0] as usize]))
             .filter(|(_, c)| match c.ep {
-                Endpoints::Tcp { .. } => false,
+                Endpoints::Tcp { .. } | Endpoints::Roce { .. } => false,
                 Endpoints::Mptcp { .. } => true,
             })
             .flat_map(|(i, c)| {
@@ -462,6 +488,7 @@ impl Sim {
             warmup,
             flow_level: None,
             warnings: self.plan.warnings.clone(),
+            roce: self.conns.iter().any(|c| c.roce),
         }
     }
 }

@@ -7,7 +7,7 @@ use super::results::Tally;
 use super::{
     Conn, Flow, Sim, MAX_COPIES, NOT_STARTED, NO_CONN, NO_FLOW, SAMPLE_FLOWS, SAMPLE_QUEUES,
 };
-use crate::connection::Endpoints;
+use crate::connection::{Endpoints, NicInfo};
 use crate::engine::queue::EventKind;
 use crate::engine::rng::stream;
 use crate::engine::{EventQueue, Rng};
@@ -18,7 +18,7 @@ use crate::net::hash::{ack_hash, data_hash};
 use crate::net::jitter::NicJitter;
 use crate::net::network::{Network, NodeKind, NO_RWNDQ};
 use crate::net::packet::{PacketArena, PINNED};
-use crate::scenario::Plan;
+use crate::scenario::{Plan, TransportPlan};
 use crate::time::SimTime;
 use crate::workload::{ConnSpec, FlowSpec};
 use std::collections::VecDeque;
@@ -106,7 +106,8 @@ struct Workload {
 /// the rest of the workload); further copies and the persistent connections come after.
 fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn>, Workload) {
     let (specs, persistent, flow_entry, conn_entry) = plan.workload_entries();
-    let mut builder = ConnBuilder::new(plan, net, specs.len());
+    let net_rtt = roce_base_rtt(plan, net);
+    let mut builder = ConnBuilder::new(plan, net, specs.len(), net_rtt);
     let mut w = Workload::new(&specs);
     for (i, f) in specs.iter().enumerate() {
         let mut conns_of = [NO_CONN; MAX_COPIES];
@@ -230,13 +231,21 @@ struct ConnBuilder<'a> {
     route: Vec<u32>,
     back: Vec<u32>,
     bcube_paths: Vec<Vec<u32>>,
+    /// The network's base RTT for RoCE transports (0 if none runs).
+    net_rtt: SimTime,
 }
 
 impl<'a> ConnBuilder<'a> {
-    fn new(plan: &'a Plan, net: &'a mut Network, capacity: usize) -> ConnBuilder<'a> {
+    fn new(
+        plan: &'a Plan,
+        net: &'a mut Network,
+        capacity: usize,
+        net_rtt: SimTime,
+    ) -> ConnBuilder<'a> {
         ConnBuilder {
             plan,
             net,
+            net_rtt,
             conns: Vec::with_capacity(capacity),
             bcube: plan.topology.kind.bcube(),
             route: Vec::new(),
@@ -279,10 +288,17 @@ impl<'a> ConnBuilder<'a> {
         // equal-cost paths between the hosts (when there is more than one).
         let paths = self.net.ecmp_paths(c.src, c.dst);
         let scatter_dupacks = 3 + if paths > 1 { paths } else { 0 };
-        let mut ep = Endpoints::build(t, size, scatter_dupacks);
+        let nic = NicInfo {
+            line_bps: self.net.ports[self.net.host_nic[c.src as usize] as usize]
+                .rate
+                .bits_per_sec() as f64,
+            base_rtt: self.net_rtt,
+        };
+        let mut ep = Endpoints::build(t, size, scatter_dupacks, nic);
         if owner == NO_FLOW {
             ep.make_idle();
         }
+        let wire = Wire::of(t, &ep);
         let i = self.conns.len();
         let paths = &plan.entry_paths[c.entry as usize];
         // BCube's hosts relay: every connection follows source routes, on the paths
@@ -310,8 +326,10 @@ impl<'a> ConnBuilder<'a> {
                 PINNED
             },
             stop_at: plan.entry_stop[c.entry as usize],
-            header: t.tcp.header,
-            max_wire: t.tcp.mss + t.tcp.header,
+            header: wire.header,
+            max_wire: wire.payload + wire.header,
+            roce: wire.roce,
+            int: wire.int,
             blocked: [false; 2],
             ep,
             timer_at: [0; 2],
@@ -441,5 +459,91 @@ fn schedule_start(plan: &Plan, link_events: &[LinkEvent], events: &mut EventQueu
     }
     for (i, e) in link_events.iter().enumerate() {
         events.schedule(e.at, EventKind::LinkChange, i as u32, 0);
+    }
+}
+
+/// A connection's packets on the wire: full payload and header bytes, and what kind of
+/// transport sends them.
+struct Wire {
+    payload: u32,
+    header: u32,
+    roce: bool,
+    /// HPCC: data packets carry INT, ACKs echo it.
+    int: bool,
+}
+
+impl Wire {
+    fn of(t: &TransportPlan, ep: &Endpoints) -> Wire {
+        match (&t.roce, t.cc.roce()) {
+            (Some(s), Some(rc)) => Wire {
+                payload: s.payload,
+                header: ep.header_bytes().unwrap_or(t.tcp.header),
+                roce: true,
+                int: rc.int(),
+            },
+            _ => Wire {
+                payload: t.tcp.mss,
+                header: t.tcp.header,
+                roce: false,
+                int: false,
+            },
+        }
+    }
+}
+
+/// Picoseconds to fall back on where no host pair has a route: TIMELY's minimum RTT.
+const FALLBACK_RTT: SimTime = crate::transport::rate::timely::defaults::MIN_RTT;
+
+/// The base RTT the RoCE transports use unless they set their own: the longest
+/// host-to-host round trip on an idle network (a full data packet's serialisations and
+/// propagation along a shortest path, an ACK's back), as the HPCC authors' simulator uses
+/// one such value, the largest, for every flow. Taken from the first and the last host
+/// to every other (the shipped topologies are symmetric, so these reach the farthest
+/// pairs); 0 when no transport is RoCE.
+fn roce_base_rtt(plan: &Plan, net: &mut Network) -> SimTime {
+    let roce: Vec<(u32, u32)> = plan
+        .transports
+        .iter()
+        .filter_map(|t| {
+            let s = t.roce?;
+            let rc = t.cc.roce()?;
+            let header = s.config(&rc, 1.0, 0).header;
+            Some((s.payload + header, header))
+        })
+        .collect();
+    let Some(data) = roce.iter().map(|r| r.0).max() else {
+        return 0;
+    };
+    let ack = roce.iter().map(|r| r.1).max().unwrap_or(0);
+    let hosts = net.host_nic.len() as u32;
+    let (mut there, mut back) = (Vec::new(), Vec::new());
+    let mut best = 0;
+    for src in [0, hosts.saturating_sub(1)] {
+        for dst in 0..hosts {
+            there.clear();
+            back.clear();
+            // Path 0 of the equal-cost set (all are as long); no random draw.
+            if dst == src
+                || !net.indexed_path(src, dst, 0, &mut there)
+                || !net.indexed_path(dst, src, 0, &mut back)
+            {
+                continue;
+            }
+            let trip = |ports: &[u32], bytes: u32| -> SimTime {
+                ports
+                    .iter()
+                    .map(|&p| {
+                        let port = &net.ports[p as usize];
+                        port.rate.serialization(bytes) + port.delay
+                    })
+                    .sum()
+            };
+            best = best.max(trip(&there, data) + trip(&back, ack));
+        }
+    }
+    if best == 0 {
+        FALLBACK_RTT
+    } else {
+        best
     }
 }

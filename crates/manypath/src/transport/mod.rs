@@ -6,6 +6,7 @@ pub mod mpcc;
 pub mod mptcp;
 pub mod protocol;
 pub mod rate;
+pub mod roce;
 pub mod tcp;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -9,6 +9,7 @@
 
 use super::cc::{AckEvent, CongestionControl, Cubic, Dctcp, Reno, Window};
 use super::mpcc::{amp, dcm, xmp, Coupled, Coupling, EcnResponse};
+use super::roce::plan::RoceCc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +38,14 @@ pub enum CcSpec {
     /// MMPTCP: one subflow scattering each packet on a random path, then LIA subflows
     /// after `mmptcp_switch_bytes`.
     Mmptcp,
+    /// RoCE at line rate, no congestion control (a RoCE transport, `transport/roce/`).
+    Roce,
+    /// RoCE with DCQCN (Zhu et al., SIGCOMM 2015): ECN-marked data, CNPs, rate cuts.
+    Dcqcn,
+    /// RoCE with TIMELY (Mittal et al., SIGCOMM 2015): RTT-gradient rate control.
+    Timely,
+    /// RoCE with HPCC (Li et al., SIGCOMM 2019): INT-driven window and rate.
+    Hpcc,
 }
 
 /// What a controller is, for the checks and defaults that depend on it.
@@ -57,11 +66,14 @@ pub struct CcInfo {
     /// The `[transports.NAME]` fields that set its parameters (any other controller's
     /// parameter set on a transport of this kind is an error).
     pub params: &'static [&'static str],
+    /// A RoCE transport (`transport/roce/`): a queue pair paced by a NIC rate controller,
+    /// not a TCP connection.
+    pub roce: bool,
 }
 
 impl CcSpec {
     /// Every controller, in the order error messages list them.
-    pub const ALL: [CcSpec; 9] = [
+    pub const ALL: [CcSpec; 13] = [
         CcSpec::Reno,
         CcSpec::Cubic,
         CcSpec::Dctcp,
@@ -71,6 +83,10 @@ impl CcSpec {
         CcSpec::Xmp,
         CcSpec::Amp,
         CcSpec::Mmptcp,
+        CcSpec::Roce,
+        CcSpec::Dcqcn,
+        CcSpec::Timely,
+        CcSpec::Hpcc,
     ];
 
     pub const fn info(self) -> CcInfo {
@@ -88,6 +104,20 @@ impl CcSpec {
                 single_path_only: false,
                 flow_level,
                 params,
+                roce: false,
+            }
+        }
+        // A RoCE transport: one path, packet level only, its transport settings and
+        // its controller's constants.
+        const fn roce(name: &'static str, ecn: bool, params: &'static [&'static str]) -> CcInfo {
+            CcInfo {
+                name,
+                coupled: false,
+                ecn,
+                single_path_only: true,
+                flow_level: false,
+                params,
+                roce: true,
             }
         }
         match self {
@@ -107,6 +137,10 @@ impl CcSpec {
             CcSpec::Xmp => info("xmp", true, true, false, &["beta"]),
             CcSpec::Amp => info("amp", true, true, false, &["beta", "amp_gamma", "amp_tau"]),
             CcSpec::Mmptcp => info("mmptcp", true, true, false, &["mmptcp_switch_bytes"]),
+            CcSpec::Roce => roce("roce", false, ROCE_PARAMS),
+            CcSpec::Dcqcn => roce("dcqcn", true, DCQCN_PARAMS),
+            CcSpec::Timely => roce("timely", false, TIMELY_PARAMS),
+            CcSpec::Hpcc => roce("hpcc", false, HPCC_PARAMS),
         }
     }
 
@@ -120,6 +154,56 @@ impl CcSpec {
             .collect()
     }
 }
+
+/// The settings every RoCE transport takes (its queue pairs' transport).
+macro_rules! roce_params {
+    ($($extra:literal),*) => {
+        &[
+            "retransmit",
+            "ack_every",
+            "window",
+            "window_bytes",
+            "payload_bytes",
+            "rto_us",
+            "cnp_interval_us",
+            "base_rtt_us",
+            $($extra),*
+        ]
+    };
+}
+const ROCE_PARAMS: &[&str] = roce_params!();
+const DCQCN_PARAMS: &[&str] = roce_params!(
+    "dcqcn_preset",
+    "dcqcn_g",
+    "dcqcn_alpha_init",
+    "dcqcn_alpha_timer_us",
+    "dcqcn_increase_timer_us",
+    "dcqcn_byte_counter_bytes",
+    "dcqcn_fast_recovery_stages",
+    "dcqcn_rai_mbps",
+    "dcqcn_rhai_mbps",
+    "dcqcn_rate_decrease_interval_us",
+    "dcqcn_min_rate_mbps"
+);
+const TIMELY_PARAMS: &[&str] = roce_params!(
+    "timely_alpha",
+    "timely_beta",
+    "timely_delta_mbps",
+    "timely_t_low_us",
+    "timely_t_high_us",
+    "timely_min_rtt_us",
+    "timely_hai_threshold",
+    "timely_min_rate_mbps",
+    "timely_once_per_rtt"
+);
+const HPCC_PARAMS: &[&str] = roce_params!(
+    "int",
+    "hpcc_preset",
+    "hpcc_eta",
+    "hpcc_max_stage",
+    "hpcc_wai_bytes",
+    "hpcc_min_rate_mbps"
+);
 
 /// A controller with its parameters resolved (defaults filled in, values checked).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -147,6 +231,9 @@ pub enum CcKind {
     Mmptcp {
         switch_bytes: u64,
     },
+    /// The RoCE transports: the controller's constants, resolved against the NIC's line
+    /// rate and the base RTT when a connection is built (`transport/roce/plan.rs`).
+    Roce(RoceCc),
 }
 
 impl CcKind {
@@ -161,11 +248,31 @@ impl CcKind {
             CcKind::Xmp { .. } => CcSpec::Xmp,
             CcKind::Amp { .. } => CcSpec::Amp,
             CcKind::Mmptcp { .. } => CcSpec::Mmptcp,
+            CcKind::Roce(RoceCc::LineRate) => CcSpec::Roce,
+            CcKind::Roce(RoceCc::Dcqcn(_)) => CcSpec::Dcqcn,
+            CcKind::Roce(RoceCc::Timely(_)) => CcSpec::Timely,
+            CcKind::Roce(RoceCc::Hpcc(_)) => CcSpec::Hpcc,
         }
     }
 
     pub fn info(&self) -> CcInfo {
         self.spec().info()
+    }
+
+    /// A RoCE transport's controller (`None` for TCP's).
+    pub fn roce(&self) -> Option<RoceCc> {
+        match *self {
+            CcKind::Roce(r) => Some(r),
+            CcKind::Reno
+            | CcKind::Cubic
+            | CcKind::Dctcp { .. }
+            | CcKind::Lia
+            | CcKind::Olia
+            | CcKind::Dcm { .. }
+            | CcKind::Xmp { .. }
+            | CcKind::Amp { .. }
+            | CcKind::Mmptcp { .. } => None,
+        }
     }
 
     /// MMPTCP's scatter phase: the bytes its scatter subflow carries alone.
@@ -179,7 +286,8 @@ impl CcKind {
             | CcKind::Olia
             | CcKind::Dcm { .. }
             | CcKind::Xmp { .. }
-            | CcKind::Amp { .. } => None,
+            | CcKind::Amp { .. }
+            | CcKind::Roce(_) => None,
         }
     }
 }
@@ -221,6 +329,9 @@ pub fn build(kind: &CcKind, ctx: CcContext) -> (Coupling, Cc) {
             Coupling::Amp(amp::Ssr::new(gamma, tau)),
             Cc::Coupled(amp::subflow_cc(beta, ctx.cwnd_min)),
         ),
+        // RoCE queue pairs are built by `Endpoints::build` from the transport's RoCE
+        // settings and never reach here; Reno keeps the match total without a panic.
+        CcKind::Roce(_) => (Coupling::Uncoupled, Cc::Reno(Reno::default())),
     }
 }
 

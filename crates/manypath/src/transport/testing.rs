@@ -21,6 +21,7 @@ use crate::transport::cc::Reno;
 use crate::transport::mpcc::{Coupled, Coupling, EcnResponse};
 use crate::transport::mptcp::{MptcpReceiver, MptcpSender, Scheduler};
 use crate::transport::protocol::Cc;
+use crate::transport::roce::{RoceReceiver, RoceSender};
 use crate::transport::tcp::{Segment, TcpConfig, TcpReceiver, TcpSender};
 
 /// One end of a connection as the bench drives it; `sub` is the subflow (0 for TCP).
@@ -67,7 +68,7 @@ macro_rules! end {
     };
 }
 
-end!(tcp TcpSender, TcpReceiver);
+end!(tcp TcpSender, TcpReceiver, RoceSender, RoceReceiver);
 end!(mptcp MptcpSender, MptcpReceiver);
 
 /// What a link does with a segment.

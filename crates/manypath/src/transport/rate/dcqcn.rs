@@ -21,58 +21,126 @@
 //! rate. Both start with the first CNP.
 
 use super::{AckInfo, RateControl};
-use crate::time::{SimTime, PS_PER_US};
+use crate::time::SimTime;
 
 /// Below this α, with R_C back at line rate, the α timer stops (α's further decay would
 /// change nothing until the next CNP, which sets α from its current value).
 pub const ALPHA_IDLE: f64 = 1e-6;
+
+/// DCQCN's defaults: the paper's values (Zhu et al., SIGCOMM 2015, §5 and its Table of
+/// parameters, chosen by the authors' fluid model for 40 Gb/s), since `dcqcn` names the
+/// paper's protocol. The HPCC authors' simulator runs DCQCN with Mellanox-style timers
+/// instead (much faster α decay, slower increase); that setting is
+/// [`DcqcnConfig::hpcc_artifact`], also selectable as a scenario preset.
+pub mod paper {
+    use crate::time::{SimTime, PS_PER_US};
+    /// g = 1/256 (paper; the artifact uses the same).
+    pub const G: f64 = 1.0 / 256.0;
+    /// K, α's decay period: 55 µs (paper).
+    pub const ALPHA_TIMER: SimTime = 55 * PS_PER_US;
+    /// T, the rate-increase timer: 55 µs (paper).
+    pub const INCREASE_TIMER: SimTime = 55 * PS_PER_US;
+    /// B, the byte counter: 10 MB (paper).
+    pub const BYTE_COUNTER: u64 = 10_000_000;
+    /// F, fast-recovery stages: 5 (paper).
+    pub const FAST_RECOVERY_STAGES: u32 = 5;
+    /// R_AI: 40 Mb/s (paper).
+    pub const RATE_AI_BPS: f64 = 40e6;
+    /// R_HAI: 400 Mb/s, 10 × R_AI (the paper gives no number; the artifact's defaults
+    /// keep the same 1:10 ratio, 5 and 50 Mb/s per 25 Gb/s).
+    pub const RATE_HAI_BPS: f64 = 400e6;
+    /// The least time between two cuts: 4 µs (the NIC default
+    /// `rate_reduce_monitor_period`, also the artifact's; the paper cuts on every CNP,
+    /// which its notification point already spaces by N = 50 µs, so with the default
+    /// CNP interval this changes nothing).
+    pub const RATE_DECREASE_INTERVAL: SimTime = 4 * PS_PER_US;
+    /// The lowest rate: 10 Mb/s (chosen here; the paper gives none).
+    pub const MIN_RATE_BPS: f64 = 10e6;
+    /// α before the first CNP: 1 (the NIC's and the artifact's: the first CNP halves).
+    pub const ALPHA_INIT: f64 = 1.0;
+    /// N, the notification point's least spacing of CNPs per flow: 50 µs (paper).
+    pub const CNP_INTERVAL: SimTime = 50 * PS_PER_US;
+}
+
+/// The HPCC authors' public simulator's DCQCN (`simulation/run.py`, `--cc dcqcn`, the
+/// setting of the HPCC paper's comparisons), for a NIC of `bw` Gb/s.
+pub mod artifact {
+    use crate::time::{SimTime, PS_PER_US};
+    /// ALPHA_RESUME_INTERVAL 1 µs.
+    pub const ALPHA_TIMER: SimTime = PS_PER_US;
+    /// RP_TIMER 300 µs.
+    pub const INCREASE_TIMER: SimTime = 300 * PS_PER_US;
+    /// RATE_DECREASE_INTERVAL 4 µs.
+    pub const RATE_DECREASE_INTERVAL: SimTime = 4 * PS_PER_US;
+    /// FAST_RECOVERY_TIMES 1.
+    pub const FAST_RECOVERY_STAGES: u32 = 1;
+    /// RATE_AI 5·bw/25 Mb/s: a fraction 2·10⁻⁴ of the line rate.
+    pub const RATE_AI_PER_LINE: f64 = 2e-4;
+    /// RATE_HAI 50·bw/25 Mb/s: a fraction 2·10⁻³ of the line rate.
+    pub const RATE_HAI_PER_LINE: f64 = 2e-3;
+    /// MIN_RATE 1000 Mb/s.
+    pub const MIN_RATE_BPS: f64 = 1e9;
+    /// Its NIC model has no byte counter (increases come from the timer only).
+    pub const BYTE_COUNTER: u64 = u64::MAX;
+}
 
 /// DCQCN's constants.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DcqcnConfig {
     /// The NIC's line rate, bits/s: the initial and highest rate.
     pub line_rate_bps: f64,
-    /// The lowest rate a cut may leave, bits/s. Default 10 Mb/s (chosen here; the paper
-    /// gives none).
+    /// The lowest rate a cut may leave, bits/s ([`paper::MIN_RATE_BPS`]).
     pub min_rate_bps: f64,
-    /// EWMA gain g of α. Default 1/256 (the paper's value).
+    /// EWMA gain g of α ([`paper::G`]).
     pub g: f64,
-    /// α before the first CNP. Default 1 (the NIC default: a first CNP halves the rate).
+    /// α before the first CNP ([`paper::ALPHA_INIT`]).
     pub alpha_init: f64,
-    /// α's decay period K without CNPs. Default 55 µs (the paper's value).
+    /// α's decay period K without CNPs ([`paper::ALPHA_TIMER`]).
     pub alpha_timer: SimTime,
-    /// The rate-increase timer's period T. Default 55 µs (the paper's value).
+    /// The rate-increase timer's period T ([`paper::INCREASE_TIMER`]).
     pub increase_timer: SimTime,
-    /// The byte counter's period B, bytes sent. Default 10 MB (the paper's value).
+    /// The byte counter's period B, bytes sent ([`paper::BYTE_COUNTER`]).
     pub byte_counter: u64,
-    /// Fast-recovery stages F. Default 5 (the paper's value).
+    /// Fast-recovery stages F ([`paper::FAST_RECOVERY_STAGES`]).
     pub fast_recovery_stages: u32,
-    /// Additive increase step R_AI, bits/s. Default 40 Mb/s (the paper's value).
+    /// Additive increase step R_AI, bits/s ([`paper::RATE_AI_BPS`]).
     pub rate_ai_bps: f64,
-    /// Hyper increase step R_HAI, bits/s. Default 400 Mb/s: 10 × R_AI (chosen here,
-    /// the paper gives no number; common NIC defaults keep the same 1:10 ratio).
+    /// Hyper increase step R_HAI, bits/s ([`paper::RATE_HAI_BPS`]).
     pub rate_hai_bps: f64,
-    /// The least time between two rate cuts. Default 4 µs (the widely used NIC default,
-    /// `rate_reduce_monitor_period`; the paper cuts on every CNP, which its NP already
-    /// spaces by 50 µs).
+    /// The least time between two rate cuts ([`paper::RATE_DECREASE_INTERVAL`]).
     pub rate_decrease_interval: SimTime,
 }
 
 impl DcqcnConfig {
-    /// The defaults above for a NIC of the given line rate.
+    /// The paper's defaults for a NIC of the given line rate.
     pub fn new(line_rate_bps: f64) -> DcqcnConfig {
         DcqcnConfig {
             line_rate_bps,
-            min_rate_bps: 10e6,
-            g: 1.0 / 256.0,
-            alpha_init: 1.0,
-            alpha_timer: 55 * PS_PER_US,
-            increase_timer: 55 * PS_PER_US,
-            byte_counter: 10_000_000,
-            fast_recovery_stages: 5,
-            rate_ai_bps: 40e6,
-            rate_hai_bps: 400e6,
-            rate_decrease_interval: 4 * PS_PER_US,
+            min_rate_bps: paper::MIN_RATE_BPS,
+            g: paper::G,
+            alpha_init: paper::ALPHA_INIT,
+            alpha_timer: paper::ALPHA_TIMER,
+            increase_timer: paper::INCREASE_TIMER,
+            byte_counter: paper::BYTE_COUNTER,
+            fast_recovery_stages: paper::FAST_RECOVERY_STAGES,
+            rate_ai_bps: paper::RATE_AI_BPS,
+            rate_hai_bps: paper::RATE_HAI_BPS,
+            rate_decrease_interval: paper::RATE_DECREASE_INTERVAL,
+        }
+    }
+
+    /// The HPCC authors' simulator's DCQCN for a NIC of the given line rate ([`artifact`]).
+    pub fn hpcc_artifact(line_rate_bps: f64) -> DcqcnConfig {
+        DcqcnConfig {
+            min_rate_bps: artifact::MIN_RATE_BPS.min(line_rate_bps),
+            alpha_timer: artifact::ALPHA_TIMER,
+            increase_timer: artifact::INCREASE_TIMER,
+            byte_counter: artifact::BYTE_COUNTER,
+            fast_recovery_stages: artifact::FAST_RECOVERY_STAGES,
+            rate_ai_bps: artifact::RATE_AI_PER_LINE * line_rate_bps,
+            rate_hai_bps: artifact::RATE_HAI_PER_LINE * line_rate_bps,
+            rate_decrease_interval: artifact::RATE_DECREASE_INTERVAL,
+            ..DcqcnConfig::new(line_rate_bps)
         }
     }
 }
@@ -241,14 +309,14 @@ impl RateControl for Dcqcn {
 /// keeps one per flow and asks it on each ECN-marked data packet.
 #[derive(Clone, Copy, Debug)]
 pub struct CnpPacer {
-    /// Least time between two CNPs of one flow. Default 50 µs (the paper's N).
+    /// Least time between two CNPs of one flow ([`paper::CNP_INTERVAL`]).
     pub interval: SimTime,
     last: Option<SimTime>,
 }
 
 impl Default for CnpPacer {
     fn default() -> CnpPacer {
-        CnpPacer::new(50 * PS_PER_US)
+        CnpPacer::new(paper::CNP_INTERVAL)
     }
 }
 
@@ -276,6 +344,7 @@ impl CnpPacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::PS_PER_US;
 
     const LINE: f64 = 100e9;
     const US: SimTime = PS_PER_US;

@@ -32,44 +32,76 @@ use crate::time::{SimTime, PS_PER_S};
 
 pub use crate::net::int::MAX_INT_HOPS;
 
+/// HPCC's defaults: the paper's (Li et al., SIGCOMM 2019, §5.1's settings for 100 Gb/s),
+/// since `hpcc` names the paper's protocol. The HPCC authors' simulator runs
+/// `MI_THRESH 0` (no additive stages: every per-RTT update is multiplicative) and an
+/// additive step given as a rate, 10·bw/25 Mb/s; that setting is
+/// [`HpccConfig::hpcc_artifact`].
+pub mod defaults {
+    /// η = 0.95 (paper; the artifact's `U_TARGET`, `--utgt 95`).
+    pub const ETA: f64 = 0.95;
+    /// maxStage = 5 (paper; the artifact's `MiThresh` attribute default too).
+    pub const MAX_STAGE: u32 = 5;
+    /// W_AI = 80 bytes (paper, at 100 Gb/s).
+    pub const W_AI_BYTES: f64 = 80.0;
+    /// The lowest rate: 10 Mb/s (chosen here; the paper gives none).
+    pub const MIN_RATE_BPS: f64 = 10e6;
+    /// The artifact's additive step as a fraction of the line rate: 10·bw/25 Mb/s.
+    pub const ARTIFACT_AI_PER_LINE: f64 = 4e-4;
+    /// The artifact's `MIN_RATE 1000Mb/s`.
+    pub const ARTIFACT_MIN_RATE_BPS: f64 = 1e9;
+}
+
 /// HPCC's constants.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HpccConfig {
     /// The NIC's line rate, bits/s: the highest rate.
     pub line_rate_bps: f64,
-    /// The base RTT T (the network's propagation RTT, set by the operator).
+    /// The base RTT T (the network's propagation RTT, set by the operator; the artifact
+    /// uses one value for all flows, the largest base RTT of the topology).
     pub base_rtt: SimTime,
-    /// Target utilisation η. Default 0.95 (the paper's value).
+    /// Target utilisation η ([`defaults::ETA`]).
     pub eta: f64,
-    /// Additive increase stages before a multiplicative update, maxStage. Default 5 (the
-    /// paper's value).
+    /// Additive increase stages before a multiplicative update, maxStage
+    /// ([`defaults::MAX_STAGE`]).
     pub max_stage: u32,
-    /// Additive increase W_AI, bytes. Default 80 (the paper's evaluation value, at
-    /// 100 Gb/s).
+    /// Additive increase W_AI, bytes ([`defaults::W_AI_BYTES`]).
     pub w_ai_bytes: f64,
     /// The initial window, bytes. Default line rate × T (the paper's W_init).
     pub init_window_bytes: f64,
     /// The largest window, bytes. Default line rate × T (chosen here: more than one
     /// line-rate BDP cannot raise the rate, which is capped at line rate).
     pub max_window_bytes: f64,
-    /// The lowest rate, bits/s; the window never falls below min_rate × T. Default
-    /// 10 Mb/s (chosen here; the paper gives none).
+    /// The lowest rate, bits/s; the window never falls below min_rate × T
+    /// ([`defaults::MIN_RATE_BPS`]).
     pub min_rate_bps: f64,
 }
 
 impl HpccConfig {
-    /// The defaults above for a NIC of the given line rate on a network of base RTT T.
+    /// The paper's defaults for a NIC of the given line rate on a network of base RTT T.
     pub fn new(line_rate_bps: f64, base_rtt: SimTime) -> HpccConfig {
         let bdp = line_rate_bps / 8.0 * base_rtt as f64 / PS_PER_S as f64;
         HpccConfig {
             line_rate_bps,
             base_rtt,
-            eta: 0.95,
-            max_stage: 5,
-            w_ai_bytes: 80.0,
+            eta: defaults::ETA,
+            max_stage: defaults::MAX_STAGE,
+            w_ai_bytes: defaults::W_AI_BYTES,
             init_window_bytes: bdp,
             max_window_bytes: bdp,
-            min_rate_bps: 10e6,
+            min_rate_bps: defaults::MIN_RATE_BPS,
+        }
+    }
+
+    /// The HPCC authors' simulator's setting (`run.py --cc hp`): maxStage 0, W_AI the
+    /// bytes its additive rate step carries in one T, minimum rate 1 Gb/s.
+    pub fn hpcc_artifact(line_rate_bps: f64, base_rtt: SimTime) -> HpccConfig {
+        let t = base_rtt as f64 / PS_PER_S as f64;
+        HpccConfig {
+            max_stage: 0,
+            w_ai_bytes: defaults::ARTIFACT_AI_PER_LINE * line_rate_bps / 8.0 * t,
+            min_rate_bps: defaults::ARTIFACT_MIN_RATE_BPS.min(line_rate_bps),
+            ..HpccConfig::new(line_rate_bps, base_rtt)
         }
     }
 

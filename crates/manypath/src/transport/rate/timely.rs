@@ -20,32 +20,62 @@
 //! on a positive one. The rate stays within [min_rate, line rate].
 
 use super::{AckInfo, RateControl};
-use crate::time::{SimTime, PS_PER_US};
+use crate::time::SimTime;
+
+/// TIMELY's defaults, from the paper (Mittal et al., SIGCOMM 2015, §6's settings for its
+/// 10 Gb/s testbed); the HPCC authors' simulator (`rdma-hw.cc`) has the same α, β,
+/// T_low, T_high and minimum RTT.
+pub mod defaults {
+    use crate::time::{SimTime, PS_PER_US};
+    /// α = 0.875 (paper; artifact).
+    pub const EWMA_ALPHA: f64 = 0.875;
+    /// β = 0.8 (paper; artifact).
+    pub const BETA: f64 = 0.8;
+    /// T_low = 50 µs (paper; artifact).
+    pub const T_LOW: SimTime = 50 * PS_PER_US;
+    /// T_high = 500 µs (paper; artifact).
+    pub const T_HIGH: SimTime = 500 * PS_PER_US;
+    /// Minimum RTT normalising the gradient: 20 µs (paper; artifact).
+    pub const MIN_RTT: SimTime = 20 * PS_PER_US;
+    /// δ per line rate: the paper's δ = 10 Mb/s is for its 10 Gb/s NICs; the artifact
+    /// scales it with the NIC rate (`ai = 10·bw/10` Mb/s), and so do we: line/1000.
+    pub const DELTA_PER_LINE: f64 = 1e-3;
+    /// N = 5 (paper; the artifact's hyperactive step is also 5·δ after 5 increases).
+    pub const HAI_THRESHOLD: u32 = 5;
+    /// The lowest rate: 10 Mb/s (chosen here; the paper gives none).
+    pub const MIN_RATE_BPS: f64 = 10e6;
+}
 
 /// TIMELY's constants.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TimelyConfig {
     /// The NIC's line rate, bits/s: the highest rate.
     pub line_rate_bps: f64,
-    /// The starting rate, bits/s. Default the line rate (chosen here).
+    /// The starting rate, bits/s. Default the line rate (chosen here, as the artifact:
+    /// a RoCE flow starts at line rate).
     pub init_rate_bps: f64,
-    /// The lowest rate, bits/s. Default 10 Mb/s (chosen here; the paper gives none).
+    /// The lowest rate, bits/s ([`defaults::MIN_RATE_BPS`]).
     pub min_rate_bps: f64,
-    /// EWMA weight α of the newest RTT difference. Default 0.875 (the paper's value).
+    /// EWMA weight α of the newest RTT difference ([`defaults::EWMA_ALPHA`]).
     pub ewma_alpha: f64,
-    /// Multiplicative decrease factor β. Default 0.8 (the paper's value).
+    /// Multiplicative decrease factor β ([`defaults::BETA`]).
     pub beta: f64,
-    /// Additive increase step δ, bits/s. Default 10 Mb/s (the paper's value).
+    /// Additive increase step δ, bits/s (line rate × [`defaults::DELTA_PER_LINE`]).
     pub delta_bps: f64,
-    /// Below this RTT the rate always increases. Default 50 µs (the paper's value).
+    /// Below this RTT the rate always increases ([`defaults::T_LOW`]).
     pub t_low: SimTime,
-    /// Above this RTT the rate always decreases. Default 500 µs (the paper's value).
+    /// Above this RTT the rate always decreases ([`defaults::T_HIGH`]).
     pub t_high: SimTime,
-    /// The propagation RTT normalising the gradient. Default 20 µs (the paper's value).
+    /// The propagation RTT normalising the gradient ([`defaults::MIN_RTT`]).
     pub min_rtt: SimTime,
-    /// Consecutive non-positive gradients after which the increase is `hai_factor`·δ;
-    /// also that factor. Default 5 (the paper's value).
+    /// Consecutive non-positive gradients after which the increase is `hai_threshold`·δ;
+    /// also that factor ([`defaults::HAI_THRESHOLD`]).
     pub hai_threshold: u32,
+    /// Take one RTT sample per round trip (the first ACK beyond the sequence number sent
+    /// when the last sample was taken), as the artifact does; the paper takes one per
+    /// completion event of 16–64 KB, about a round trip's worth at 10 Gb/s. Off: every
+    /// ACK's sample counts. Default on.
+    pub once_per_rtt: bool,
 }
 
 impl TimelyConfig {
@@ -54,14 +84,15 @@ impl TimelyConfig {
         TimelyConfig {
             line_rate_bps,
             init_rate_bps: line_rate_bps,
-            min_rate_bps: 10e6,
-            ewma_alpha: 0.875,
-            beta: 0.8,
-            delta_bps: 10e6,
-            t_low: 50 * PS_PER_US,
-            t_high: 500 * PS_PER_US,
-            min_rtt: 20 * PS_PER_US,
-            hai_threshold: 5,
+            min_rate_bps: defaults::MIN_RATE_BPS,
+            ewma_alpha: defaults::EWMA_ALPHA,
+            beta: defaults::BETA,
+            delta_bps: defaults::DELTA_PER_LINE * line_rate_bps,
+            t_low: defaults::T_LOW,
+            t_high: defaults::T_HIGH,
+            min_rtt: defaults::MIN_RTT,
+            hai_threshold: defaults::HAI_THRESHOLD,
+            once_per_rtt: true,
         }
     }
 }
@@ -75,6 +106,8 @@ pub struct Timely {
     rtt_diff: f64,
     /// Consecutive samples with a non-positive gradient.
     neg_count: u32,
+    /// With `once_per_rtt`: the next sample is the first ACK beyond this sequence number.
+    last_update_seq: u64,
     cfg: TimelyConfig,
 }
 
@@ -85,6 +118,7 @@ impl Timely {
             prev_rtt: None,
             rtt_diff: 0.0,
             neg_count: 0,
+            last_update_seq: 0,
             cfg,
         }
     }
@@ -136,15 +170,23 @@ impl RateControl for Timely {
     }
 
     fn on_ack(&mut self, ack: &AckInfo) {
-        if let Some(rtt) = ack.rtt {
-            self.on_rtt(rtt);
+        let Some(rtt) = ack.rtt else {
+            return;
+        };
+        if self.cfg.once_per_rtt {
+            if ack.ack_seq <= self.last_update_seq && self.prev_rtt.is_some() {
+                return;
+            }
+            self.last_update_seq = ack.snd_nxt;
         }
+        self.on_rtt(rtt);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::PS_PER_US;
 
     const US: SimTime = PS_PER_US;
 
@@ -169,6 +211,36 @@ mod tests {
         // An ACK without a sample changes nothing.
         t.on_ack(&AckInfo::plain(1, 1000));
         assert_eq!(t.rate_bps(), 5e9);
+    }
+
+    #[test]
+    fn with_once_per_rtt_only_the_first_ack_beyond_the_last_sample_counts() {
+        let mut t = timely(5.0);
+        let ack = |t: &mut Timely, ack_seq: u64, snd_nxt: u64, rtt_us: u64| {
+            t.on_ack(&AckInfo {
+                ack_seq,
+                snd_nxt,
+                rtt: Some(rtt_us * US),
+                ..AckInfo::plain(0, 1000)
+            })
+        };
+        ack(&mut t, 1000, 50_000, 100); // the reference; the next round ends at 50 000
+        ack(&mut t, 2000, 51_000, 200); // same round: ignored
+        assert_eq!(t.rate_bps(), 5e9);
+        ack(&mut t, 50_000, 90_000, 100); // not beyond 50 000: ignored
+        assert_eq!(t.rate_bps(), 5e9);
+        ack(&mut t, 51_000, 90_000, 110); // the next round's sample: +10 µs
+        let g = 0.875 * 10.0 / 20.0;
+        assert!(close(t.gradient(), g));
+        assert!(close(t.rate_bps(), 5e9 * (1.0 - 0.8 * g)));
+        // Without it every sample counts.
+        let mut cfg = TimelyConfig::new(10e9);
+        cfg.init_rate_bps = 5e9;
+        cfg.once_per_rtt = false;
+        let mut t = Timely::new(cfg);
+        ack(&mut t, 1000, 50_000, 100);
+        ack(&mut t, 2000, 51_000, 110);
+        assert!(t.rate_bps() < 5e9);
     }
 
     #[test]
