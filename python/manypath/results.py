@@ -32,7 +32,7 @@ SUBFLOW_COLUMNS = ["flow_id", "subflow", "bytes_sent", "bytes_retx", "bytes_acke
 FLOW_SAMPLES_FILE = "flow_samples.parquet"
 FLOW_SAMPLE_COLUMNS = ["time_s", "flow_id", "subflow", "bytes_acked", "cwnd_bytes", "srtt_us"]
 QUEUE_SAMPLES_FILE = "queue_samples.parquet"
-QUEUE_SAMPLE_COLUMNS = ["time_s", "port", "packets", "bytes", "rwndq_window", "buffer_bytes"]
+QUEUE_SAMPLE_COLUMNS = ["time_s", "port", "packets", "bytes", "rwndq_window"]
 COUNTERS_FILE = "counters.json"
 
 #: The tables beside flows and queues (attribute, file, columns); older result

@@ -126,21 +126,23 @@ fn queues_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDi
     t.add("rwndq_peak_flows", |x| x.rwndq_peak_flows)?;
     t.add("rwndq_window", |x| x.rwndq_window)?;
     t.add("rwndq_rewrites", |x| x.rwndq_rewrites)?;
-    t.add("buffer_mean_bytes", |x| x.buffer_mean_bytes)?;
-    t.add("buffer_peak_bytes", |x| x.buffer_peak_bytes)?;
-    t.add("buffer_drops_threshold", |x| x.buffer_drops_threshold)?;
-    t.add("buffer_drops_full", |x| x.buffer_drops_full)?;
-    for c in 0..2 {
-        t.add(&format!("pfc_pauses_sent_c{c}"), |x| x.pfc_pauses_sent[c])?;
-        t.add(&format!("pfc_resumes_sent_c{c}"), |x| x.pfc_resumes_sent[c])?;
-        t.add(&format!("pfc_pauses_received_c{c}"), |x| {
-            x.pfc_pauses_received[c]
-        })?;
-        t.add(&format!("pfc_paused_s_c{c}"), |x| {
-            to_secs(x.pfc_paused_time[c])
-        })?;
+    if r.fabric {
+        t.add("buffer_mean_bytes", |x| x.buffer_mean_bytes)?;
+        t.add("buffer_peak_bytes", |x| x.buffer_peak_bytes)?;
+        t.add("buffer_drops_threshold", |x| x.buffer_drops_threshold)?;
+        t.add("buffer_drops_full", |x| x.buffer_drops_full)?;
+        for c in 0..2 {
+            t.add(&format!("pfc_pauses_sent_c{c}"), |x| x.pfc_pauses_sent[c])?;
+            t.add(&format!("pfc_resumes_sent_c{c}"), |x| x.pfc_resumes_sent[c])?;
+            t.add(&format!("pfc_pauses_received_c{c}"), |x| {
+                x.pfc_pauses_received[c]
+            })?;
+            t.add(&format!("pfc_paused_s_c{c}"), |x| {
+                to_secs(x.pfc_paused_time[c])
+            })?;
+        }
+        t.add("headroom_drops", |x| x.headroom_drops)?;
     }
-    t.add("headroom_drops", |x| x.headroom_drops)?;
     Ok(t.dict)
 }
 
@@ -162,7 +164,9 @@ fn queue_samples_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'p
     t.add("packets", |x| x.packets)?;
     t.add("bytes", |x| x.bytes)?;
     t.add("rwndq_window", |x| x.rwndq_window)?;
-    t.add("buffer_bytes", |x| x.buffer_bytes)?;
+    if r.fabric {
+        t.add("buffer_bytes", |x| x.buffer_bytes)?;
+    }
     Ok(t.dict)
 }
 
@@ -198,11 +202,13 @@ fn counters<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("host_rate_bps", r.host_rate_bps)?;
     d.set_item("goodput_fraction", r.goodput_fraction())?;
     d.set_item("partial", c.partial)?;
-    d.set_item("pfc_pauses", c.pfc_pauses)?;
-    d.set_item("pfc_resumes", c.pfc_resumes)?;
-    d.set_item("headroom_drops", c.headroom_drops)?;
-    d.set_item("deadlocks", c.deadlocks)?;
-    d.set_item("deadlock_message", c.deadlock_message.as_str())?;
+    if r.fabric {
+        d.set_item("pfc_pauses", c.pfc_pauses)?;
+        d.set_item("pfc_resumes", c.pfc_resumes)?;
+        d.set_item("headroom_drops", c.headroom_drops)?;
+        d.set_item("deadlocks", c.deadlocks)?;
+        d.set_item("deadlock_message", c.deadlock_message.as_str())?;
+    }
     match &r.flow_level {
         Some(f) => {
             d.set_item("level", "flow")?;

@@ -96,7 +96,6 @@ fn dcqcn_flows_converge_to_a_fair_share_at_full_utilisation() {
 }
 
 #[test]
-#[ignore = "needs the switch ports' INT stamping (the fabric's part)"]
 fn hpcc_keeps_the_bottleneck_queue_near_zero_at_high_utilisation() {
     // Flows join every 2 ms; each new one is absorbed within about a round trip (21 µs
     // here: a BDP of about 95 packets, so that a packet or two of queue is a small part

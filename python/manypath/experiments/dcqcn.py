@@ -157,7 +157,7 @@ def plot_fairness(table: pd.DataFrame) -> Figure:
     figure="per-flow throughput over time; Jain's index and utilization after convergence",
     compares="N DCQCN flows joining one 40 Gb/s bottleneck one after another on a PFC fabric; "
     "each flow's throughput, Jain's index and utilization after the last one has converged",
-    reduced_time="~2 s (4 flows; estimated)",
+    reduced_time="~1 s (4 flows)",
     full_time="~1 min (2, 4, 8 and 16 flows; estimated)",
     plot=plot_fairness,
 )
@@ -185,8 +185,8 @@ class VictimScale:
     warmup_ms: float
 
 
-VICTIM_FULL = VictimScale(senders=(2, 4, 8, 16), duration_ms=50.0, warmup_ms=10.0)
-VICTIM_REDUCED = VictimScale(senders=(4, 8), duration_ms=10.0, warmup_ms=3.0)
+VICTIM_FULL = VictimScale(senders=(2, 4, 8, 16), duration_ms=100.0, warmup_ms=50.0)
+VICTIM_REDUCED = VictimScale(senders=(4, 8), duration_ms=40.0, warmup_ms=20.0)
 
 
 def victim_hosts(senders: int, hosts_per_leaf: int) -> dict[str, Any]:
@@ -271,8 +271,8 @@ def plot_victim(table: pd.DataFrame) -> Figure:
     figure="victim flow throughput vs incast fan-in, PFC alone vs PFC + DCQCN / HPCC",
     compares="an incast into one leaf and a victim flow sharing only an upstream link with it, at 40 Gb/s "
     "with PFC: line-rate RoCE (PFC alone), DCQCN and HPCC; the victim's throughput and PFC pause time",
-    reduced_time="~3 s (fan-in 4 and 8; estimated)",
-    full_time="~1 min (fan-in 2 to 16; estimated)",
+    reduced_time="~3 s (fan-in 4 and 8)",
+    full_time="~8 s (fan-in 2 to 16)",
     plot=plot_victim,
 )
 def run_dcqcn_victim(full: bool, seed: int) -> pd.DataFrame:

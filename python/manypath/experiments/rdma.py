@@ -260,7 +260,7 @@ def incast_entries(
 # --- What the tables say about PFC ---------------------------------------------------------
 
 #: The queue table's time-paused columns (one per priority class) start with this.
-PAUSE_TIME_PREFIX = "paused_s"
+PAUSE_TIME_PREFIX = "pfc_paused_s"
 
 
 def pause_time_s(queues: pd.DataFrame) -> float:

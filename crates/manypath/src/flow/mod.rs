@@ -235,5 +235,6 @@ fn report(
         }),
         warnings: plan.warnings.clone(),
         roce: false,
+        fabric: false,
     }
 }

@@ -288,6 +288,10 @@ pub struct Results {
     pub warnings: Vec<(String, String)>,
     /// Some flow runs a RoCE transport: the flows table has its columns (NAKs, CNPs).
     pub roce: bool,
+    /// Some switch has a shared buffer or PFC: the queue tables and counters have their
+    /// columns (buffer occupancy and drops, pause frames and time, headroom drops,
+    /// deadlocks), which runs without them do not carry.
+    pub fabric: bool,
 }
 
 /// How a flow-level run went.

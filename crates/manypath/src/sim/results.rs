@@ -489,6 +489,7 @@ impl Sim {
             flow_level: None,
             warnings: self.plan.warnings.clone(),
             roce: self.conns.iter().any(|c| c.roce),
+            fabric: self.fabric_on,
         }
     }
 }
