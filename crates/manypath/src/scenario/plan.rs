@@ -108,7 +108,7 @@ impl Plan {
         let transports = transports(&s.transports, base_tcp, &mut c);
         let mtu = transports
             .iter()
-            .map(|t| (t.tcp.mss + t.tcp.header) as u64)
+            .map(|t| t.max_wire_bytes())
             .max()
             .unwrap_or(1500);
         let (buffer, pfc) = fabric(s, &tiers, &mut links.tier_params, mtu, &mut c);
@@ -122,6 +122,7 @@ impl Plan {
             &mut c,
         );
         roce::check_rwndq(s, &links.tier_params, &transports, &mut c);
+        roce::check_lossless(s, &transports, &mut c);
         let topology = kind.as_ref().map(|k| k.build());
         if let Some(topo) = &topology {
             check_switch_memory(topo, &links.tier_params, &buffer, &pfc, &mut c);

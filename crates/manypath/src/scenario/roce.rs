@@ -289,6 +289,44 @@ pub(super) fn check_rwndq(
     }
 }
 
+/// A RoCE transport that never retransmits (`retransmit = "none"`) must run where no
+/// packet is lost to a full queue: on a fabric with PFC on every tier.
+pub(super) fn check_lossless(
+    s: &super::Scenario,
+    transports: &[super::TransportPlan],
+    c: &mut Checker,
+) {
+    let mut names: Vec<&str> = s.traffic.iter().map(|t| t.transport.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let unprotected = transports.iter().find(|p| p.name == name).is_some_and(|p| {
+            p.roce
+                .as_ref()
+                .is_some_and(|r| r.retransmit == Retransmit::None)
+        });
+        if !unprotected {
+            continue;
+        }
+        let field = format!("transports.{name}.retransmit");
+        if s.network.pfc.is_none() {
+            c.err(
+                &field,
+                "retransmit = \"none\" never resends a lost packet, and this fabric has no PFC ([network.pfc]) to keep it from losing any: turn PFC on, or use retransmit = \"go-back-n\" or \"selective\"".into(),
+            );
+            continue;
+        }
+        for (tier, spec) in &s.network.tiers {
+            if spec.pfc == Some(false) {
+                c.err(
+                    &field,
+                    format!("retransmit = \"none\" never resends a lost packet, and PFC is off on tier {tier:?} (network.tiers.{tier}.pfc = false): turn it on there, or use retransmit = \"go-back-n\" or \"selective\""),
+                );
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::plan::tests::{errors, GOOD};
@@ -312,6 +350,27 @@ mod tests {
 
     fn qp(p: &Plan) -> &super::super::TransportPlan {
         p.transports.iter().find(|t| t.name == "qp").unwrap()
+    }
+
+    #[test]
+    fn never_retransmitting_needs_pfc_on_every_tier() {
+        let lossy = with("cc = \"roce\"\nretransmit = \"none\"");
+        assert!(errors(&lossy).contains(
+            "transports.qp.retransmit: retransmit = \"none\" never resends a lost packet, and this fabric has no PFC"
+        ));
+        let lossless =
+            format!("{lossy}\n[network.buffer]\nbytes = 4000000\n[network.pfc]\nalpha = 0.125\n");
+        assert!(Plan::from_toml(&lossless, Path::new(".")).is_ok());
+        let tiers = Plan::from_toml(&lossless, Path::new("."))
+            .unwrap()
+            .topology
+            .kind
+            .tiers();
+        let off = format!("{lossless}[network.tiers.{}]\npfc = false\n", tiers[0]);
+        assert!(errors(&off).contains(&format!(
+            "transports.qp.retransmit: retransmit = \"none\" never resends a lost packet, and PFC is off on tier \"{}\"",
+            tiers[0]
+        )));
     }
 
     #[test]

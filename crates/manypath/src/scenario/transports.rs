@@ -34,6 +34,21 @@ pub struct TransportPlan {
 }
 
 impl TransportPlan {
+    /// The largest packet this transport puts on the wire, headers included.
+    pub fn max_wire_bytes(&self) -> u64 {
+        match (&self.roce, self.cc.roce()) {
+            (Some(r), Some(cc)) => {
+                let int = if cc.int() {
+                    crate::transport::roce::INT_HEADER_BYTES
+                } else {
+                    0
+                };
+                (r.payload + crate::transport::roce::HEADER_BYTES + int) as u64
+            }
+            _ => (self.tcp.mss + self.tcp.header) as u64,
+        }
+    }
+
     /// Whether a connection of this transport is multipath (even with one subflow).
     pub fn is_multipath(&self) -> bool {
         self.subflows > 1 || self.cc.info().coupled || self.fuso.is_some()
