@@ -26,14 +26,22 @@ pub enum Endpoints {
 
 impl Endpoints {
     /// The endpoints of a flow of `size` bytes (`None`: long-lived) over transport `t`.
-    /// `scatter_dupacks` is MMPTCP's duplicate-ACK threshold during its scatter phase.
-    pub fn build(t: &TransportPlan, size: Option<u64>, scatter_dupacks: u32) -> Endpoints {
+    /// `scatter_dupacks` is MMPTCP's duplicate-ACK threshold during its scatter phase;
+    /// `hops` the links its path crosses one way (Swift's hop scaling).
+    pub fn build(
+        t: &TransportPlan,
+        size: Option<u64>,
+        scatter_dupacks: u32,
+        hops: u32,
+    ) -> Endpoints {
         let size = size.unwrap_or(u64::MAX);
         let tcp = t.tcp;
         let ctx = CcContext {
             mss: tcp.mss as f64,
             cwnd_min: tcp.cwnd_min as f64 * tcp.mss as f64,
             lia_beta: t.lia_beta,
+            init_cwnd: tcp.init_cwnd,
+            hops,
         };
         let (coupling, cc) = protocol::build(&t.cc, ctx);
         if !t.is_multipath() {

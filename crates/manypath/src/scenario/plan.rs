@@ -12,7 +12,7 @@ use super::queues::switch_features;
 use super::schema::{LoadBalancingSpec, Scenario};
 use super::topology::{check_path_indices, links, topology_kind, Links};
 use super::traffic::traffic;
-use super::transports::{tcp_config, transports, TransportPlan};
+use super::transports::{check_swift_targets, tcp_config, transports, TransportPlan};
 use crate::engine::{rng::stream, Rng};
 use crate::net::network::{LinkParams, LoadBalancing};
 use crate::net::queue::QueueConfig;
@@ -100,6 +100,9 @@ impl Plan {
         let base_tcp = tcp_config(TcpConfig::default(), &s.tcp, "tcp", &mut c);
         switch_features(s, &tiers, &mut links.tier_params, &base_tcp, &mut c);
         let transports = transports(&s.transports, base_tcp, &mut c);
+        if let Some(host) = links.tier_params.first() {
+            check_swift_targets(&transports, host, &mut c);
+        }
         let traffic = traffic(
             s,
             kind.as_ref().map(|k| k.n_hosts()),

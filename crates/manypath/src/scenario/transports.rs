@@ -4,9 +4,11 @@
 
 use super::checker::Checker;
 use super::schema::{CcSpec, SchedulerSpec, TcpSpec, TransportSpec};
+use crate::net::network::LinkParams;
 use crate::time::SimTime;
+use crate::transport::cc::swift::SwiftParams;
 use crate::transport::mptcp::{FusoConfig, Scheduler};
-use crate::transport::protocol::{CcInfo, CcKind};
+use crate::transport::protocol::{CcInfo, CcKind, SWIFT_PARAMS};
 use crate::transport::tcp::TcpConfig;
 use std::collections::BTreeMap;
 
@@ -151,6 +153,16 @@ fn transport_plan(
     let mut tcp = tcp_config(base_tcp, &t.tcp, &format!("{path}.tcp"), c);
     let cc = transport_cc(t, &path, c);
     tcp.ecn = t.ecn.unwrap_or(cc.info().ecn);
+    tcp.pacing = t.tcp.pacing.unwrap_or(base_tcp.pacing || cc.info().paced);
+    if cc.info().needs_pacing && !tcp.pacing {
+        c.err(
+            &format!("{path}.tcp.pacing"),
+            format!(
+                "cc = {} paces its sending: pacing must be true",
+                cc.info().name
+            ),
+        );
+    }
     if cc == CcKind::Lia && t.beta.is_some() && !tcp.ecn {
         c.err(
             &format!("{path}.beta"),
@@ -214,6 +226,7 @@ struct CcParams {
     gamma: u32,
     tau: u32,
     switch_bytes: u64,
+    swift: SwiftParams,
 }
 
 impl Default for CcParams {
@@ -225,6 +238,7 @@ impl Default for CcParams {
             gamma: DEFAULT_GAMMA,
             tau: DEFAULT_TAU,
             switch_bytes: DEFAULT_SWITCH_BYTES,
+            swift: SwiftParams::default(),
         }
     }
 }
@@ -250,6 +264,7 @@ fn cc_kind(spec: CcSpec, p: &CcParams) -> CcKind {
         CcSpec::Mmptcp => CcKind::Mmptcp {
             switch_bytes: p.switch_bytes,
         },
+        CcSpec::Swift => CcKind::Swift(p.swift),
     }
 }
 
@@ -285,7 +300,10 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
         ("amp_gamma", t.amp_gamma.is_some()),
         ("amp_tau", t.amp_tau.is_some()),
         ("mmptcp_switch_bytes", t.mmptcp_switch_bytes.is_some()),
-    ] {
+    ]
+    .into_iter()
+    .chain(SWIFT_PARAMS.iter().copied().zip(swift_set(t)))
+    {
         c.applies_only(
             &format!("{path}.{field}"),
             set,
@@ -307,8 +325,99 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
         gamma,
         tau,
         switch_bytes,
+        swift: swift_params(t, path, c),
     };
     cc_kind(t.cc, &params)
+}
+
+/// Which of Swift's parameters an entry sets, in the order of `SWIFT_PARAMS`.
+fn swift_set(t: &TransportSpec) -> [bool; 11] {
+    [
+        t.swift_base_target_us.is_some(),
+        t.swift_hop_scale_us.is_some(),
+        t.swift_fs_range_us.is_some(),
+        t.swift_fs_min_cwnd.is_some(),
+        t.swift_fs_max_cwnd.is_some(),
+        t.swift_ai.is_some(),
+        t.swift_beta.is_some(),
+        t.swift_max_mdf.is_some(),
+        t.swift_min_cwnd.is_some(),
+        t.swift_max_cwnd.is_some(),
+        t.swift_retx_reset.is_some(),
+    ]
+}
+
+/// Swift's parameters of a `[transports.NAME]` entry, checked (the base target against
+/// the base RTT is checked with the topology, in `check_swift_targets`).
+fn swift_params(t: &TransportSpec, path: &str, c: &mut Checker) -> SwiftParams {
+    let d = SwiftParams::default();
+    let f = |field: &str| format!("{path}.{field}");
+    let p = SwiftParams {
+        base_target: c.time(
+            &f("swift_base_target_us"),
+            t.swift_base_target_us,
+            d.base_target,
+            true,
+        ),
+        hop_scale: c.time(
+            &f("swift_hop_scale_us"),
+            t.swift_hop_scale_us,
+            d.hop_scale,
+            false,
+        ),
+        hops: 0,
+        fs_range: c.time(
+            &f("swift_fs_range_us"),
+            t.swift_fs_range_us,
+            d.fs_range,
+            false,
+        ),
+        fs_min_cwnd: t.swift_fs_min_cwnd.unwrap_or(d.fs_min_cwnd),
+        fs_max_cwnd: t.swift_fs_max_cwnd.unwrap_or(d.fs_max_cwnd),
+        ai: t.swift_ai.unwrap_or(d.ai),
+        beta: t.swift_beta.unwrap_or(d.beta),
+        max_mdf: t.swift_max_mdf.unwrap_or(d.max_mdf),
+        min_cwnd: t.swift_min_cwnd.unwrap_or(d.min_cwnd),
+        max_cwnd: t.swift_max_cwnd.unwrap_or(d.max_cwnd),
+        retx_reset: t.swift_retx_reset.unwrap_or(d.retx_reset),
+    };
+    let positive = [
+        ("swift_fs_min_cwnd", p.fs_min_cwnd),
+        ("swift_ai", p.ai),
+        ("swift_beta", p.beta),
+        ("swift_min_cwnd", p.min_cwnd),
+    ];
+    for (field, v) in positive {
+        if !(v.is_finite() && v > 0.0) {
+            c.err(&f(field), format!("must be positive, got {v}"));
+        }
+    }
+    if !(p.max_mdf > 0.0 && p.max_mdf < 1.0) {
+        c.err(
+            &f("swift_max_mdf"),
+            format!("must be in (0, 1), got {}", p.max_mdf),
+        );
+    }
+    if !(p.fs_max_cwnd.is_finite() && p.fs_max_cwnd > p.fs_min_cwnd) {
+        c.err(
+            &f("swift_fs_max_cwnd"),
+            format!(
+                "must exceed swift_fs_min_cwnd ({}), got {}",
+                p.fs_min_cwnd, p.fs_max_cwnd
+            ),
+        );
+    }
+    if !(p.max_cwnd.is_finite() && p.max_cwnd >= p.min_cwnd) {
+        c.err(
+            &f("swift_max_cwnd"),
+            format!(
+                "must be at least swift_min_cwnd ({}), got {}",
+                p.min_cwnd, p.max_cwnd
+            ),
+        );
+    }
+    c.at_least(&f("swift_retx_reset"), p.retx_reset as u64, 1);
+    p
 }
 
 /// FUSO's settings of a `[transports.NAME]` entry, checked; `None` when FUSO is off.
@@ -423,6 +532,7 @@ pub(super) fn tcp_config(base: TcpConfig, t: &TcpSpec, path: &str, c: &mut Check
         (t.proactive, &mut r.proactive),
         (t.idle_restart, &mut r.idle_restart),
         (t.fin_with_data, &mut r.fin_with_data),
+        (t.pacing, &mut cfg.pacing),
     ] {
         if let Some(v) = value {
             *set = v;
@@ -554,5 +664,34 @@ mod tests {
             e.contains("transports.mp.beta: applies only to cc = lia or xmp or amp, not olia"),
             "{e}"
         );
+    }
+}
+
+/// Swift's target must exceed the base RTT, or Swift cuts its window on every ACK and
+/// never grows it. The check uses the shortest path between two hosts (to a switch and
+/// out: two host links each way, a full segment out and a bare ACK back), so it is a
+/// lower bound: a longer path's base RTT is met by the hop scaling or not checked.
+pub(super) fn check_swift_targets(
+    transports: &[TransportPlan],
+    host: &LinkParams,
+    c: &mut Checker,
+) {
+    for t in transports {
+        let CcKind::Swift(p) = t.cc else { continue };
+        let data = host.delay + host.rate.serialization(t.tcp.mss + t.tcp.header);
+        let ack = host.delay + host.rate.serialization(t.tcp.header);
+        let base_rtt = 2 * (data + ack);
+        let target = p.base_target + 2 * p.hop_scale;
+        if target < base_rtt {
+            c.err(
+                &format!("transports.{}.swift_base_target_us", t.name),
+                format!(
+                    "the target ({:.2} µs with the hop scaling of a 2-hop path) is below the \
+                     base RTT of the shortest path between two hosts ({:.2} µs)",
+                    target as f64 / 1e6,
+                    base_rtt as f64 / 1e6
+                ),
+            );
+        }
     }
 }

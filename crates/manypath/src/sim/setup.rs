@@ -16,7 +16,7 @@ use crate::net::hash::{ack_hash, data_hash};
 use crate::net::jitter::NicJitter;
 use crate::net::network::{Network, NodeKind, NO_RWNDQ};
 use crate::net::packet::{PacketArena, PINNED};
-use crate::scenario::Plan;
+use crate::scenario::{Plan, TransportPlan};
 use crate::time::SimTime;
 use crate::workload::{ConnSpec, FlowSpec};
 use std::collections::VecDeque;
@@ -265,7 +265,7 @@ impl<'a> ConnBuilder<'a> {
         // equal-cost paths between the hosts (when there is more than one).
         let paths = self.net.ecmp_paths(c.src, c.dst);
         let scatter_dupacks = 3 + if paths > 1 { paths } else { 0 };
-        let mut ep = Endpoints::build(t, size, scatter_dupacks);
+        let mut ep = Endpoints::build(t, size, scatter_dupacks, self.hops(t, c));
         if owner == NO_FLOW {
             ep.make_idle();
         }
@@ -306,6 +306,19 @@ impl<'a> ConnBuilder<'a> {
             offered: 0,
         });
         i as u32
+    }
+
+    /// The links a connection's path crosses one way, for the controllers that scale by
+    /// it (Swift); 0 for the others, which need not walk the path. Every equal-cost path
+    /// between two hosts of the shipped topologies has the same length: the first
+    /// stands for all.
+    fn hops(&mut self, t: &TransportPlan, c: NewConn) -> u32 {
+        if !t.cc.info().hop_scaled {
+            return 0;
+        }
+        self.route.clear();
+        self.net.indexed_path(c.src, c.dst, 0, &mut self.route);
+        self.route.len() as u32
     }
 
     /// The pinned routes (data, ACK) of connection `i`'s subflows in BCube, on the paths

@@ -7,7 +7,8 @@
 //! resolution of its parameters in `scenario/transports.rs`. No `match` over a kind has a
 //! catch-all arm, so a forgotten case does not compile rather than run another protocol.
 
-use super::cc::{AckEvent, CongestionControl, Cubic, Dctcp, Reno, Window};
+use super::cc::swift::SwiftParams;
+use super::cc::{AckEvent, CongestionControl, Cubic, Dctcp, Reno, Swift, Window};
 use super::mpcc::{amp, dcm, xmp, Coupled, Coupling, EcnResponse};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,10 @@ pub enum CcSpec {
     /// MMPTCP: one subflow scattering each packet on a random path, then LIA subflows
     /// after `mmptcp_switch_bytes`.
     Mmptcp,
+    /// Swift (Kumar et al., SIGCOMM 2020): delay-based AIMD with a target delay scaled
+    /// by the path's hops and the window (flow scaling); paced below one packet.
+    /// Single path.
+    Swift,
 }
 
 /// What a controller is, for the checks and defaults that depend on it.
@@ -54,6 +59,12 @@ pub struct CcInfo {
     pub single_path_only: bool,
     /// The flow-level model has an equilibrium for it.
     pub flow_level: bool,
+    /// Scales by the hops of the connection's path (set up with `CcContext::hops`).
+    pub hop_scaled: bool,
+    /// Needs a pacing sender (`tcp.pacing`): without it, an error.
+    pub needs_pacing: bool,
+    /// Paces by default (`tcp.pacing` unless told otherwise).
+    pub paced: bool,
     /// The `[transports.NAME]` fields that set its parameters (any other controller's
     /// parameter set on a transport of this kind is an error).
     pub params: &'static [&'static str],
@@ -61,7 +72,7 @@ pub struct CcInfo {
 
 impl CcSpec {
     /// Every controller, in the order error messages list them.
-    pub const ALL: [CcSpec; 9] = [
+    pub const ALL: [CcSpec; 10] = [
         CcSpec::Reno,
         CcSpec::Cubic,
         CcSpec::Dctcp,
@@ -71,6 +82,7 @@ impl CcSpec {
         CcSpec::Xmp,
         CcSpec::Amp,
         CcSpec::Mmptcp,
+        CcSpec::Swift,
     ];
 
     pub const fn info(self) -> CcInfo {
@@ -87,6 +99,9 @@ impl CcSpec {
                 ecn,
                 single_path_only: false,
                 flow_level,
+                hop_scaled: false,
+                needs_pacing: false,
+                paced: false,
                 params,
             }
         }
@@ -107,6 +122,12 @@ impl CcSpec {
             CcSpec::Xmp => info("xmp", true, true, false, &["beta"]),
             CcSpec::Amp => info("amp", true, true, false, &["beta", "amp_gamma", "amp_tau"]),
             CcSpec::Mmptcp => info("mmptcp", true, true, false, &["mmptcp_switch_bytes"]),
+            CcSpec::Swift => CcInfo {
+                single_path_only: true,
+                hop_scaled: true,
+                paced: true,
+                ..info("swift", false, false, false, SWIFT_PARAMS)
+            },
         }
     }
 
@@ -120,6 +141,21 @@ impl CcSpec {
             .collect()
     }
 }
+
+/// The `[transports.NAME]` fields of Swift's parameters.
+pub const SWIFT_PARAMS: &[&str] = &[
+    "swift_base_target_us",
+    "swift_hop_scale_us",
+    "swift_fs_range_us",
+    "swift_fs_min_cwnd",
+    "swift_fs_max_cwnd",
+    "swift_ai",
+    "swift_beta",
+    "swift_max_mdf",
+    "swift_min_cwnd",
+    "swift_max_cwnd",
+    "swift_retx_reset",
+];
 
 /// A controller with its parameters resolved (defaults filled in, values checked).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -147,6 +183,8 @@ pub enum CcKind {
     Mmptcp {
         switch_bytes: u64,
     },
+    /// Swift; `hops` in the parameters is set per connection (`CcContext::hops`).
+    Swift(SwiftParams),
 }
 
 impl CcKind {
@@ -161,6 +199,7 @@ impl CcKind {
             CcKind::Xmp { .. } => CcSpec::Xmp,
             CcKind::Amp { .. } => CcSpec::Amp,
             CcKind::Mmptcp { .. } => CcSpec::Mmptcp,
+            CcKind::Swift(_) => CcSpec::Swift,
         }
     }
 
@@ -179,7 +218,8 @@ impl CcKind {
             | CcKind::Olia
             | CcKind::Dcm { .. }
             | CcKind::Xmp { .. }
-            | CcKind::Amp { .. } => None,
+            | CcKind::Amp { .. }
+            | CcKind::Swift(_) => None,
         }
     }
 }
@@ -192,6 +232,10 @@ pub struct CcContext {
     pub cwnd_min: f64,
     /// LIA only: cut by 1/β on an ECN echo instead of halving.
     pub lia_beta: Option<f64>,
+    /// The initial window in segments.
+    pub init_cwnd: u32,
+    /// Hops (links crossed one way) of the connection's path (Swift's hop scaling).
+    pub hops: u32,
 }
 
 /// How a connection of kind `kind` is controlled: the coupling of its subflows (for a
@@ -221,6 +265,14 @@ pub fn build(kind: &CcKind, ctx: CcContext) -> (Coupling, Cc) {
             Coupling::Amp(amp::Ssr::new(gamma, tau)),
             Cc::Coupled(amp::subflow_cc(beta, ctx.cwnd_min)),
         ),
+        CcKind::Swift(p) => {
+            let p = SwiftParams {
+                hops: ctx.hops,
+                ..p
+            };
+            let swift = Swift::new(p, ctx.init_cwnd as f64);
+            (Coupling::Uncoupled, Cc::Swift(Box::new(swift)))
+        }
     }
 }
 
@@ -232,6 +284,8 @@ pub enum Cc {
     Dctcp(Dctcp),
     /// A subflow of a coupled multipath connection.
     Coupled(Coupled),
+    /// Boxed: its state is larger than the sender's line for the controller.
+    Swift(Box<Swift>),
 }
 
 impl CongestionControl for Cc {
@@ -242,6 +296,7 @@ impl CongestionControl for Cc {
             Cc::Cubic(c) => c.on_ack(w, ev),
             Cc::Dctcp(c) => c.on_ack(w, ev),
             Cc::Coupled(c) => c.on_ack(w, ev),
+            Cc::Swift(c) => c.on_ack(w, ev),
         }
     }
     fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
@@ -250,6 +305,7 @@ impl CongestionControl for Cc {
             Cc::Cubic(c) => c.on_fast_retransmit(w, flight, mss),
             Cc::Dctcp(c) => c.on_fast_retransmit(w, flight, mss),
             Cc::Coupled(c) => c.on_fast_retransmit(w, flight, mss),
+            Cc::Swift(c) => c.on_fast_retransmit(w, flight, mss),
         }
     }
     fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
@@ -258,6 +314,13 @@ impl CongestionControl for Cc {
             Cc::Cubic(c) => c.on_timeout(w, flight, mss),
             Cc::Dctcp(c) => c.on_timeout(w, flight, mss),
             Cc::Coupled(c) => c.on_timeout(w, flight, mss),
+            Cc::Swift(c) => c.on_timeout(w, flight, mss),
+        }
+    }
+    fn pacing_rate(&self) -> f64 {
+        match self {
+            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) | Cc::Coupled(_) => 0.0,
+            Cc::Swift(c) => c.pacing_rate(),
         }
     }
 }
@@ -269,7 +332,7 @@ impl Cc {
     pub fn ell(&self) -> f64 {
         match self {
             Cc::Coupled(c) => c.ell(),
-            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) => 0.0,
+            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) | Cc::Swift(_) => 0.0,
         }
     }
 }
@@ -323,6 +386,8 @@ mod tests {
             mss: 1000.0,
             cwnd_min: 2000.0,
             lia_beta: None,
+            init_cwnd: 10,
+            hops: 2,
         };
         let kinds = [
             CcKind::Reno,
@@ -341,6 +406,7 @@ mod tests {
                 tau: 8,
             },
             CcKind::Mmptcp { switch_bytes: 1 },
+            CcKind::Swift(SwiftParams::default()),
         ];
         for k in kinds {
             let (coupling, cc) = build(&k, ctx);

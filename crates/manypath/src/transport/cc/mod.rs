@@ -8,10 +8,12 @@
 pub mod cubic;
 pub mod dctcp;
 pub mod reno;
+pub mod swift;
 
 pub use cubic::Cubic;
 pub use dctcp::{Dctcp, MarkedFraction};
 pub use reno::Reno;
+pub use swift::Swift;
 
 use crate::time::SimTime;
 
@@ -45,6 +47,28 @@ pub struct AckEvent {
     pub now: SimTime,
     /// The smallest RTT the sender has measured (0 before the first).
     pub min_rtt: SimTime,
+    /// The RTT this ACK measured (0: none, as for a duplicate ACK).
+    pub rtt: SimTime,
+    /// The delivery-rate sample this ACK gave (all zero unless the sender paces).
+    pub rate: RateSample,
+}
+
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3.3): the data
+/// delivered between a segment's send and its acknowledgment over the longer of the
+/// send and ACK intervals. Taken only by a pacing sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateSample {
+    /// Bytes per picosecond (0: no valid sample on this ACK).
+    pub delivery_rate: f64,
+    /// Bytes delivered over the connection so far (`C.delivered`).
+    pub delivered: u64,
+    /// `C.delivered` when the newest acknowledged segment was sent (`P.delivered`).
+    pub prior_delivered: u64,
+    /// The sample was taken while the sender had nothing more to send: it may
+    /// understate the path's rate.
+    pub app_limited: bool,
+    /// Bytes in flight after this ACK.
+    pub flight: u64,
 }
 
 pub trait CongestionControl {
@@ -58,6 +82,11 @@ pub trait CongestionControl {
     /// Default: halve (RFC 5681).
     fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
         halve_ssthresh(w, flight, mss);
+    }
+    /// The rate the sender is to pace at, in bytes per picosecond (0: no pacing gate).
+    /// Read only by a sender with pacing on.
+    fn pacing_rate(&self) -> f64 {
+        0.0
     }
 }
 
@@ -75,6 +104,8 @@ pub fn test_ack(acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) -> AckEvent {
         cwnd_limited: true,
         now: 0,
         min_rtt: 0,
+        rtt: 0,
+        rate: RateSample::default(),
     }
 }
 

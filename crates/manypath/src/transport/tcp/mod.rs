@@ -113,6 +113,8 @@ pub struct TcpConfig {
     /// Floor of ECN-driven window cuts, in segments.
     pub cwnd_min: u32,
     pub recovery: LossRecovery,
+    /// Pace the sender at the rate its controller sets (a next-send time gate).
+    pub pacing: bool,
 }
 
 impl Default for TcpConfig {
@@ -132,6 +134,7 @@ impl Default for TcpConfig {
             ecn: false,
             cwnd_min: 2,
             recovery: LossRecovery::default(),
+            pacing: false,
         }
     }
 }

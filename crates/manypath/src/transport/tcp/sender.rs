@@ -15,6 +15,7 @@
 //! segment sent twice). The core calls them where it sends, acknowledges and times out.
 
 mod ir;
+mod pacing;
 mod proactive;
 mod sack;
 mod tlp;
@@ -24,9 +25,10 @@ use std::collections::VecDeque;
 use super::{LossRecovery, RttEstimator, Segment, TcpConfig};
 use crate::net::packet::flags;
 use crate::time::SimTime;
-use crate::transport::cc::{AckEvent, CongestionControl, Window};
+use crate::transport::cc::{AckEvent, CongestionControl, RateSample, Window};
 use crate::transport::protocol::Cc;
 use ir::Ir;
+use pacing::Pacer;
 use proactive::Proactive;
 use sack::Scoreboard;
 use tlp::Tlp;
@@ -93,6 +95,7 @@ struct Extras {
     tlp: Tlp,
     ir: Ir,
     proactive: Proactive,
+    pacer: Pacer,
 }
 
 /// The fields are laid out by hand (`repr(C)`), in the order the common path uses
@@ -148,6 +151,8 @@ pub struct TcpSender {
     /// bytes above `snd_nxt` are presumed lost.
     after_rto: bool,
     ecn: bool,
+    /// `cfg.pacing`: the next-send gate is on (its state is in `x.pacer`).
+    pacing: bool,
     // From the last word of line 3 on: the controller, whose per-ACK state comes first
     // and ends in line 4.
     pub cc: Cc,
@@ -211,6 +216,7 @@ impl TcpSender {
                 tlp: Tlp::new(),
                 ir: Ir::new(r.tcp_ir),
                 proactive: Proactive::default(),
+                pacer: Pacer::default(),
             }),
             rcv_wnd: cfg.rcv_wnd,
             cwnd_min: cfg.cwnd_min,
@@ -221,6 +227,7 @@ impl TcpSender {
             ack_fin_pending: false,
             after_rto: false,
             ecn: cfg.ecn,
+            pacing: cfg.pacing,
             cc,
         }
     }
@@ -402,6 +409,9 @@ impl TcpSender {
         if self.rec.tcp_ir {
             d = earliest(d, self.x.ir.deadline());
         }
+        if self.pacing {
+            d = earliest(d, self.x.pacer.deadline());
+        }
         (d != NO_TIMER).then_some(d)
     }
 
@@ -492,6 +502,9 @@ impl TcpSender {
         } else if self.rec.tcp_ir {
             self.ir_add(now, seq, seq + len);
         }
+        if self.pacing {
+            self.paced(now, len);
+        }
         let seg = Segment {
             seq,
             len: len as u32,
@@ -539,6 +552,9 @@ impl TcpSender {
                 })
             }
             SenderState::Established => {
+                if self.pacing && self.x.pacer.hold(now) {
+                    return None;
+                }
                 if self.rec.proactive {
                     if let Some(copy) = self.x.proactive.take() {
                         return Some(copy);
@@ -720,7 +736,8 @@ impl TcpSender {
         if advanced {
             let newly = seg.ack - self.snd_una;
             let data_acked = seg.ack.min(self.size) - self.snd_una.min(self.size);
-            self.rtt.sample(now.saturating_sub(seg.ts_echo));
+            let rtt = now.saturating_sub(seg.ts_echo);
+            self.rtt.sample(rtt);
             self.snd_una = seg.ack;
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
@@ -756,6 +773,8 @@ impl TcpSender {
                 cwnd_limited,
                 now,
                 min_rtt: self.rtt.min_rtt(),
+                rtt,
+                rate: RateSample::default(),
             };
             self.cc.on_ack(&mut self.win, &ev);
             self.dupacks = 0;
@@ -805,6 +824,8 @@ impl TcpSender {
                 cwnd_limited,
                 now,
                 min_rtt: self.rtt.min_rtt(),
+                rtt: 0,
+                rate: RateSample::default(),
             };
             self.cc.on_ack(&mut self.win, &ev);
             if may_enter
@@ -834,6 +855,9 @@ impl TcpSender {
 
     /// Handles the timers (RTO, loss probe, TCP-IR blocks); harmless if called early.
     pub fn on_timer(&mut self, now: SimTime) {
+        if self.pacing {
+            self.x.pacer.on_timer(now);
+        }
         if self.rec.tcp_ir {
             self.ir_timer(now);
         }
