@@ -75,3 +75,77 @@ fn swift_holds_the_queue_at_its_target_delay() {
         );
     }
 }
+
+/// The shipped Linux-timers scenario with the preset on or off (`exact`).
+fn linux_64k(timers: &str) -> manypath::Results {
+    let text = std::fs::read_to_string("../../scenarios/linux-timers-64k.toml").unwrap();
+    let text = text.replace(r#"timers = "linux""#, &format!(r#"timers = "{timers}""#));
+    run_toml(&text, Path::new("."), None).unwrap()
+}
+
+/// Probes, timeouts and the FCT distribution (mean, p50, p99 in ms) of the run.
+fn summary(r: &manypath::Results) -> (u32, u32, f64, f64, f64) {
+    let probes = r.flows.iter().map(|f| f.recovery.tlp_probes).sum();
+    let timeouts = r.flows.iter().map(|f| f.timeouts).sum();
+    let mut fct: Vec<f64> = r
+        .flows
+        .iter()
+        .map(|f| (f.finish.unwrap() - f.start) as f64 / 1e9)
+        .collect();
+    fct.sort_by(f64::total_cmp);
+    let mean = fct.iter().sum::<f64>() / fct.len() as f64;
+    let at = |q: f64| fct[((fct.len() - 1) as f64 * q).round() as usize];
+    (probes, timeouts, mean, at(0.5), at(0.99))
+}
+
+/// Linux sends 15 loss probes in the 1,000 transfers of this setting; the preset must
+/// come within a factor of 2. (The exact timers, with the same delayed ACKs, probe at
+/// 2·SRTT while the receiver holds an ACK, and time out spuriously.)
+#[test]
+fn linux_timers_preset_reproduces_linux_probe_counts() {
+    let mut probes_of = Vec::new();
+    for timers in ["exact", "linux"] {
+        let r = linux_64k(timers);
+        assert_eq!(r.flows.len(), 1000);
+        assert!(r.flows.iter().all(|f| f.finish.is_some()));
+        let (probes, timeouts, mean, p50, p99) = summary(&r);
+        let syn: u32 = r.flows.iter().map(|f| f.recovery.syn_timeouts).sum();
+        eprintln!(
+            "{timers}: probes {probes} timeouts {timeouts} (SYN {syn}) \
+             fct mean {mean:.3} p50 {p50:.3} p99 {p99:.3} ms"
+        );
+        probes_of.push(probes);
+    }
+    let linux = probes_of[1] as f64;
+    assert!((7.5..=30.0).contains(&linux), "{linux} probes; Linux: 15");
+    assert!(
+        probes_of[0] as f64 > 2.0 * 15.0,
+        "the exact timers probe far more"
+    );
+}
+
+/// A scenario's error for `text`, as one string.
+fn error_of(text: &str) -> String {
+    format!("{:?}", run_toml(text, Path::new("."), None).unwrap_err())
+}
+
+#[test]
+fn bad_timer_and_swift_settings_name_their_fields() {
+    // A target below the base RTT: 10 µs links make it over 40 µs.
+    let slow = incast(2, r#"cc = "swift""#).replace("delay_us = 1", "delay_us = 10");
+    let e = error_of(&slow);
+    assert!(e.contains("transports.sw.swift_base_target_us"), "{e}");
+    assert!(e.contains("base RTT"), "{e}");
+    // A larger target passes.
+    let ok = incast(2, "cc = \"swift\"\n    swift_base_target_us = 60")
+        .replace("delay_us = 1", "delay_us = 10");
+    assert!(run_toml(&ok, Path::new("."), None).is_ok());
+    // Swift's parameters belong to Swift.
+    let e = error_of(&incast(2, "cc = \"reno\"\n    swift_beta = 0.5"));
+    assert!(e.contains("transports.sw.swift_beta"), "{e}");
+    // An unknown preset, and hz without the Linux one.
+    let e = error_of(&incast(2, "cc = \"reno\"\n    tcp = { timers = \"bsd\" }"));
+    assert!(e.contains("timers") && e.contains("bsd"), "{e}");
+    let e = error_of(&incast(2, "cc = \"reno\"\n    tcp = { hz = 250 }"));
+    assert!(e.contains("transports.sw.tcp.hz"), "{e}");
+}

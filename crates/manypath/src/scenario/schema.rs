@@ -477,6 +477,21 @@ pub struct TcpSpec {
     /// over the rate before the next (default: true for `swift` and `bbr`, which set a
     /// rate; false for the others, which set none).
     pub pacing: Option<bool>,
+    /// How the hosts' timers work: `"exact"` (the default: RFC 6298's RTO, loss probes
+    /// at 2·SRTT, timers at any instant) or `"linux"` (Linux's RTO estimator, timers in
+    /// jiffies, Linux's loss-probe timeout, delayed ACKs at 40 ms with quick-ACK mode at
+    /// the start).
+    pub timers: Option<TimersSpec>,
+    /// The Linux preset's timer frequency, ticks per second (default 1000).
+    pub hz: Option<u32>,
+}
+
+/// The hosts' timer presets (`tcp.timers`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TimersSpec {
+    Exact,
+    Linux,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]

@@ -3,13 +3,13 @@
 //! table `CcSpec::info`) with its TCP settings, subflows and loss-recovery options.
 
 use super::checker::Checker;
-use super::schema::{CcSpec, SchedulerSpec, TcpSpec, TransportSpec};
+use super::schema::{CcSpec, SchedulerSpec, TcpSpec, TimersSpec, TransportSpec};
 use crate::net::network::LinkParams;
 use crate::time::SimTime;
 use crate::transport::cc::swift::SwiftParams;
 use crate::transport::mptcp::{FusoConfig, Scheduler};
 use crate::transport::protocol::{CcInfo, CcKind, SWIFT_PARAMS};
-use crate::transport::tcp::TcpConfig;
+use crate::transport::tcp::{linux, HostTimers, TcpConfig};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug)]
@@ -462,6 +462,7 @@ fn fuso_config(t: &TransportSpec, path: &str, cc: &CcKind, c: &mut Checker) -> O
 /// the defaults, or a transport's `tcp` table made of the shared settings.
 pub(super) fn tcp_config(base: TcpConfig, t: &TcpSpec, path: &str, c: &mut Checker) -> TcpConfig {
     let mut cfg = base;
+    host_timers(&mut cfg, t, path, c);
     if let Some(m) = t.mss {
         c.at_least(&format!("{path}.mss"), m as u64, 1);
         cfg.mss = m.max(1);
@@ -546,6 +547,38 @@ pub(super) fn tcp_config(base: TcpConfig, t: &TcpSpec, path: &str, c: &mut Check
     }
     cfg
 }
+
+/// The `timers` preset and its `hz`. The Linux preset also turns delayed ACKs on with
+/// Linux's timeout (40 ms), as Linux runs them; the fields after it may override.
+fn host_timers(cfg: &mut TcpConfig, t: &TcpSpec, path: &str, c: &mut Checker) {
+    match t.timers {
+        None => {}
+        Some(TimersSpec::Exact) => cfg.timers = HostTimers::Exact,
+        Some(TimersSpec::Linux) => {
+            cfg.timers = HostTimers::Linux { hz: DEFAULT_HZ };
+            cfg.delayed_ack = true;
+            cfg.delack_timeout = linux::DELACK_MIN;
+        }
+    }
+    if let Some(hz) = t.hz {
+        match cfg.timers {
+            HostTimers::Linux { .. } if (100..=10_000).contains(&hz) => {
+                cfg.timers = HostTimers::Linux { hz }
+            }
+            HostTimers::Linux { .. } => c.err(
+                &format!("{path}.hz"),
+                format!("must be between 100 and 10000, got {hz}"),
+            ),
+            HostTimers::Exact => c.err(
+                &format!("{path}.hz"),
+                "applies only with timers = \"linux\"".into(),
+            ),
+        }
+    }
+}
+
+/// Linux's default timer frequency in the preset (HZ = 1000).
+const DEFAULT_HZ: u32 = 1000;
 
 /// Loss-recovery options that work on single-path TCP only: TCP-IR's receiver rebuilds
 /// subflow bytes the data level could not map, and Proactive's copies would be counted

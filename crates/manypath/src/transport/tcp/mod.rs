@@ -1,5 +1,6 @@
 //! TCP as two sans-IO state machines: the client side, which opens the connection and
 //! sends the flow's bytes, and the server side, which receives and acknowledges them.
+pub mod linux;
 pub mod reassembly;
 pub mod receiver;
 pub mod rtt;
@@ -115,6 +116,19 @@ pub struct TcpConfig {
     pub recovery: LossRecovery,
     /// Pace the sender at the rate its controller sets (a next-send time gate).
     pub pacing: bool,
+    /// How the hosts' timers work.
+    pub timers: HostTimers,
+}
+
+/// The hosts' timers: exact (RFC 6298's RTO, loss probes at 2·SRTT, at any instant), or
+/// as Linux runs them (`linux.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HostTimers {
+    #[default]
+    Exact,
+    /// Linux's RTO estimator, timers in jiffies of 1/`hz` s, Linux's loss-probe timeout,
+    /// and quick-ACK mode at the receiver's start.
+    Linux { hz: u32 },
 }
 
 impl Default for TcpConfig {
@@ -135,6 +149,7 @@ impl Default for TcpConfig {
             cwnd_min: 2,
             recovery: LossRecovery::default(),
             pacing: false,
+            timers: HostTimers::Exact,
         }
     }
 }

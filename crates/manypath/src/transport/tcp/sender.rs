@@ -22,7 +22,8 @@ mod tlp;
 
 use std::collections::VecDeque;
 
-use super::{LossRecovery, RttEstimator, Segment, TcpConfig};
+use super::linux::{self, LinuxRtt};
+use super::{HostTimers, LossRecovery, RttEstimator, Segment, TcpConfig};
 use crate::net::packet::flags;
 use crate::time::SimTime;
 use crate::transport::cc::{AckEvent, CongestionControl, RateSample, Window};
@@ -96,6 +97,9 @@ struct Extras {
     ir: Ir,
     proactive: Proactive,
     pacer: Pacer,
+    /// The Linux timers preset: its RTT estimator, and the jiffy (0 when off).
+    linux: LinuxRtt,
+    jiffy: SimTime,
 }
 
 /// The fields are laid out by hand (`repr(C)`), in the order the common path uses
@@ -153,6 +157,8 @@ pub struct TcpSender {
     ecn: bool,
     /// `cfg.pacing`: the next-send gate is on (its state is in `x.pacer`).
     pacing: bool,
+    /// The Linux timers preset is on (its state is in `x.linux`).
+    linux: bool,
     // From the last word of line 3 on: the controller, whose per-ACK state comes first
     // and ends in line 4.
     pub cc: Cc,
@@ -217,6 +223,11 @@ impl TcpSender {
                 ir: Ir::new(r.tcp_ir),
                 proactive: Proactive::default(),
                 pacer: Pacer::default(),
+                linux: LinuxRtt::default(),
+                jiffy: match cfg.timers {
+                    HostTimers::Exact => 0,
+                    HostTimers::Linux { hz } => linux::jiffy(hz),
+                },
             }),
             rcv_wnd: cfg.rcv_wnd,
             cwnd_min: cfg.cwnd_min,
@@ -228,6 +239,7 @@ impl TcpSender {
             after_rto: false,
             ecn: cfg.ecn,
             pacing: cfg.pacing,
+            linux: matches!(cfg.timers, HostTimers::Linux { .. }),
             cc,
         }
     }
@@ -432,7 +444,21 @@ impl TcpSender {
     }
 
     fn arm_timer(&mut self, now: SimTime) {
+        if self.linux {
+            self.rto_deadline = linux::tick_deadline(now, self.rto(self.backoff), self.x.jiffy);
+            return;
+        }
         self.rto_deadline = now + self.rtt.rto(self.backoff);
+    }
+
+    /// The timeout after `backoff` consecutive expirations (before rounding to jiffies).
+    fn rto(&self, backoff: u32) -> SimTime {
+        if !self.linux {
+            return self.rtt.rto(backoff);
+        }
+        let c = &self.x.cfg;
+        let base = self.x.linux.rto().unwrap_or(c.rto_initial).min(c.rto_max);
+        base.saturating_mul(1u64 << backoff.min(30)).min(c.rto_max)
     }
 
     /// Payload bytes of the segment starting at `seq` (a data byte): up to one MSS, and
@@ -649,7 +675,7 @@ impl TcpSender {
         if self.snd_una < self.snd_max || self.snd_nxt != self.snd_max {
             return;
         }
-        if self.last_send != NEVER && now.saturating_sub(self.last_send) > self.rtt.rto(0) {
+        if self.last_send != NEVER && now.saturating_sub(self.last_send) > self.rto(0) {
             let iw = self.x.cfg.init_cwnd as f64 * self.fmss();
             self.win.cwnd = self.win.cwnd.min(iw);
         }
@@ -701,6 +727,11 @@ impl TcpSender {
                 if seg.has(flags::SYN) && seg.has(flags::ACK) {
                     self.state = SenderState::Established;
                     self.rtt.sample(now.saturating_sub(seg.ts_echo));
+                    if self.linux {
+                        let rto_min = self.x.cfg.rto_min;
+                        let m = now.saturating_sub(seg.ts_echo);
+                        self.x.linux.sample(m, 0, 0, rto_min);
+                    }
                     self.peer_rwnd = seg.rwnd;
                     self.backoff = 0;
                     self.rto_deadline = NO_TIMER;
@@ -738,6 +769,10 @@ impl TcpSender {
             let data_acked = seg.ack.min(self.size) - self.snd_una.min(self.size);
             let rtt = now.saturating_sub(seg.ts_echo);
             self.rtt.sample(rtt);
+            if self.linux {
+                let rto_min = self.x.cfg.rto_min;
+                self.x.linux.sample(rtt, seg.ack, self.snd_nxt, rto_min);
+            }
             self.snd_una = seg.ack;
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
