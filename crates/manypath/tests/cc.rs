@@ -149,3 +149,79 @@ fn bad_timer_and_swift_settings_name_their_fields() {
     let e = error_of(&incast(2, "cc = \"reno\"\n    tcp = { hz = 250 }"));
     assert!(e.contains("transports.sw.tcp.hz"), "{e}");
 }
+
+/// One long-lived BBR flow over a dumbbell whose 1 Gbps middle link is the bottleneck
+/// (10 Gbps host links, 50 µs per link: RTprop ≈ 315 µs, a BDP of about 26 packets).
+const BBR_DUMBBELL: &str = r#"
+    duration_ms = 300
+    warmup_ms = 100
+    [topology.dumbbell]
+    pairs = 1
+    [network.link]
+    rate_gbps = 10
+    delay_us = 50
+    [network.tiers.bottleneck]
+    rate_gbps = 1
+    [network.queue]
+    limit_packets = 1000
+    [output]
+    queue_histogram = true
+    [transports.b]
+    cc = "bbr"
+    [[traffic]]
+    pattern = "pair"
+    src = 0
+    dst = 1
+    transport = "b"
+    size = "long_lived"
+"#;
+
+/// BBR paces at the bottleneck's rate (its goodput within 10% of it) and keeps little
+/// queued there: on average under a quarter of a BDP (a window-limited sender with
+/// BBR's window of 2 BDPs would keep a whole BDP), and at its 99th percentile about
+/// one BDP (the queue statistics cover the whole run, STARTUP's overshoot included).
+#[test]
+fn bbr_paces_at_the_bottleneck_rate_with_a_small_queue() {
+    let r = run_toml(BBR_DUMBBELL, Path::new("."), None).unwrap();
+    let goodput = r.flows[0].goodput_bps;
+    let line = 1e9 * 1460.0 / 1500.0;
+    let q = r
+        .queues
+        .iter()
+        .find(|q| q.node == "left" && q.peer == "right")
+        .unwrap();
+    // RTprop: 6 links of 50 µs, a 1500-byte packet serialised at 10, 1 and 10 Gbps,
+    // the ACK (40 bytes) back.
+    let rtprop =
+        300e-6 + 1500.0 * 8.0 * (2.0 / 10e9 + 1.0 / 1e9) + 40.0 * 8.0 * (2.0 / 10e9 + 1.0 / 1e9);
+    let bdp_packets = 1e9 * rtprop / (1500.0 * 8.0);
+    eprintln!(
+        "goodput {goodput:.4e} ({:.3} of the line), queue mean {:.1} p99 {:.1} max {} packets, BDP {bdp_packets:.1}",
+        goodput / line,
+        q.mean_packets,
+        q.p99_packets,
+        q.max_packets
+    );
+    assert!((goodput / line - 1.0).abs() < 0.1, "goodput {goodput}");
+    assert!(
+        q.mean_packets <= 0.25 * bdp_packets,
+        "queue mean {}",
+        q.mean_packets
+    );
+    assert!(
+        q.p99_packets <= 1.25 * bdp_packets,
+        "queue p99 {}",
+        q.p99_packets
+    );
+    assert_eq!(r.flows[0].timeouts, 0);
+}
+
+#[test]
+fn bbr_without_pacing_is_an_error_naming_the_field() {
+    let text = BBR_DUMBBELL.replace(
+        r#"cc = "bbr""#,
+        "cc = \"bbr\"\n    tcp = { pacing = false }",
+    );
+    let e = error_of(&text);
+    assert!(e.contains("transports.b.tcp.pacing"), "{e}");
+}

@@ -265,6 +265,7 @@ fn cc_kind(spec: CcSpec, p: &CcParams) -> CcKind {
             switch_bytes: p.switch_bytes,
         },
         CcSpec::Swift => CcKind::Swift(p.swift),
+        CcSpec::Bbr => CcKind::Bbr,
     }
 }
 

@@ -8,7 +8,7 @@
 //! catch-all arm, so a forgotten case does not compile rather than run another protocol.
 
 use super::cc::swift::SwiftParams;
-use super::cc::{AckEvent, CongestionControl, Cubic, Dctcp, Reno, Swift, Window};
+use super::cc::{AckEvent, Bbr, CongestionControl, Cubic, Dctcp, Reno, Swift, Window};
 use super::mpcc::{amp, dcm, xmp, Coupled, Coupling, EcnResponse};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -42,6 +42,9 @@ pub enum CcSpec {
     /// by the path's hops and the window (flow scaling); paced below one packet.
     /// Single path.
     Swift,
+    /// BBR v1 (Cardwell et al., 2016; Linux's tcp_bbr): paced at the estimated
+    /// bottleneck bandwidth, window two BDPs. Needs `pacing`. Single path.
+    Bbr,
 }
 
 /// What a controller is, for the checks and defaults that depend on it.
@@ -72,7 +75,7 @@ pub struct CcInfo {
 
 impl CcSpec {
     /// Every controller, in the order error messages list them.
-    pub const ALL: [CcSpec; 10] = [
+    pub const ALL: [CcSpec; 11] = [
         CcSpec::Reno,
         CcSpec::Cubic,
         CcSpec::Dctcp,
@@ -83,6 +86,7 @@ impl CcSpec {
         CcSpec::Amp,
         CcSpec::Mmptcp,
         CcSpec::Swift,
+        CcSpec::Bbr,
     ];
 
     pub const fn info(self) -> CcInfo {
@@ -127,6 +131,12 @@ impl CcSpec {
                 hop_scaled: true,
                 paced: true,
                 ..info("swift", false, false, false, SWIFT_PARAMS)
+            },
+            CcSpec::Bbr => CcInfo {
+                single_path_only: true,
+                needs_pacing: true,
+                paced: true,
+                ..info("bbr", false, false, false, &[])
             },
         }
     }
@@ -185,6 +195,7 @@ pub enum CcKind {
     },
     /// Swift; `hops` in the parameters is set per connection (`CcContext::hops`).
     Swift(SwiftParams),
+    Bbr,
 }
 
 impl CcKind {
@@ -200,6 +211,7 @@ impl CcKind {
             CcKind::Amp { .. } => CcSpec::Amp,
             CcKind::Mmptcp { .. } => CcSpec::Mmptcp,
             CcKind::Swift(_) => CcSpec::Swift,
+            CcKind::Bbr => CcSpec::Bbr,
         }
     }
 
@@ -219,7 +231,8 @@ impl CcKind {
             | CcKind::Dcm { .. }
             | CcKind::Xmp { .. }
             | CcKind::Amp { .. }
-            | CcKind::Swift(_) => None,
+            | CcKind::Swift(_)
+            | CcKind::Bbr => None,
         }
     }
 }
@@ -273,6 +286,7 @@ pub fn build(kind: &CcKind, ctx: CcContext) -> (Coupling, Cc) {
             let swift = Swift::new(p, ctx.init_cwnd as f64);
             (Coupling::Uncoupled, Cc::Swift(Box::new(swift)))
         }
+        CcKind::Bbr => (Coupling::Uncoupled, Cc::Bbr(Box::default())),
     }
 }
 
@@ -286,6 +300,7 @@ pub enum Cc {
     Coupled(Coupled),
     /// Boxed: its state is larger than the sender's line for the controller.
     Swift(Box<Swift>),
+    Bbr(Box<Bbr>),
 }
 
 impl CongestionControl for Cc {
@@ -297,6 +312,7 @@ impl CongestionControl for Cc {
             Cc::Dctcp(c) => c.on_ack(w, ev),
             Cc::Coupled(c) => c.on_ack(w, ev),
             Cc::Swift(c) => c.on_ack(w, ev),
+            Cc::Bbr(c) => c.on_ack(w, ev),
         }
     }
     fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
@@ -306,6 +322,7 @@ impl CongestionControl for Cc {
             Cc::Dctcp(c) => c.on_fast_retransmit(w, flight, mss),
             Cc::Coupled(c) => c.on_fast_retransmit(w, flight, mss),
             Cc::Swift(c) => c.on_fast_retransmit(w, flight, mss),
+            Cc::Bbr(c) => c.on_fast_retransmit(w, flight, mss),
         }
     }
     fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
@@ -315,12 +332,14 @@ impl CongestionControl for Cc {
             Cc::Dctcp(c) => c.on_timeout(w, flight, mss),
             Cc::Coupled(c) => c.on_timeout(w, flight, mss),
             Cc::Swift(c) => c.on_timeout(w, flight, mss),
+            Cc::Bbr(c) => c.on_timeout(w, flight, mss),
         }
     }
     fn pacing_rate(&self) -> f64 {
         match self {
             Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) | Cc::Coupled(_) => 0.0,
             Cc::Swift(c) => c.pacing_rate(),
+            Cc::Bbr(c) => c.pacing_rate(),
         }
     }
 }
@@ -332,7 +351,7 @@ impl Cc {
     pub fn ell(&self) -> f64 {
         match self {
             Cc::Coupled(c) => c.ell(),
-            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) | Cc::Swift(_) => 0.0,
+            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) | Cc::Swift(_) | Cc::Bbr(_) => 0.0,
         }
     }
 }
@@ -407,6 +426,7 @@ mod tests {
             },
             CcKind::Mmptcp { switch_bytes: 1 },
             CcKind::Swift(SwiftParams::default()),
+            CcKind::Bbr,
         ];
         for k in kinds {
             let (coupling, cc) = build(&k, ctx);

@@ -5,11 +5,13 @@
 //! a loss. Senders hold their controller in `transport::protocol::Cc`, an enum, so calls
 //! are static (no boxes).
 
+pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 pub mod reno;
 pub mod swift;
 
+pub use bbr::Bbr;
 pub use cubic::Cubic;
 pub use dctcp::{Dctcp, MarkedFraction};
 pub use reno::Reno;

@@ -83,6 +83,8 @@ pub struct Swift {
     rtt: SimTime,
     /// When the last ACK arrived (a fast retransmit is decided on one).
     last_ack: SimTime,
+    /// The sender's MSS (for the pacing rate in bytes).
+    mss: f64,
     retransmits: u32,
     /// The number of decreases (for tests and counters).
     pub decreases: u64,
@@ -99,6 +101,7 @@ impl Swift {
             last_decrease: None,
             rtt: 0,
             last_ack: 0,
+            mss: 0.0,
             retransmits: 0,
             decreases: 0,
         }
@@ -148,6 +151,7 @@ impl CongestionControl for Swift {
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
         let now = ev.now;
         self.last_ack = now;
+        self.mss = ev.mss;
         if ev.rtt == 0 || ev.in_recovery {
             return;
         }
@@ -194,7 +198,7 @@ impl CongestionControl for Swift {
     /// Below one packet: one packet per `rtt/cwnd` (`cwnd·mss/rtt` payload bytes per ps).
     fn pacing_rate(&self) -> f64 {
         if self.cwnd < 1.0 && self.rtt > 0 {
-            self.cwnd / self.rtt as f64
+            self.cwnd * self.mss / self.rtt as f64
         } else {
             0.0
         }

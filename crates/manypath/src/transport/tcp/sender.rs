@@ -17,6 +17,7 @@
 mod ir;
 mod pacing;
 mod proactive;
+mod rate;
 mod sack;
 mod tlp;
 
@@ -31,6 +32,7 @@ use crate::transport::protocol::Cc;
 use ir::Ir;
 use pacing::Pacer;
 use proactive::Proactive;
+use rate::RateSampler;
 use sack::Scoreboard;
 use tlp::Tlp;
 
@@ -97,6 +99,8 @@ struct Extras {
     ir: Ir,
     proactive: Proactive,
     pacer: Pacer,
+    /// Delivery-rate samples, taken when pacing.
+    rate: RateSampler,
     /// The Linux timers preset: its RTT estimator, and the jiffy (0 when off).
     linux: LinuxRtt,
     jiffy: SimTime,
@@ -223,6 +227,7 @@ impl TcpSender {
                 ir: Ir::new(r.tcp_ir),
                 proactive: Proactive::default(),
                 pacer: Pacer::default(),
+                rate: RateSampler::default(),
                 linux: LinuxRtt::default(),
                 jiffy: match cfg.timers {
                     HostTimers::Exact => 0,
@@ -529,7 +534,7 @@ impl TcpSender {
             self.ir_add(now, seq, seq + len);
         }
         if self.pacing {
-            self.paced(now, len);
+            self.paced(now, seq, len);
         }
         let seg = Segment {
             seq,
@@ -644,6 +649,9 @@ impl TcpSender {
         let data_end = self.data_end();
         let fin_due = self.size != u64::MAX && self.snd_nxt == self.size;
         if self.snd_nxt >= data_end && !fin_due {
+            if self.pacing {
+                self.x.rate.app_limited(self.snd_nxt - self.snd_una);
+            }
             return None;
         }
         if self.rec.idle_restart {
@@ -809,7 +817,11 @@ impl TcpSender {
                 now,
                 min_rtt: self.rtt.min_rtt(),
                 rtt,
-                rate: RateSample::default(),
+                rate: if self.pacing {
+                    self.rate_sample(now, newly)
+                } else {
+                    RateSample::default()
+                },
             };
             self.cc.on_ack(&mut self.win, &ev);
             self.dupacks = 0;

@@ -55,9 +55,12 @@ impl Pacer {
 }
 
 impl TcpSender {
-    /// A data segment of `len` bytes leaves at `now`: the gate shuts for `len / rate`.
-    pub(super) fn paced(&mut self, now: SimTime, len: u64) {
+    /// Data segment `[seq, seq + len)` leaves at `now`: the gate shuts for `len / rate`,
+    /// and the segment's record for delivery-rate samples is taken.
+    pub(super) fn paced(&mut self, now: SimTime, seq: u64, len: u64) {
         let rate = self.cc.pacing_rate();
         self.x.pacer.sent(now, len, rate);
+        let idle = self.snd_una >= self.snd_max;
+        self.x.rate.on_send(now, seq, seq + len, idle);
     }
 }
