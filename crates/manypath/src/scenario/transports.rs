@@ -601,6 +601,35 @@ pub(super) fn check_single_path_options(p: &TransportPlan, field_prefix: &str, c
     }
 }
 
+/// Swift's target must exceed the base RTT, or Swift cuts its window on every ACK and
+/// never grows it. The check uses the shortest path between two hosts (to a switch and
+/// out: two host links each way, a full segment out and a bare ACK back), so it is a
+/// lower bound: a longer path's base RTT is met by the hop scaling or not checked.
+pub(super) fn check_swift_targets(
+    transports: &[TransportPlan],
+    host: &LinkParams,
+    c: &mut Checker,
+) {
+    for t in transports {
+        let CcKind::Swift(p) = t.cc else { continue };
+        let data = host.delay + host.rate.serialization(t.tcp.mss + t.tcp.header);
+        let ack = host.delay + host.rate.serialization(t.tcp.header);
+        let base_rtt = 2 * (data + ack);
+        let target = p.base_target + 2 * p.hop_scale;
+        if target < base_rtt {
+            c.err(
+                &format!("transports.{}.swift_base_target_us", t.name),
+                format!(
+                    "the target ({:.2} µs with the hop scaling of a 2-hop path) is below the \
+                     base RTT of the shortest path between two hosts ({:.2} µs)",
+                    target as f64 / 1e6,
+                    base_rtt as f64 / 1e6
+                ),
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::plan::tests::{errors, GOOD};
@@ -698,34 +727,5 @@ mod tests {
             e.contains("transports.mp.beta: applies only to cc = lia or xmp or amp, not olia"),
             "{e}"
         );
-    }
-}
-
-/// Swift's target must exceed the base RTT, or Swift cuts its window on every ACK and
-/// never grows it. The check uses the shortest path between two hosts (to a switch and
-/// out: two host links each way, a full segment out and a bare ACK back), so it is a
-/// lower bound: a longer path's base RTT is met by the hop scaling or not checked.
-pub(super) fn check_swift_targets(
-    transports: &[TransportPlan],
-    host: &LinkParams,
-    c: &mut Checker,
-) {
-    for t in transports {
-        let CcKind::Swift(p) = t.cc else { continue };
-        let data = host.delay + host.rate.serialization(t.tcp.mss + t.tcp.header);
-        let ack = host.delay + host.rate.serialization(t.tcp.header);
-        let base_rtt = 2 * (data + ack);
-        let target = p.base_target + 2 * p.hop_scale;
-        if target < base_rtt {
-            c.err(
-                &format!("transports.{}.swift_base_target_us", t.name),
-                format!(
-                    "the target ({:.2} µs with the hop scaling of a 2-hop path) is below the \
-                     base RTT of the shortest path between two hosts ({:.2} µs)",
-                    target as f64 / 1e6,
-                    base_rtt as f64 / 1e6
-                ),
-            );
-        }
     }
 }
