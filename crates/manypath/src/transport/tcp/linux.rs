@@ -140,6 +140,20 @@ mod tests {
         assert_eq!(r.rttvar, before - (before - r.mdev_max.max(r.mdev4)) / 4);
     }
 
+    /// A sample far below srtt feeds the deviation an eighth of what exceeds it (gain
+    /// 1/32 in all), where RFC 6298 would take a quarter of the whole difference.
+    #[test]
+    fn a_falling_rtt_barely_raises_the_deviation() {
+        let mut r = LinuxRtt::default();
+        r.sample(60 * US, 0, 10, 10 * US);
+        r.sample(100 * US, 5, 10, 10 * US);
+        assert_eq!((r.srtt(), r.mdev4), (Some(65 * US), 130 * US as i64));
+        // err = 5 − 65 = −60 µs: (60 − 130/4)/8 = 3.4375 µs more deviation.
+        r.sample(5 * US, 6, 10, 10 * US);
+        assert_eq!(r.mdev4, 130 * US as i64 + 3_437_500);
+        assert_eq!(r.rto(), Some(r.srtt().unwrap() + r.mdev4 as SimTime));
+    }
+
     #[test]
     fn timers_fire_on_jiffy_ticks() {
         let j = jiffy(1000);
