@@ -8,7 +8,7 @@
 //! catch-all arm, so a forgotten case does not compile rather than run another protocol.
 
 use super::cc::swift::SwiftParams;
-use super::cc::{AckEvent, Bbr, CongestionControl, Cubic, Dctcp, Reno, Swift, Window};
+use super::cc::{AckEvent, Bbr, CongestionControl, Cubic, Dctcp, RateSample, Reno, Swift, Window};
 use super::mpcc::{amp, dcm, xmp, Coupled, Coupling, EcnResponse};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -333,6 +333,12 @@ impl CongestionControl for Cc {
             Cc::Coupled(c) => c.on_timeout(w, flight, mss),
             Cc::Swift(c) => c.on_timeout(w, flight, mss),
             Cc::Bbr(c) => c.on_timeout(w, flight, mss),
+        }
+    }
+    fn on_rate_sample(&mut self, rs: &RateSample) {
+        match self {
+            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) | Cc::Coupled(_) | Cc::Swift(_) => {}
+            Cc::Bbr(c) => c.on_rate_sample(rs),
         }
     }
     fn pacing_rate(&self) -> f64 {

@@ -17,7 +17,7 @@
 //! random one but the 0.75: a fixed start keeps runs deterministic without a stream of
 //! random numbers per connection).
 
-use super::{AckEvent, CongestionControl, Window};
+use super::{AckEvent, CongestionControl, RateSample, Window};
 use crate::time::{SimTime, PS_PER_MS, PS_PER_S};
 
 /// STARTUP's gain: 2/ln 2, the smallest that doubles the sending rate every round trip.
@@ -71,6 +71,8 @@ pub struct Bbr {
     prior_cwnd: f64,
     /// Times PROBE_RTT was entered (for tests and counters).
     pub probe_rtts: u32,
+    /// The delivery-rate sample of the ACK being handled.
+    rs: RateSample,
 }
 
 impl Default for Bbr {
@@ -94,6 +96,7 @@ impl Default for Bbr {
             probe_rtt_round_done: false,
             prior_cwnd: 0.0,
             probe_rtts: 0,
+            rs: RateSample::default(),
         }
     }
 }
@@ -116,8 +119,8 @@ impl Bbr {
 
     fn update_round(&mut self, ev: &AckEvent) {
         self.round_start = false;
-        if ev.acked > 0 && ev.rate.prior_delivered >= self.next_round_delivered {
-            self.next_round_delivered = ev.rate.delivered;
+        if ev.acked > 0 && self.rs.prior_delivered >= self.next_round_delivered {
+            self.next_round_delivered = self.rs.delivered;
             self.round += 1;
             self.round_start = true;
             // The slot of the new round starts empty.
@@ -125,9 +128,9 @@ impl Bbr {
         }
     }
 
-    fn update_btlbw(&mut self, ev: &AckEvent) {
-        let r = ev.rate.delivery_rate;
-        if r > 0.0 && (!ev.rate.app_limited || r >= self.btlbw()) {
+    fn update_btlbw(&mut self) {
+        let r = self.rs.delivery_rate;
+        if r > 0.0 && (!self.rs.app_limited || r >= self.btlbw()) {
             let slot = &mut self.bw[(self.round % BTLBW_ROUNDS as u64) as usize];
             *slot = slot.max(r);
         }
@@ -144,8 +147,8 @@ impl Bbr {
         expired
     }
 
-    fn check_full_pipe(&mut self, ev: &AckEvent) {
-        if self.filled_pipe || !self.round_start || ev.rate.app_limited {
+    fn check_full_pipe(&mut self) {
+        if self.filled_pipe || !self.round_start || self.rs.app_limited {
             return;
         }
         let bw = self.btlbw();
@@ -168,7 +171,7 @@ impl Bbr {
 
     fn advance_cycle(&mut self, ev: &AckEvent) {
         let bdp = self.bdp();
-        let flight = ev.rate.flight as f64;
+        let flight = self.rs.flight as f64;
         let full = ev.now.saturating_sub(self.cycle_stamp) > self.rtprop().unwrap_or(0);
         let next = if self.pacing_gain > 1.0 {
             full && flight >= self.pacing_gain * bdp
@@ -186,16 +189,16 @@ impl Bbr {
 
     fn update_model_and_state(&mut self, w: &Window, ev: &AckEvent) {
         self.update_round(ev);
-        self.update_btlbw(ev);
+        self.update_btlbw();
         let expired = self.update_rtprop(ev);
-        self.check_full_pipe(ev);
+        self.check_full_pipe();
         match self.mode {
             Mode::Startup if self.filled_pipe => {
                 self.mode = Mode::Drain;
                 self.pacing_gain = 1.0 / HIGH_GAIN;
                 self.cwnd_gain = HIGH_GAIN;
             }
-            Mode::Drain if ev.rate.flight as f64 <= self.bdp() => self.enter_probe_bw(ev.now),
+            Mode::Drain if self.rs.flight as f64 <= self.bdp() => self.enter_probe_bw(ev.now),
             Mode::ProbeBw => self.advance_cycle(ev),
             Mode::Startup | Mode::Drain | Mode::ProbeRtt => {}
         }
@@ -217,10 +220,10 @@ impl Bbr {
     fn probe_rtt(&mut self, ev: &AckEvent) {
         let min = MIN_CWND * ev.mss;
         if self.probe_rtt_done == 0 {
-            if ev.rate.flight as f64 <= min {
+            if self.rs.flight as f64 <= min {
                 self.probe_rtt_done = ev.now + PROBE_RTT_TIME;
                 self.probe_rtt_round_done = false;
-                self.next_round_delivered = ev.rate.delivered;
+                self.next_round_delivered = self.rs.delivered;
             }
             return;
         }
@@ -297,13 +300,17 @@ impl CongestionControl for Bbr {
     fn pacing_rate(&self) -> f64 {
         self.pacing_gain * self.btlbw()
     }
+
+    fn on_rate_sample(&mut self, rs: &RateSample) {
+        self.rs = *rs;
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::time::PS_PER_US;
-    use crate::transport::cc::{test_ack, RateSample};
+    use crate::transport::cc::test_ack;
 
     const US: SimTime = PS_PER_US;
 
@@ -338,15 +345,15 @@ mod tests {
             let ev = AckEvent {
                 now: self.now,
                 rtt,
-                rate: RateSample {
-                    delivery_rate: rate,
-                    delivered: self.delivered,
-                    prior_delivered,
-                    app_limited: false,
-                    flight,
-                },
                 ..test_ack(1000, false, 0, 0)
             };
+            self.bbr.on_rate_sample(&RateSample {
+                delivery_rate: rate,
+                delivered: self.delivered,
+                prior_delivered,
+                app_limited: false,
+                flight,
+            });
             self.bbr.on_ack(&mut self.w, &ev);
         }
     }

@@ -51,8 +51,6 @@ pub struct AckEvent {
     pub min_rtt: SimTime,
     /// The RTT this ACK measured (0: none, as for a duplicate ACK).
     pub rtt: SimTime,
-    /// The delivery-rate sample this ACK gave (all zero unless the sender paces).
-    pub rate: RateSample,
 }
 
 /// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3.3): the data
@@ -90,6 +88,9 @@ pub trait CongestionControl {
     fn pacing_rate(&self) -> f64 {
         0.0
     }
+    /// A pacing sender's delivery-rate sample of a cumulative ACK, handed over just
+    /// before that ACK's `on_ack` (a sender that does not pace takes none).
+    fn on_rate_sample(&mut self, _rs: &RateSample) {}
 }
 
 /// An ACK event for controller unit tests: MSS 1000 B, cwnd_min 2000 B, window-limited.
@@ -107,7 +108,6 @@ pub fn test_ack(acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) -> AckEvent {
         now: 0,
         min_rtt: 0,
         rtt: 0,
-        rate: RateSample::default(),
     }
 }
 

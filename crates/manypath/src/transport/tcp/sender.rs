@@ -27,7 +27,7 @@ use super::linux::{self, LinuxRtt};
 use super::{HostTimers, LossRecovery, RttEstimator, Segment, TcpConfig};
 use crate::net::packet::flags;
 use crate::time::SimTime;
-use crate::transport::cc::{AckEvent, CongestionControl, RateSample, Window};
+use crate::transport::cc::{AckEvent, CongestionControl, Window};
 use crate::transport::protocol::Cc;
 use ir::Ir;
 use pacing::Pacer;
@@ -817,12 +817,11 @@ impl TcpSender {
                 now,
                 min_rtt: self.rtt.min_rtt(),
                 rtt,
-                rate: if self.pacing {
-                    self.rate_sample(now, newly)
-                } else {
-                    RateSample::default()
-                },
             };
+            if self.pacing {
+                let rs = self.rate_sample(now, newly);
+                self.cc.on_rate_sample(&rs);
+            }
             self.cc.on_ack(&mut self.win, &ev);
             self.dupacks = 0;
             if self.rec.limited_transmit {
@@ -872,7 +871,6 @@ impl TcpSender {
                 now,
                 min_rtt: self.rtt.min_rtt(),
                 rtt: 0,
-                rate: RateSample::default(),
             };
             self.cc.on_ack(&mut self.win, &ev);
             if may_enter
