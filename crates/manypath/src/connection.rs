@@ -43,12 +43,14 @@ pub struct NicInfo {
 
 impl Endpoints {
     /// The endpoints of a flow of `size` bytes (`None`: long-lived) over transport `t`.
-    /// `scatter_dupacks` is MMPTCP's duplicate-ACK threshold during its scatter phase.
+    /// `scatter_dupacks` is MMPTCP's duplicate-ACK threshold during its scatter phase;
+    /// `hops` the links its path crosses one way (Swift's hop scaling).
     pub fn build(
         t: &TransportPlan,
         size: Option<u64>,
         scatter_dupacks: u32,
         nic: NicInfo,
+        hops: u32,
     ) -> Endpoints {
         let size = size.unwrap_or(u64::MAX);
         if let (Some(settings), Some(rc)) = (t.roce, t.cc.roce()) {
@@ -64,6 +66,8 @@ impl Endpoints {
             mss: tcp.mss as f64,
             cwnd_min: tcp.cwnd_min as f64 * tcp.mss as f64,
             lia_beta: t.lia_beta,
+            init_cwnd: tcp.init_cwnd,
+            hops,
         };
         let (coupling, cc) = protocol::build(&t.cc, ctx);
         if !t.is_multipath() {

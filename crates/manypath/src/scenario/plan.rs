@@ -14,7 +14,7 @@ use super::roce;
 use super::schema::{LoadBalancingSpec, Scenario};
 use super::topology::{check_path_indices, links, topology_kind, Links};
 use super::traffic::traffic;
-use super::transports::{tcp_config, transports, TransportPlan};
+use super::transports::{check_swift_targets, tcp_config, transports, TransportPlan};
 use crate::engine::{rng::stream, Rng};
 use crate::net::network::{LinkParams, LoadBalancing};
 use crate::net::queue::QueueConfig;
@@ -112,6 +112,9 @@ impl Plan {
             .max()
             .unwrap_or(1500);
         let (buffer, pfc) = fabric(s, &tiers, &mut links.tier_params, mtu, &mut c);
+        if let Some(host) = links.tier_params.first() {
+            check_swift_targets(&transports, host, &mut c);
+        }
         let traffic = traffic(
             s,
             kind.as_ref().map(|k| k.n_hosts()),

@@ -196,7 +196,9 @@ pub(super) fn roce_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> RoceCc 
         | CcSpec::Dcm
         | CcSpec::Xmp
         | CcSpec::Amp
-        | CcSpec::Mmptcp => RoceCc::LineRate,
+        | CcSpec::Mmptcp
+        | CcSpec::Swift
+        | CcSpec::Bbr => RoceCc::LineRate,
     }
 }
 

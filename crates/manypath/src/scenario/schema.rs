@@ -532,6 +532,25 @@ pub struct TcpSpec {
     /// Set FIN on the last data segment instead of sending it alone, as a sender does
     /// when the application closes before its last segment leaves (default false).
     pub fin_with_data: Option<bool>,
+    /// Pace the sender at its controller's rate: after each segment, wait its length
+    /// over the rate before the next (default: true for `swift` and `bbr`, which set a
+    /// rate; false for the others, which set none).
+    pub pacing: Option<bool>,
+    /// How the hosts' timers work: `"exact"` (the default: RFC 6298's RTO, loss probes
+    /// at 2·SRTT, timers at any instant) or `"linux"` (Linux's RTO estimator, timers in
+    /// jiffies, Linux's loss-probe timeout, delayed ACKs at 40 ms with quick-ACK mode at
+    /// the start).
+    pub timers: Option<TimersSpec>,
+    /// The Linux preset's timer frequency, ticks per second (default 1000).
+    pub hz: Option<u32>,
+}
+
+/// The hosts' timer presets (`tcp.timers`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TimersSpec {
+    Exact,
+    Linux,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -590,6 +609,31 @@ pub struct TransportSpec {
     /// MMPTCP: data volume after which it switches from packet scatter to its MPTCP
     /// subflows, in bytes (default 100000).
     pub mmptcp_switch_bytes: Option<u64>,
+    /// Swift: the base target delay in µs, for a path of no hops (default 25). With the
+    /// hop scaling of the shortest path it must exceed that path's base RTT.
+    pub swift_base_target_us: Option<f64>,
+    /// Swift: target added per hop of the connection's path, in µs (default 1).
+    pub swift_hop_scale_us: Option<f64>,
+    /// Swift: flow scaling's range, the most it adds to the target, in µs (default 125).
+    pub swift_fs_range_us: Option<f64>,
+    /// Swift: the window (packets) at and below which flow scaling adds its whole range
+    /// (default 0.1).
+    pub swift_fs_min_cwnd: Option<f64>,
+    /// Swift: the window (packets) at and above which flow scaling adds nothing
+    /// (default 100).
+    pub swift_fs_max_cwnd: Option<f64>,
+    /// Swift: additive increase, packets per RTT (default 1).
+    pub swift_ai: Option<f64>,
+    /// Swift: multiplicative decrease β (default 0.8).
+    pub swift_beta: Option<f64>,
+    /// Swift: the largest decrease at once, a fraction of the window (default 0.5).
+    pub swift_max_mdf: Option<f64>,
+    /// Swift: the smallest window in packets (default 0.001).
+    pub swift_min_cwnd: Option<f64>,
+    /// Swift: the largest window in packets (default 10000).
+    pub swift_max_cwnd: Option<f64>,
+    /// Swift: consecutive timeouts that drop the window to its minimum (default 5).
+    pub swift_retx_reset: Option<u32>,
     /// Delay of the extra subflows after the first handshake, in µs (default 0).
     pub subflow_gap_us: Option<f64>,
     /// FUSO's proactive multipath loss recovery on this (multipath) transport.

@@ -4,12 +4,14 @@
 
 use super::checker::Checker;
 use super::roce;
-use super::schema::{CcSpec, SchedulerSpec, TcpSpec, TransportSpec};
+use super::schema::{CcSpec, SchedulerSpec, TcpSpec, TimersSpec, TransportSpec};
+use crate::net::network::LinkParams;
 use crate::time::SimTime;
+use crate::transport::cc::swift::SwiftParams;
 use crate::transport::mptcp::{FusoConfig, Scheduler};
-use crate::transport::protocol::{CcInfo, CcKind};
+use crate::transport::protocol::{CcInfo, CcKind, SWIFT_PARAMS};
 use crate::transport::roce::plan::{RoceCc, RoceSettings};
-use crate::transport::tcp::TcpConfig;
+use crate::transport::tcp::{linux, HostTimers, TcpConfig};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug)]
@@ -171,6 +173,16 @@ fn transport_plan(
     let mut tcp = tcp_config(base_tcp, &t.tcp, &format!("{path}.tcp"), c);
     let cc = transport_cc(t, &path, c);
     tcp.ecn = t.ecn.unwrap_or(cc.info().ecn);
+    tcp.pacing = t.tcp.pacing.unwrap_or(base_tcp.pacing || cc.info().paced);
+    if cc.info().needs_pacing && !tcp.pacing {
+        c.err(
+            &format!("{path}.tcp.pacing"),
+            format!(
+                "cc = {} paces its sending: pacing must be true",
+                cc.info().name
+            ),
+        );
+    }
     if cc == CcKind::Lia && t.beta.is_some() && !tcp.ecn {
         c.err(
             &format!("{path}.beta"),
@@ -237,6 +249,7 @@ struct CcParams {
     gamma: u32,
     tau: u32,
     switch_bytes: u64,
+    swift: SwiftParams,
 }
 
 impl Default for CcParams {
@@ -248,6 +261,7 @@ impl Default for CcParams {
             gamma: DEFAULT_GAMMA,
             tau: DEFAULT_TAU,
             switch_bytes: DEFAULT_SWITCH_BYTES,
+            swift: SwiftParams::default(),
         }
     }
 }
@@ -277,6 +291,8 @@ fn cc_kind(spec: CcSpec, p: &CcParams) -> CcKind {
         CcSpec::Dcqcn => CcKind::Roce(RoceCc::Dcqcn(Default::default())),
         CcSpec::Timely => CcKind::Roce(RoceCc::Timely(Default::default())),
         CcSpec::Hpcc => CcKind::Roce(RoceCc::Hpcc(Default::default())),
+        CcSpec::Swift => CcKind::Swift(p.swift),
+        CcSpec::Bbr => CcKind::Bbr,
     }
 }
 
@@ -315,6 +331,7 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
     ]
     .into_iter()
     .chain(roce::fields(t))
+    .chain(SWIFT_PARAMS.iter().copied().zip(swift_set(t)))
     {
         c.applies_only(
             &format!("{path}.{field}"),
@@ -340,8 +357,99 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
         gamma,
         tau,
         switch_bytes,
+        swift: swift_params(t, path, c),
     };
     cc_kind(t.cc, &params)
+}
+
+/// Which of Swift's parameters an entry sets, in the order of `SWIFT_PARAMS`.
+fn swift_set(t: &TransportSpec) -> [bool; 11] {
+    [
+        t.swift_base_target_us.is_some(),
+        t.swift_hop_scale_us.is_some(),
+        t.swift_fs_range_us.is_some(),
+        t.swift_fs_min_cwnd.is_some(),
+        t.swift_fs_max_cwnd.is_some(),
+        t.swift_ai.is_some(),
+        t.swift_beta.is_some(),
+        t.swift_max_mdf.is_some(),
+        t.swift_min_cwnd.is_some(),
+        t.swift_max_cwnd.is_some(),
+        t.swift_retx_reset.is_some(),
+    ]
+}
+
+/// Swift's parameters of a `[transports.NAME]` entry, checked (the base target against
+/// the base RTT is checked with the topology, in `check_swift_targets`).
+fn swift_params(t: &TransportSpec, path: &str, c: &mut Checker) -> SwiftParams {
+    let d = SwiftParams::default();
+    let f = |field: &str| format!("{path}.{field}");
+    let p = SwiftParams {
+        base_target: c.time(
+            &f("swift_base_target_us"),
+            t.swift_base_target_us,
+            d.base_target,
+            true,
+        ),
+        hop_scale: c.time(
+            &f("swift_hop_scale_us"),
+            t.swift_hop_scale_us,
+            d.hop_scale,
+            false,
+        ),
+        hops: 0,
+        fs_range: c.time(
+            &f("swift_fs_range_us"),
+            t.swift_fs_range_us,
+            d.fs_range,
+            false,
+        ),
+        fs_min_cwnd: t.swift_fs_min_cwnd.unwrap_or(d.fs_min_cwnd),
+        fs_max_cwnd: t.swift_fs_max_cwnd.unwrap_or(d.fs_max_cwnd),
+        ai: t.swift_ai.unwrap_or(d.ai),
+        beta: t.swift_beta.unwrap_or(d.beta),
+        max_mdf: t.swift_max_mdf.unwrap_or(d.max_mdf),
+        min_cwnd: t.swift_min_cwnd.unwrap_or(d.min_cwnd),
+        max_cwnd: t.swift_max_cwnd.unwrap_or(d.max_cwnd),
+        retx_reset: t.swift_retx_reset.unwrap_or(d.retx_reset),
+    };
+    let positive = [
+        ("swift_fs_min_cwnd", p.fs_min_cwnd),
+        ("swift_ai", p.ai),
+        ("swift_beta", p.beta),
+        ("swift_min_cwnd", p.min_cwnd),
+    ];
+    for (field, v) in positive {
+        if !(v.is_finite() && v > 0.0) {
+            c.err(&f(field), format!("must be positive, got {v}"));
+        }
+    }
+    if !(p.max_mdf > 0.0 && p.max_mdf < 1.0) {
+        c.err(
+            &f("swift_max_mdf"),
+            format!("must be in (0, 1), got {}", p.max_mdf),
+        );
+    }
+    if !(p.fs_max_cwnd.is_finite() && p.fs_max_cwnd > p.fs_min_cwnd) {
+        c.err(
+            &f("swift_fs_max_cwnd"),
+            format!(
+                "must exceed swift_fs_min_cwnd ({}), got {}",
+                p.fs_min_cwnd, p.fs_max_cwnd
+            ),
+        );
+    }
+    if !(p.max_cwnd.is_finite() && p.max_cwnd >= p.min_cwnd) {
+        c.err(
+            &f("swift_max_cwnd"),
+            format!(
+                "must be at least swift_min_cwnd ({}), got {}",
+                p.min_cwnd, p.max_cwnd
+            ),
+        );
+    }
+    c.at_least(&f("swift_retx_reset"), p.retx_reset as u64, 1);
+    p
 }
 
 /// FUSO's settings of a `[transports.NAME]` entry, checked; `None` when FUSO is off.
@@ -386,6 +494,7 @@ fn fuso_config(t: &TransportSpec, path: &str, cc: &CcKind, c: &mut Checker) -> O
 /// the defaults, or a transport's `tcp` table made of the shared settings.
 pub(super) fn tcp_config(base: TcpConfig, t: &TcpSpec, path: &str, c: &mut Checker) -> TcpConfig {
     let mut cfg = base;
+    host_timers(&mut cfg, t, path, c);
     if let Some(m) = t.mss {
         c.at_least(&format!("{path}.mss"), m as u64, 1);
         cfg.mss = m.max(1);
@@ -456,6 +565,7 @@ pub(super) fn tcp_config(base: TcpConfig, t: &TcpSpec, path: &str, c: &mut Check
         (t.proactive, &mut r.proactive),
         (t.idle_restart, &mut r.idle_restart),
         (t.fin_with_data, &mut r.fin_with_data),
+        (t.pacing, &mut cfg.pacing),
     ] {
         if let Some(v) = value {
             *set = v;
@@ -469,6 +579,38 @@ pub(super) fn tcp_config(base: TcpConfig, t: &TcpSpec, path: &str, c: &mut Check
     }
     cfg
 }
+
+/// The `timers` preset and its `hz`. The Linux preset also turns delayed ACKs on with
+/// Linux's timeout (40 ms), as Linux runs them; the fields after it may override.
+fn host_timers(cfg: &mut TcpConfig, t: &TcpSpec, path: &str, c: &mut Checker) {
+    match t.timers {
+        None => {}
+        Some(TimersSpec::Exact) => cfg.timers = HostTimers::Exact,
+        Some(TimersSpec::Linux) => {
+            cfg.timers = HostTimers::Linux { hz: DEFAULT_HZ };
+            cfg.delayed_ack = true;
+            cfg.delack_timeout = linux::DELACK_MIN;
+        }
+    }
+    if let Some(hz) = t.hz {
+        match cfg.timers {
+            HostTimers::Linux { .. } if (100..=10_000).contains(&hz) => {
+                cfg.timers = HostTimers::Linux { hz }
+            }
+            HostTimers::Linux { .. } => c.err(
+                &format!("{path}.hz"),
+                format!("must be between 100 and 10000, got {hz}"),
+            ),
+            HostTimers::Exact => c.err(
+                &format!("{path}.hz"),
+                "applies only with timers = \"linux\"".into(),
+            ),
+        }
+    }
+}
+
+/// Linux's default timer frequency in the preset (HZ = 1000).
+const DEFAULT_HZ: u32 = 1000;
 
 /// Loss-recovery options that work on single-path TCP only: TCP-IR's receiver rebuilds
 /// subflow bytes the data level could not map, and Proactive's copies would be counted
@@ -485,6 +627,35 @@ pub(super) fn check_single_path_options(p: &TransportPlan, field_prefix: &str, c
             c.err(
                 &format!("{field_prefix}.{field}"),
                 format!("only single-path TCP (transport {:?} is multipath)", p.name),
+            );
+        }
+    }
+}
+
+/// Swift's target must exceed the base RTT, or Swift cuts its window on every ACK and
+/// never grows it. The check uses the shortest path between two hosts (to a switch and
+/// out: two host links each way, a full segment out and a bare ACK back), so it is a
+/// lower bound: a longer path's base RTT is met by the hop scaling or not checked.
+pub(super) fn check_swift_targets(
+    transports: &[TransportPlan],
+    host: &LinkParams,
+    c: &mut Checker,
+) {
+    for t in transports {
+        let CcKind::Swift(p) = t.cc else { continue };
+        let data = host.delay + host.rate.serialization(t.tcp.mss + t.tcp.header);
+        let ack = host.delay + host.rate.serialization(t.tcp.header);
+        let base_rtt = 2 * (data + ack);
+        let target = p.base_target + 2 * p.hop_scale;
+        if target < base_rtt {
+            c.err(
+                &format!("transports.{}.swift_base_target_us", t.name),
+                format!(
+                    "the target ({:.2} µs with the hop scaling of a 2-hop path) is below the \
+                     base RTT of the shortest path between two hosts ({:.2} µs)",
+                    target as f64 / 1e6,
+                    base_rtt as f64 / 1e6
+                ),
             );
         }
     }

@@ -294,7 +294,7 @@ impl<'a> ConnBuilder<'a> {
                 .bits_per_sec() as f64,
             base_rtt: self.net_rtt,
         };
-        let mut ep = Endpoints::build(t, size, scatter_dupacks, nic);
+        let mut ep = Endpoints::build(t, size, scatter_dupacks, nic, self.hops(t, c));
         if owner == NO_FLOW {
             ep.make_idle();
         }
@@ -338,6 +338,19 @@ impl<'a> ConnBuilder<'a> {
             offered: 0,
         });
         i as u32
+    }
+
+    /// The links a connection's path crosses one way, for the controllers that scale by
+    /// it (Swift); 0 for the others, which need not walk the path. Every equal-cost path
+    /// between two hosts of the shipped topologies has the same length: the first
+    /// stands for all.
+    fn hops(&mut self, t: &TransportPlan, c: NewConn) -> u32 {
+        if !t.cc.info().hop_scaled {
+            return 0;
+        }
+        self.route.clear();
+        self.net.indexed_path(c.src, c.dst, 0, &mut self.route);
+        self.route.len() as u32
     }
 
     /// The pinned routes (data, ACK) of connection `i`'s subflows in BCube, on the paths

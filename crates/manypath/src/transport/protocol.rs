@@ -7,7 +7,8 @@
 //! resolution of its parameters in `scenario/transports.rs`. No `match` over a kind has a
 //! catch-all arm, so a forgotten case does not compile rather than run another protocol.
 
-use super::cc::{AckEvent, CongestionControl, Cubic, Dctcp, Reno, Window};
+use super::cc::swift::SwiftParams;
+use super::cc::{AckEvent, Bbr, CongestionControl, Cubic, Dctcp, RateSample, Reno, Swift, Window};
 use super::mpcc::{amp, dcm, xmp, Coupled, Coupling, EcnResponse};
 use super::roce::plan::RoceCc;
 use schemars::JsonSchema;
@@ -46,6 +47,13 @@ pub enum CcSpec {
     Timely,
     /// RoCE with HPCC (Li et al., SIGCOMM 2019): INT-driven window and rate.
     Hpcc,
+    /// Swift (Kumar et al., SIGCOMM 2020): delay-based AIMD with a target delay scaled
+    /// by the path's hops and the window (flow scaling); paced below one packet.
+    /// Single path.
+    Swift,
+    /// BBR v1 (Cardwell et al., 2016; Linux's tcp_bbr): paced at the estimated
+    /// bottleneck bandwidth, window two BDPs. Needs `pacing`. Single path.
+    Bbr,
 }
 
 /// What a controller is, for the checks and defaults that depend on it.
@@ -63,6 +71,12 @@ pub struct CcInfo {
     pub single_path_only: bool,
     /// The flow-level model has an equilibrium for it.
     pub flow_level: bool,
+    /// Scales by the hops of the connection's path (set up with `CcContext::hops`).
+    pub hop_scaled: bool,
+    /// Needs a pacing sender (`tcp.pacing`): without it, an error.
+    pub needs_pacing: bool,
+    /// Paces by default (`tcp.pacing` unless told otherwise).
+    pub paced: bool,
     /// The `[transports.NAME]` fields that set its parameters (any other controller's
     /// parameter set on a transport of this kind is an error).
     pub params: &'static [&'static str],
@@ -73,7 +87,7 @@ pub struct CcInfo {
 
 impl CcSpec {
     /// Every controller, in the order error messages list them.
-    pub const ALL: [CcSpec; 13] = [
+    pub const ALL: [CcSpec; 15] = [
         CcSpec::Reno,
         CcSpec::Cubic,
         CcSpec::Dctcp,
@@ -87,6 +101,8 @@ impl CcSpec {
         CcSpec::Dcqcn,
         CcSpec::Timely,
         CcSpec::Hpcc,
+        CcSpec::Swift,
+        CcSpec::Bbr,
     ];
 
     pub const fn info(self) -> CcInfo {
@@ -103,6 +119,9 @@ impl CcSpec {
                 ecn,
                 single_path_only: false,
                 flow_level,
+                hop_scaled: false,
+                needs_pacing: false,
+                paced: false,
                 params,
                 roce: false,
             }
@@ -116,6 +135,9 @@ impl CcSpec {
                 ecn,
                 single_path_only: true,
                 flow_level: false,
+                hop_scaled: false,
+                needs_pacing: false,
+                paced: false,
                 params,
                 roce: true,
             }
@@ -141,6 +163,18 @@ impl CcSpec {
             CcSpec::Dcqcn => roce("dcqcn", true, DCQCN_PARAMS),
             CcSpec::Timely => roce("timely", false, TIMELY_PARAMS),
             CcSpec::Hpcc => roce("hpcc", false, HPCC_PARAMS),
+            CcSpec::Swift => CcInfo {
+                single_path_only: true,
+                hop_scaled: true,
+                paced: true,
+                ..info("swift", false, false, false, SWIFT_PARAMS)
+            },
+            CcSpec::Bbr => CcInfo {
+                single_path_only: true,
+                needs_pacing: true,
+                paced: true,
+                ..info("bbr", false, false, false, &[])
+            },
         }
     }
 
@@ -204,6 +238,20 @@ const HPCC_PARAMS: &[&str] = roce_params!(
     "hpcc_wai_bytes",
     "hpcc_min_rate_mbps"
 );
+/// The `[transports.NAME]` fields of Swift's parameters.
+pub const SWIFT_PARAMS: &[&str] = &[
+    "swift_base_target_us",
+    "swift_hop_scale_us",
+    "swift_fs_range_us",
+    "swift_fs_min_cwnd",
+    "swift_fs_max_cwnd",
+    "swift_ai",
+    "swift_beta",
+    "swift_max_mdf",
+    "swift_min_cwnd",
+    "swift_max_cwnd",
+    "swift_retx_reset",
+];
 
 /// A controller with its parameters resolved (defaults filled in, values checked).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -234,6 +282,9 @@ pub enum CcKind {
     /// The RoCE transports: the controller's constants, resolved against the NIC's line
     /// rate and the base RTT when a connection is built (`transport/roce/plan.rs`).
     Roce(RoceCc),
+    /// Swift; `hops` in the parameters is set per connection (`CcContext::hops`).
+    Swift(SwiftParams),
+    Bbr,
 }
 
 impl CcKind {
@@ -252,6 +303,8 @@ impl CcKind {
             CcKind::Roce(RoceCc::Dcqcn(_)) => CcSpec::Dcqcn,
             CcKind::Roce(RoceCc::Timely(_)) => CcSpec::Timely,
             CcKind::Roce(RoceCc::Hpcc(_)) => CcSpec::Hpcc,
+            CcKind::Swift(_) => CcSpec::Swift,
+            CcKind::Bbr => CcSpec::Bbr,
         }
     }
 
@@ -271,7 +324,9 @@ impl CcKind {
             | CcKind::Dcm { .. }
             | CcKind::Xmp { .. }
             | CcKind::Amp { .. }
-            | CcKind::Mmptcp { .. } => None,
+            | CcKind::Mmptcp { .. }
+            | CcKind::Swift(_)
+            | CcKind::Bbr => None,
         }
     }
 
@@ -287,7 +342,9 @@ impl CcKind {
             | CcKind::Dcm { .. }
             | CcKind::Xmp { .. }
             | CcKind::Amp { .. }
-            | CcKind::Roce(_) => None,
+            | CcKind::Roce(_)
+            | CcKind::Swift(_)
+            | CcKind::Bbr => None,
         }
     }
 }
@@ -300,6 +357,10 @@ pub struct CcContext {
     pub cwnd_min: f64,
     /// LIA only: cut by 1/β on an ECN echo instead of halving.
     pub lia_beta: Option<f64>,
+    /// The initial window in segments.
+    pub init_cwnd: u32,
+    /// Hops (links crossed one way) of the connection's path (Swift's hop scaling).
+    pub hops: u32,
 }
 
 /// How a connection of kind `kind` is controlled: the coupling of its subflows (for a
@@ -332,6 +393,15 @@ pub fn build(kind: &CcKind, ctx: CcContext) -> (Coupling, Cc) {
         // RoCE queue pairs are built by `Endpoints::build` from the transport's RoCE
         // settings and never reach here; Reno keeps the match total without a panic.
         CcKind::Roce(_) => (Coupling::Uncoupled, Cc::Reno(Reno::default())),
+        CcKind::Swift(p) => {
+            let p = SwiftParams {
+                hops: ctx.hops,
+                ..p
+            };
+            let swift = Swift::new(p, ctx.init_cwnd as f64);
+            (Coupling::Uncoupled, Cc::Swift(Box::new(swift)))
+        }
+        CcKind::Bbr => (Coupling::Uncoupled, Cc::Bbr(Box::default())),
     }
 }
 
@@ -343,6 +413,9 @@ pub enum Cc {
     Dctcp(Dctcp),
     /// A subflow of a coupled multipath connection.
     Coupled(Coupled),
+    /// Boxed: its state is larger than the sender's line for the controller.
+    Swift(Box<Swift>),
+    Bbr(Box<Bbr>),
 }
 
 impl CongestionControl for Cc {
@@ -353,6 +426,8 @@ impl CongestionControl for Cc {
             Cc::Cubic(c) => c.on_ack(w, ev),
             Cc::Dctcp(c) => c.on_ack(w, ev),
             Cc::Coupled(c) => c.on_ack(w, ev),
+            Cc::Swift(c) => c.on_ack(w, ev),
+            Cc::Bbr(c) => c.on_ack(w, ev),
         }
     }
     fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
@@ -361,6 +436,8 @@ impl CongestionControl for Cc {
             Cc::Cubic(c) => c.on_fast_retransmit(w, flight, mss),
             Cc::Dctcp(c) => c.on_fast_retransmit(w, flight, mss),
             Cc::Coupled(c) => c.on_fast_retransmit(w, flight, mss),
+            Cc::Swift(c) => c.on_fast_retransmit(w, flight, mss),
+            Cc::Bbr(c) => c.on_fast_retransmit(w, flight, mss),
         }
     }
     fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
@@ -369,6 +446,21 @@ impl CongestionControl for Cc {
             Cc::Cubic(c) => c.on_timeout(w, flight, mss),
             Cc::Dctcp(c) => c.on_timeout(w, flight, mss),
             Cc::Coupled(c) => c.on_timeout(w, flight, mss),
+            Cc::Swift(c) => c.on_timeout(w, flight, mss),
+            Cc::Bbr(c) => c.on_timeout(w, flight, mss),
+        }
+    }
+    fn on_rate_sample(&mut self, rs: &RateSample) {
+        match self {
+            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) | Cc::Coupled(_) | Cc::Swift(_) => {}
+            Cc::Bbr(c) => c.on_rate_sample(rs),
+        }
+    }
+    fn pacing_rate(&self) -> f64 {
+        match self {
+            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) | Cc::Coupled(_) => 0.0,
+            Cc::Swift(c) => c.pacing_rate(),
+            Cc::Bbr(c) => c.pacing_rate(),
         }
     }
 }
@@ -380,7 +472,7 @@ impl Cc {
     pub fn ell(&self) -> f64 {
         match self {
             Cc::Coupled(c) => c.ell(),
-            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) => 0.0,
+            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) | Cc::Swift(_) | Cc::Bbr(_) => 0.0,
         }
     }
 }
@@ -434,6 +526,8 @@ mod tests {
             mss: 1000.0,
             cwnd_min: 2000.0,
             lia_beta: None,
+            init_cwnd: 10,
+            hops: 2,
         };
         let kinds = [
             CcKind::Reno,
@@ -452,6 +546,8 @@ mod tests {
                 tau: 8,
             },
             CcKind::Mmptcp { switch_bytes: 1 },
+            CcKind::Swift(SwiftParams::default()),
+            CcKind::Bbr,
         ];
         for k in kinds {
             let (coupling, cc) = build(&k, ctx);

@@ -5,13 +5,17 @@
 //! a loss. Senders hold their controller in `transport::protocol::Cc`, an enum, so calls
 //! are static (no boxes).
 
+pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 pub mod reno;
+pub mod swift;
 
+pub use bbr::Bbr;
 pub use cubic::Cubic;
 pub use dctcp::{Dctcp, MarkedFraction};
 pub use reno::Reno;
+pub use swift::Swift;
 
 use crate::time::SimTime;
 
@@ -45,6 +49,26 @@ pub struct AckEvent {
     pub now: SimTime,
     /// The smallest RTT the sender has measured (0 before the first).
     pub min_rtt: SimTime,
+    /// The RTT this ACK measured (0: none, as for a duplicate ACK).
+    pub rtt: SimTime,
+}
+
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3.3): the data
+/// delivered between a segment's send and its acknowledgment over the longer of the
+/// send and ACK intervals. Taken only by a pacing sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateSample {
+    /// Bytes per picosecond (0: no valid sample on this ACK).
+    pub delivery_rate: f64,
+    /// Bytes delivered over the connection so far (`C.delivered`).
+    pub delivered: u64,
+    /// `C.delivered` when the newest acknowledged segment was sent (`P.delivered`).
+    pub prior_delivered: u64,
+    /// The sample was taken while the sender had nothing more to send: it may
+    /// understate the path's rate.
+    pub app_limited: bool,
+    /// Bytes in flight after this ACK.
+    pub flight: u64,
 }
 
 pub trait CongestionControl {
@@ -59,6 +83,14 @@ pub trait CongestionControl {
     fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
         halve_ssthresh(w, flight, mss);
     }
+    /// The rate the sender is to pace at, in bytes per picosecond (0: no pacing gate).
+    /// Read only by a sender with pacing on.
+    fn pacing_rate(&self) -> f64 {
+        0.0
+    }
+    /// A pacing sender's delivery-rate sample of a cumulative ACK, handed over just
+    /// before that ACK's `on_ack` (a sender that does not pace takes none).
+    fn on_rate_sample(&mut self, _rs: &RateSample) {}
 }
 
 /// An ACK event for controller unit tests: MSS 1000 B, cwnd_min 2000 B, window-limited.
@@ -75,6 +107,7 @@ pub fn test_ack(acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) -> AckEvent {
         cwnd_limited: true,
         now: 0,
         min_rtt: 0,
+        rtt: 0,
     }
 }
 

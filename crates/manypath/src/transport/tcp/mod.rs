@@ -1,5 +1,6 @@
 //! TCP as two sans-IO state machines: the client side, which opens the connection and
 //! sends the flow's bytes, and the server side, which receives and acknowledges them.
+pub mod linux;
 pub mod reassembly;
 pub mod receiver;
 pub mod rtt;
@@ -113,6 +114,21 @@ pub struct TcpConfig {
     /// Floor of ECN-driven window cuts, in segments.
     pub cwnd_min: u32,
     pub recovery: LossRecovery,
+    /// Pace the sender at the rate its controller sets (a next-send time gate).
+    pub pacing: bool,
+    /// How the hosts' timers work.
+    pub timers: HostTimers,
+}
+
+/// The hosts' timers: exact (RFC 6298's RTO, loss probes at 2·SRTT, at any instant), or
+/// as Linux runs them (`linux.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HostTimers {
+    #[default]
+    Exact,
+    /// Linux's RTO estimator, timers in jiffies of 1/`hz` s, Linux's loss-probe timeout,
+    /// and quick-ACK mode at the receiver's start.
+    Linux { hz: u32 },
 }
 
 impl Default for TcpConfig {
@@ -132,6 +148,8 @@ impl Default for TcpConfig {
             ecn: false,
             cwnd_min: 2,
             recovery: LossRecovery::default(),
+            pacing: false,
+            timers: HostTimers::Exact,
         }
     }
 }

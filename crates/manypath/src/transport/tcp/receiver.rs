@@ -4,9 +4,9 @@
 //! With SACK it reports up to three out-of-order ranges, most recent first (RFC 2018);
 //! with TCP-IR it recovers a single missing segment from a coded packet.
 
-use super::{Reassembly, Segment, TcpConfig, MAX_SACK_BLOCKS};
+use super::{linux, HostTimers, Reassembly, Segment, TcpConfig, MAX_SACK_BLOCKS};
 use crate::net::packet::flags;
-use crate::time::SimTime;
+use crate::time::{SimTime, PS_PER_US};
 
 /// The fields are laid out by hand (`repr(C)`) and the receiver starts on a cache line:
 /// a data segment touches the first two lines only (the third holds the handshake, SACK
@@ -50,6 +50,10 @@ pub struct TcpReceiver {
     mss: u32,
     /// TCP-IR: segments recovered from coded packets.
     pub ir_recovered: u32,
+    /// The Linux timers preset: segments still to acknowledge at once (quick-ACK mode
+    /// at the start), and the jiffy in µs that delayed-ACK timers round to (0: exact).
+    quickacks: u8,
+    jiffy_us: u32,
 }
 
 /// The ACK to send, as `poll_transmit` will build it.
@@ -90,6 +94,14 @@ impl TcpReceiver {
             pending_sack_n: 0,
             mss: cfg.mss,
             ir_recovered: 0,
+            quickacks: match cfg.timers {
+                HostTimers::Exact => 0,
+                HostTimers::Linux { .. } => linux::QUICKACKS,
+            },
+            jiffy_us: match cfg.timers {
+                HostTimers::Exact => 0,
+                HostTimers::Linux { hz } => (linux::jiffy(hz) / PS_PER_US) as u32,
+            },
         }
     }
 
@@ -237,6 +249,9 @@ impl TcpReceiver {
         }
         let before = self.rcv_nxt;
         let in_order = seg.seq <= self.rcv_nxt;
+        // Whether the segment may fill (part of) a gap: Linux then ACKs at once (RFC 5681
+        // §4.2).
+        let gap = self.stream.held() > 0;
         let new = seg.len > 0 && self.stream.accept(seg.seq, seg.seq + seg.len as u64);
         self.rcv_nxt = self.stream.next;
         if self.sack {
@@ -262,13 +277,19 @@ impl TcpReceiver {
             || is_fin
             || self.stream.held() > 0
             || ce != self.ce_state
-            || self.unacked + 1 >= 2;
+            || self.unacked + 1 >= 2
+            || self.quickacks > 0
+            || gap && self.jiffy_us != 0;
         let _ = before;
         if self.unacked == 0 {
             self.first_unacked_ts = seg.ts;
         }
         self.ce_state = ce;
         if immediate {
+            // (Quick-ACK mode needs delayed ACKs: without, every segment is ACKed.)
+            if self.delayed_ack && self.quickacks > 0 {
+                self.quickacks -= new as u8;
+            }
             let ts = if self.delayed_ack {
                 self.first_unacked_ts
             } else {
@@ -278,7 +299,12 @@ impl TcpReceiver {
         } else {
             self.unacked += 1;
             if self.delack_deadline.is_none() {
-                self.delack_deadline = Some(now + self.delack_timeout);
+                self.delack_deadline = Some(if self.jiffy_us == 0 {
+                    now + self.delack_timeout
+                } else {
+                    let j = self.jiffy_us as SimTime * PS_PER_US;
+                    linux::tick_deadline(now, self.delack_timeout, j)
+                });
             }
         }
     }

@@ -15,19 +15,24 @@
 //! segment sent twice). The core calls them where it sends, acknowledges and times out.
 
 mod ir;
+mod pacing;
 mod proactive;
+mod rate;
 mod sack;
 mod tlp;
 
 use std::collections::VecDeque;
 
-use super::{LossRecovery, RttEstimator, Segment, TcpConfig};
+use super::linux::{self, LinuxRtt};
+use super::{HostTimers, LossRecovery, RttEstimator, Segment, TcpConfig};
 use crate::net::packet::flags;
 use crate::time::SimTime;
 use crate::transport::cc::{AckEvent, CongestionControl, Window};
 use crate::transport::protocol::Cc;
 use ir::Ir;
+use pacing::Pacer;
 use proactive::Proactive;
+use rate::RateSampler;
 use sack::Scoreboard;
 use tlp::Tlp;
 
@@ -93,6 +98,12 @@ struct Extras {
     tlp: Tlp,
     ir: Ir,
     proactive: Proactive,
+    pacer: Pacer,
+    /// Delivery-rate samples, taken when pacing.
+    rate: RateSampler,
+    /// The Linux timers preset: its RTT estimator, and the jiffy (0 when off).
+    linux: LinuxRtt,
+    jiffy: SimTime,
 }
 
 /// The fields are laid out by hand (`repr(C)`), in the order the common path uses
@@ -148,6 +159,10 @@ pub struct TcpSender {
     /// bytes above `snd_nxt` are presumed lost.
     after_rto: bool,
     ecn: bool,
+    /// `cfg.pacing`: the next-send gate is on (its state is in `x.pacer`).
+    pacing: bool,
+    /// The Linux timers preset is on (its state is in `x.linux`).
+    linux: bool,
     // From the last word of line 3 on: the controller, whose per-ACK state comes first
     // and ends in line 4.
     pub cc: Cc,
@@ -211,6 +226,13 @@ impl TcpSender {
                 tlp: Tlp::new(),
                 ir: Ir::new(r.tcp_ir),
                 proactive: Proactive::default(),
+                pacer: Pacer::default(),
+                rate: RateSampler::default(),
+                linux: LinuxRtt::default(),
+                jiffy: match cfg.timers {
+                    HostTimers::Exact => 0,
+                    HostTimers::Linux { hz } => linux::jiffy(hz),
+                },
             }),
             rcv_wnd: cfg.rcv_wnd,
             cwnd_min: cfg.cwnd_min,
@@ -221,6 +243,8 @@ impl TcpSender {
             ack_fin_pending: false,
             after_rto: false,
             ecn: cfg.ecn,
+            pacing: cfg.pacing,
+            linux: matches!(cfg.timers, HostTimers::Linux { .. }),
             cc,
         }
     }
@@ -402,6 +426,9 @@ impl TcpSender {
         if self.rec.tcp_ir {
             d = earliest(d, self.x.ir.deadline());
         }
+        if self.pacing {
+            d = earliest(d, self.x.pacer.deadline());
+        }
         (d != NO_TIMER).then_some(d)
     }
 
@@ -422,7 +449,21 @@ impl TcpSender {
     }
 
     fn arm_timer(&mut self, now: SimTime) {
+        if self.linux {
+            self.rto_deadline = linux::tick_deadline(now, self.rto(self.backoff), self.x.jiffy);
+            return;
+        }
         self.rto_deadline = now + self.rtt.rto(self.backoff);
+    }
+
+    /// The timeout after `backoff` consecutive expirations (before rounding to jiffies).
+    fn rto(&self, backoff: u32) -> SimTime {
+        if !self.linux {
+            return self.rtt.rto(backoff);
+        }
+        let c = &self.x.cfg;
+        let base = self.x.linux.rto().unwrap_or(c.rto_initial).min(c.rto_max);
+        base.saturating_mul(1u64 << backoff.min(30)).min(c.rto_max)
     }
 
     /// Payload bytes of the segment starting at `seq` (a data byte): up to one MSS, and
@@ -492,6 +533,9 @@ impl TcpSender {
         } else if self.rec.tcp_ir {
             self.ir_add(now, seq, seq + len);
         }
+        if self.pacing {
+            self.paced(now, seq, len);
+        }
         let seg = Segment {
             seq,
             len: len as u32,
@@ -539,6 +583,9 @@ impl TcpSender {
                 })
             }
             SenderState::Established => {
+                if self.pacing && self.x.pacer.hold(now) {
+                    return None;
+                }
                 if self.rec.proactive {
                     if let Some(copy) = self.x.proactive.take() {
                         return Some(copy);
@@ -602,6 +649,9 @@ impl TcpSender {
         let data_end = self.data_end();
         let fin_due = self.size != u64::MAX && self.snd_nxt == self.size;
         if self.snd_nxt >= data_end && !fin_due {
+            if self.pacing {
+                self.x.rate.app_limited(self.snd_nxt - self.snd_una);
+            }
             return None;
         }
         if self.rec.idle_restart {
@@ -633,7 +683,7 @@ impl TcpSender {
         if self.snd_una < self.snd_max || self.snd_nxt != self.snd_max {
             return;
         }
-        if self.last_send != NEVER && now.saturating_sub(self.last_send) > self.rtt.rto(0) {
+        if self.last_send != NEVER && now.saturating_sub(self.last_send) > self.rto(0) {
             let iw = self.x.cfg.init_cwnd as f64 * self.fmss();
             self.win.cwnd = self.win.cwnd.min(iw);
         }
@@ -685,6 +735,11 @@ impl TcpSender {
                 if seg.has(flags::SYN) && seg.has(flags::ACK) {
                     self.state = SenderState::Established;
                     self.rtt.sample(now.saturating_sub(seg.ts_echo));
+                    if self.linux {
+                        let rto_min = self.x.cfg.rto_min;
+                        let m = now.saturating_sub(seg.ts_echo);
+                        self.x.linux.sample(m, 0, 0, rto_min);
+                    }
                     self.peer_rwnd = seg.rwnd;
                     self.backoff = 0;
                     self.rto_deadline = NO_TIMER;
@@ -720,7 +775,12 @@ impl TcpSender {
         if advanced {
             let newly = seg.ack - self.snd_una;
             let data_acked = seg.ack.min(self.size) - self.snd_una.min(self.size);
-            self.rtt.sample(now.saturating_sub(seg.ts_echo));
+            let rtt = now.saturating_sub(seg.ts_echo);
+            self.rtt.sample(rtt);
+            if self.linux {
+                let rto_min = self.x.cfg.rto_min;
+                self.x.linux.sample(rtt, seg.ack, self.snd_nxt, rto_min);
+            }
             self.snd_una = seg.ack;
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
@@ -756,7 +816,12 @@ impl TcpSender {
                 cwnd_limited,
                 now,
                 min_rtt: self.rtt.min_rtt(),
+                rtt,
             };
+            if self.pacing {
+                let rs = self.rate_sample(now, newly);
+                self.cc.on_rate_sample(&rs);
+            }
             self.cc.on_ack(&mut self.win, &ev);
             self.dupacks = 0;
             if self.rec.limited_transmit {
@@ -805,6 +870,7 @@ impl TcpSender {
                 cwnd_limited,
                 now,
                 min_rtt: self.rtt.min_rtt(),
+                rtt: 0,
             };
             self.cc.on_ack(&mut self.win, &ev);
             if may_enter
@@ -834,6 +900,9 @@ impl TcpSender {
 
     /// Handles the timers (RTO, loss probe, TCP-IR blocks); harmless if called early.
     pub fn on_timer(&mut self, now: SimTime) {
+        if self.pacing {
+            self.x.pacer.on_timer(now);
+        }
         if self.rec.tcp_ir {
             self.ir_timer(now);
         }

@@ -5,6 +5,7 @@
 
 use super::{SenderState, TcpSender, NO_TIMER};
 use crate::time::SimTime;
+use crate::transport::tcp::linux;
 use crate::transport::tcp::Segment;
 
 /// The probe timer and what it has done.
@@ -54,6 +55,20 @@ impl Tlp {
         if rto_deadline == NO_TIMER || at < rto_deadline {
             self.deadline = at;
         }
+    }
+
+    /// Arms the timer at `at`, or at the RTO (`rto_deadline`) if that comes first,
+    /// unless a probe is unanswered.
+    pub(super) fn arm_at(&mut self, at: SimTime, rto_deadline: SimTime) {
+        self.deadline = NO_TIMER;
+        if self.outstanding {
+            return;
+        }
+        self.deadline = if rto_deadline == NO_TIMER {
+            at
+        } else {
+            at.min(rto_deadline)
+        };
     }
 
     pub(super) fn disarm(&mut self) {
@@ -114,6 +129,10 @@ impl TcpSender {
             self.x.tlp.disarm();
             return;
         }
+        if self.linux {
+            self.arm_linux_tlp(now);
+            return;
+        }
         let Some(srtt) = self.rtt.srtt() else {
             self.x.tlp.disarm();
             return;
@@ -122,6 +141,24 @@ impl TcpSender {
         let lone = self.x.cfg.delayed_ack && self.snd_max - self.snd_una <= self.mss as u64;
         let delack = lone.then_some(self.x.cfg.delack_timeout);
         self.x.tlp.arm(now, srtt, delack, self.rto_deadline);
+    }
+
+    /// Linux's probe timeout: 2·srtt, plus rto_min when one segment is outstanding (its
+    /// ACK may be delayed) or 2 ms otherwise, in jiffies; when the RTO would come
+    /// first, the probe takes its place (it fires at the RTO's time).
+    fn arm_linux_tlp(&mut self, now: SimTime) {
+        let Some(srtt) = self.x.linux.srtt() else {
+            self.x.tlp.disarm();
+            return;
+        };
+        let lone = self.snd_max - self.snd_una <= self.mss as u64;
+        let extra = if lone {
+            self.x.cfg.rto_min
+        } else {
+            linux::PTO_MIN_EXTRA
+        };
+        let at = linux::tick_deadline(now, 2 * srtt + extra, self.x.jiffy);
+        self.x.tlp.arm_at(at, self.rto_deadline);
     }
 
     /// The probe's timer: the probe goes out at the next `poll_transmit`.
