@@ -27,7 +27,7 @@ impl Sim {
     /// `enqueue` in a fabric with shared buffers or PFC. `via` is the switch's port the
     /// packet came in by (`NO_PORT`: a host's own packet).
     #[inline(never)]
-    pub(super) fn enqueue_fabric(&mut self, port_id: u32, mut d: Desc, via: u32) {
+    pub(super) fn enqueue_fabric(&mut self, port_id: u32, d: Desc, via: u32) {
         let now = self.now;
         let ect = d.ecn != Ecn::NotEct;
         let class = d.priority().min(1) as usize;
@@ -38,14 +38,7 @@ impl Sim {
             && !port.queue.has_red()
             && port.paused & (1 << class) == 0
         {
-            port.queue.pass_through();
-            if ect && (port.queue.marks_on_enqueue() || port.queue.marks_on_dequeue()) {
-                d.ecn = Ecn::Ce;
-                port.queue.count_mark();
-            }
-            let start = self.start_time(port_id);
-            self.transmit(port_id, d, start);
-            return;
+            return self.onto_idle_link(port_id, d, ect);
         }
         let owner = port.owner as usize;
         let wire = d.wire as u64;

@@ -92,15 +92,7 @@ impl Sim {
             && port.queue.is_empty()
             && !port.queue.has_red()
         {
-            // An idle link: the packet goes straight onto the wire.
-            port.queue.pass_through();
-            if ect && (port.queue.marks_on_enqueue() || port.queue.marks_on_dequeue()) {
-                d.ecn = Ecn::Ce;
-                port.queue.count_mark();
-            }
-            let start = self.start_time(port_id);
-            self.transmit(port_id, d, start);
-            return;
+            return self.onto_idle_link(port_id, d, ect);
         }
         // A committed queue fixes the packet's start now: when the link is done with the
         // packets ahead of it.
@@ -124,6 +116,21 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// A packet that finds port `port_id`'s link idle and nothing queued goes straight onto
+    /// the wire (after a host interface's send-jitter hold), marked CE if the queue's ECN
+    /// threshold says so.
+    #[inline]
+    pub(super) fn onto_idle_link(&mut self, port_id: u32, mut d: Desc, ect: bool) {
+        let port = &mut self.net.ports[port_id as usize];
+        port.queue.pass_through();
+        if ect && (port.queue.marks_on_enqueue() || port.queue.marks_on_dequeue()) {
+            d.ecn = Ecn::Ce;
+            port.queue.count_mark();
+        }
+        let start = self.start_time(port_id);
+        self.transmit(port_id, d, start);
     }
 
     /// Puts a packet on the wire of `port_id` from time `start` (now, or later for a
