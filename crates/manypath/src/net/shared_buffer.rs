@@ -141,12 +141,23 @@ impl SharedBuffer {
         self.alpha[self.class[q] as usize] * self.free() as f64
     }
 
+    /// Whether the buffer has room for `size` more bytes, whatever the queue's threshold
+    /// (a lossless packet's only limit). Changes nothing.
+    #[inline]
+    pub fn check_space(&self, size: u64) -> Result<(), Refusal> {
+        if self.total + size > self.capacity {
+            Err(Refusal::BufferFull)
+        } else {
+            Ok(())
+        }
+    }
+
     /// Whether a packet of `size` bytes may join queue `q` now. Changes nothing.
     #[inline]
     pub fn check(&self, q: usize, size: u64) -> Result<(), Refusal> {
         let after = self.occupancy[q] + size;
-        if self.total + size > self.capacity {
-            Err(Refusal::BufferFull)
+        if let Err(r) = self.check_space(size) {
+            Err(r)
         } else if self.queue_limit.is_some_and(|l| after > l) {
             Err(Refusal::QueueLimit)
         } else if after as f64 > self.threshold(q) {

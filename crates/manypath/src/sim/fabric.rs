@@ -48,22 +48,15 @@ impl Sim {
         let lossless = via != NO_PORT && self.fabric.ports[via as usize].pfc;
         let bq = self.fabric.ports[port_id as usize].local as usize * CLASSES + fifo;
         if let Some(b) = self.fabric.buffers[owner].as_mut() {
-            let refused = if lossless {
-                if b.sb.total() + wire > b.sb.capacity() {
-                    b.sb.count_refusal(bq, crate::net::shared_buffer::Refusal::BufferFull);
-                    true
-                } else {
-                    false
-                }
+            let checked = if lossless {
+                b.sb.check_space(wire)
             } else {
-                match b.sb.check(bq, wire) {
-                    Ok(()) => false,
-                    Err(r) => {
-                        b.sb.count_refusal(bq, r);
-                        true
-                    }
-                }
+                b.sb.check(bq, wire)
             };
+            let refused = checked.is_err();
+            if let Err(r) = checked {
+                b.sb.count_refusal(bq, r);
+            }
             if refused {
                 self.net.ports[port_id as usize].queue.stats.drops += 1;
                 self.dropped += 1;
@@ -107,11 +100,8 @@ impl Sim {
                 }
                 let f = &mut self.fabric.ports[port_id as usize];
                 f.ingress[fifo].push_back(if lossless { via } else { NO_PORT });
-                let port = &mut self.net.ports[port_id as usize];
-                if !port.txdone_pending && port.paused & (1 << class) == 0 {
-                    port.txdone_pending = true;
-                    let at = port.busy_until.max(now);
-                    self.events.schedule(at, EventKind::TxDone, port_id, 0);
+                if self.net.ports[port_id as usize].paused & (1 << class) == 0 {
+                    self.schedule_tx_done(port_id);
                 }
             }
         }
@@ -190,10 +180,8 @@ impl Sim {
         } else if port.paused & bit != 0 {
             port.paused &= !bit;
             f.paused_time[class] += now - f.paused_since[class];
-            if !port.txdone_pending && port.queue.has_unpaused(port.paused) {
-                port.txdone_pending = true;
-                let at = port.busy_until.max(now);
-                self.events.schedule(at, EventKind::TxDone, port_id, 0);
+            if port.queue.has_unpaused(port.paused) {
+                self.schedule_tx_done(port_id);
             }
         }
     }

@@ -108,13 +108,7 @@ impl Sim {
                 self.pkts.free(d.pkt);
             }
             Admit::Queued { .. } if port.queue.is_committed() => self.transmit(port_id, d, start),
-            Admit::Queued { .. } => {
-                if !port.txdone_pending {
-                    port.txdone_pending = true;
-                    let at = port.busy_until.max(now);
-                    self.events.schedule(at, EventKind::TxDone, port_id, 0);
-                }
-            }
+            Admit::Queued { .. } => self.schedule_tx_done(port_id),
         }
     }
 
@@ -131,6 +125,18 @@ impl Sim {
         }
         let start = self.start_time(port_id);
         self.transmit(port_id, d, start);
+    }
+
+    /// Makes sure port `port_id` has a `TxDone` event pending, when its link frees (or
+    /// now), for the packets waiting in its queue.
+    #[inline]
+    pub(super) fn schedule_tx_done(&mut self, port_id: u32) {
+        let port = &mut self.net.ports[port_id as usize];
+        if !port.txdone_pending {
+            port.txdone_pending = true;
+            let at = port.busy_until.max(self.now);
+            self.events.schedule(at, EventKind::TxDone, port_id, 0);
+        }
     }
 
     /// Puts a packet on the wire of `port_id` from time `start` (now, or later for a
