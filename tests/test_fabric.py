@@ -3,6 +3,8 @@ PFC deadlock reaching the user as a warning."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -59,3 +61,29 @@ def test_a_deadlock_warns_with_its_message(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.warns(runner.DeadlockWarning, match="PFC deadlock"):
         res = manypath.run(INCAST)
     assert res.counters["partial"]
+
+
+ROOT = Path(__file__).resolve().parent.parent
+DEADLOCK = ROOT / "scenarios" / "pfc-deadlock-link-failures.toml"
+
+
+def test_link_failures_route_traffic_into_a_pfc_deadlock() -> None:
+    """Two failed links of a leaf-spine make shortest-path routing bounce traffic at
+    leaf0 and leaf1; with PFC the bounced and the direct traffic pause one another in a
+    cycle of four ports. The run is stopped at the check that finds it, with a message
+    naming the cycle; the same fabric and traffic with every link up run to their end."""
+    text = DEADLOCK.read_text()
+    with pytest.warns(runner.DeadlockWarning, match="PFC deadlock"):
+        res = manypath.run(text)
+    c = res.counters
+    assert c["deadlocks"] == 1 and c["partial"]
+    assert c["sim_time_s"] < 0.01
+    for port in ("leaf0→spine0", "spine0→leaf1", "leaf1→spine1", "spine1→leaf0"):
+        assert port in c["deadlock_message"], c["deadlock_message"]
+    intact = re.sub(r"\[\[faults\]\][^\[]*", "", text)
+    assert "link_down" not in intact
+    res = manypath.run(intact)
+    c = res.counters
+    assert c["deadlocks"] == 0 and not c["partial"]
+    assert c["sim_time_s"] == pytest.approx(0.01)
+    assert c["pfc_pauses"] > 0

@@ -138,6 +138,39 @@ CASES = [
         STAR + "\n[network.host_queue.red]\nmin_packets = 5\nmax_packets = 15\n",
         ("network.host_queue.red",),
     ),
+    Case(
+        "tier-buffer-true",
+        FAT_TREE + "\n[network.tiers.host]\nbuffer = true\n",
+        ("network.tiers.host.buffer", "true"),
+    ),
+    Case(
+        "tier-buffer-zero-bytes",
+        FAT_TREE + "\n[network.tiers.agg_core]\nbuffer = { bytes = 0 }\n",
+        ("network.tiers.agg_core.buffer.bytes", "0"),
+    ),
+    Case(
+        "tier-buffer-negative-alpha",
+        FAT_TREE + "\n[network.tiers.edge_agg]\nbuffer = { bytes = 100000, alpha = -1 }\n",
+        ("network.tiers.edge_agg.buffer.alpha", "-1"),
+    ),
+    Case(
+        "tier-buffer-on-a-tier-without-switches",
+        FAT_TREE.replace("[topology.fat_tree]\nk = 4", "[topology.dumbbell]\npairs = 2")
+        + "\n[network.tiers.bottleneck]\nbuffer = { bytes = 100000 }\n",
+        ("network.tiers.bottleneck.buffer", "links towards the hosts"),
+    ),
+    Case(
+        "tier-without-buffer-under-pfc",
+        FAT_TREE + "\n[network.buffer]\nbytes = 4000000\n[network.pfc]\n"
+        "[network.tiers.agg_core]\nbuffer = false\n",
+        ("network.tiers.agg_core.buffer", "PFC"),
+    ),
+    Case(
+        "tier-buffer-below-pfc-needs",
+        FAT_TREE + "\n[network.buffer]\nbytes = 4000000\n[network.pfc]\n"
+        "[network.tiers.agg_core]\nbuffer = { bytes = 20000 }\n",
+        ("network.tiers.agg_core.buffer.bytes", "headroom"),
+    ),
     Case("host-jitter-negative", STAR + "\n[network]\nhost_jitter_us = -1.5\n", ("network.host_jitter_us", "-1.5")),
     Case("host-jitter-nan", STAR + "\n[network]\nhost_jitter_us = nan\n", ("network.host_jitter_us", "NaN")),
     Case("host-jitter-infinite", STAR + "\n[network]\nhost_jitter_us = inf\n", ("network.host_jitter_us", "inf")),

@@ -149,6 +149,7 @@ impl Endpoints {
     }
 
     /// Handles a segment for endpoint `ep` (0: client, 1: server) on subflow `sub`.
+    #[inline]
     pub fn on_segment(&mut self, now: SimTime, ep: usize, sub: usize, seg: &Segment) {
         match (self, ep) {
             (Endpoints::Tcp { client, .. }, 0) => client.on_segment(now, seg),

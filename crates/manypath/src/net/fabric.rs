@@ -76,15 +76,15 @@ pub struct PfcSetup {
 }
 
 impl Fabric {
-    /// The fabric of `net`: a buffer of `buffer` = (bytes, α per class) per switch, and
-    /// PFC on the links of the tiers `pfc_tiers` names.
+    /// The fabric of `net`: per node (`node_buffers`) its buffer, (bytes, α per class) (`None`: hosts, and
+    /// switches without one), and PFC on the links of the tiers `pfc_tiers` names.
     pub fn build(
         net: &Network,
-        buffer: Option<(u64, [f64; CLASSES])>,
+        node_buffers: &[Option<(u64, [f64; CLASSES])>],
         pfc: Option<PfcSetup>,
         pfc_tiers: &[bool],
     ) -> Fabric {
-        if buffer.is_none() && pfc.is_none() {
+        if node_buffers.iter().all(|b| b.is_none()) && pfc.is_none() {
             return Fabric::default();
         }
         let n = net.kinds.len();
@@ -102,7 +102,7 @@ impl Fabric {
         let switch = |node: usize| net.kinds[node] == NodeKind::Switch;
         let buffers = (0..n)
             .map(|node| {
-                let (bytes, alpha) = buffer?;
+                let (bytes, alpha) = node_buffers[node]?;
                 if !switch(node) {
                     return None;
                 }
@@ -119,7 +119,7 @@ impl Fabric {
         let pfc = (0..n)
             .map(|node| {
                 let s = pfc.as_ref()?;
-                let (bytes, _) = buffer?;
+                let (bytes, _) = node_buffers[node]?;
                 if !switch(node) {
                     return None;
                 }

@@ -80,6 +80,24 @@ pub struct Topology {
     pub names: Vec<String>,
 }
 
+impl Topology {
+    /// Each node's switch tier (`None` for hosts): the lowest tier among its links, that
+    /// of its links towards the hosts. The switches of a tier share its settings that are
+    /// a switch's, not a port's (`network.tiers.NAME.buffer`).
+    pub fn switch_tiers(&self) -> Vec<Option<u8>> {
+        let mut tier = vec![None; self.roles.len()];
+        for &(a, b, t) in &self.links {
+            for n in [a, b] {
+                if self.roles[n as usize] == NodeRole::Switch {
+                    let s: &mut Option<u8> = &mut tier[n as usize];
+                    *s = Some(s.map_or(t, |s| s.min(t)));
+                }
+            }
+        }
+        tier
+    }
+}
+
 impl fmt::Display for TopologyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -523,6 +541,27 @@ mod tests {
             let levels: Vec<u8> = t.links.iter().filter(|l| l.0 == h).map(|l| l.2).collect();
             assert_eq!(levels, vec![0, 1]);
         }
+    }
+
+    /// A switch's tier is that of its links towards the hosts: each level of a fat tree
+    /// is a tier of its own; both switches of a dumbbell are `host`'s.
+    #[test]
+    fn switch_tiers_are_the_tiers_towards_the_hosts() {
+        let count = |t: &Topology, tier: u8| {
+            t.switch_tiers()
+                .iter()
+                .filter(|&&s| s == Some(tier))
+                .count()
+        };
+        let t = TopologyKind::FatTree {
+            k: 4,
+            oversubscription: 1,
+        }
+        .build();
+        assert!(t.switch_tiers()[..16].iter().all(|s| s.is_none()), "hosts");
+        assert_eq!((count(&t, 0), count(&t, 1), count(&t, 2)), (8, 8, 4));
+        let t = TopologyKind::Dumbbell { pairs: 2 }.build();
+        assert_eq!((count(&t, 0), count(&t, 1)), (2, 0));
     }
 
     #[test]

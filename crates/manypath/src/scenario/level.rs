@@ -5,7 +5,8 @@
 
 use super::checker::Checker;
 use super::schema::{
-    FlowModelKindSpec, FlowModelSpec, LevelSpec, LoadBalancingSpec, PatternSpec, Scenario, SizeSpec,
+    FlowModelKindSpec, FlowModelSpec, LevelSpec, LoadBalancingSpec, PatternSpec, Scenario,
+    SizeSpec, TierBufferSpec,
 };
 use super::topology::source_routes;
 use super::transports::TransportPlan;
@@ -155,9 +156,20 @@ fn check_flow_level(s: &Scenario, transports: &[TransportPlan], c: &mut Checker)
             );
         }
     }
-    if s.network.buffer.is_some() {
+    let tier_buffers = s.network.tiers.iter().filter_map(|(t, o)| match o.buffer {
+        Some(TierBufferSpec::Buffer(_)) => Some(format!("network.tiers.{t}.buffer")),
+        Some(TierBufferSpec::Off(_)) | None => None,
+    });
+    let buffers = s
+        .network
+        .buffer
+        .as_ref()
+        .map(|_| "network.buffer".to_string())
+        .into_iter()
+        .chain(tier_buffers);
+    for path in buffers {
         err(
-            "network.buffer",
+            &path,
             "switch buffers are packet-level; the flow level (level = \"flow\") has no queues",
         );
     }

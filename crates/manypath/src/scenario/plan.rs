@@ -6,7 +6,7 @@
 //! output series, and the level's checks (`level`).
 
 use super::checker::{Checker, MAX_TIME_US};
-use super::fabric::{check_switch_memory, fabric, BufferPlan, PfcPlan};
+use super::fabric::{fabric, BufferPlan, PfcPlan};
 use super::faults::{fault_plan, FaultPlan};
 use super::level::{check_level, check_unpinned, model_config, FlowModelConfig, Level};
 use super::queues::switch_features;
@@ -85,8 +85,9 @@ pub struct Plan {
     pub flow_model: FlowModelConfig,
     /// What is valid but likely not meant, as `(field path, message)`.
     pub warnings: Vec<(String, String)>,
-    /// One shared buffer per switch (`network.buffer`; `None`: per-port limits only).
-    pub buffer: Option<BufferPlan>,
+    /// Per tier, the shared buffer of each of its switches (`Topology::switch_tiers`;
+    /// `network.buffer` or the tier's own `buffer`; `None`: per-port limits only).
+    pub switch_buffers: Vec<Option<BufferPlan>>,
     /// PFC (`network.pfc`; `None`: off).
     pub pfc: Option<PfcPlan>,
 }
@@ -111,7 +112,15 @@ impl Plan {
             .map(|t| t.max_wire_bytes())
             .max()
             .unwrap_or(1500);
-        let (buffer, pfc) = fabric(s, &tiers, &mut links.tier_params, mtu, &mut c);
+        let topology = kind.as_ref().map(|k| k.build());
+        let fabric = fabric(
+            s,
+            &tiers,
+            topology.as_ref(),
+            &mut links.tier_params,
+            mtu,
+            &mut c,
+        );
         if let Some(host) = links.tier_params.first() {
             check_swift_targets(&transports, host, &mut c);
         }
@@ -126,10 +135,6 @@ impl Plan {
         );
         roce::check_rwndq(s, &links.tier_params, &transports, &mut c);
         roce::check_lossless(s, &transports, &mut c);
-        let topology = kind.as_ref().map(|k| k.build());
-        if let Some(topo) = &topology {
-            check_switch_memory(topo, &links.tier_params, &buffer, &pfc, &mut c);
-        }
         let faults = match &topology {
             Some(topo) => fault_plan(&s.faults, topo, &mut c),
             None => FaultPlan::default(),
@@ -178,8 +183,8 @@ impl Plan {
             faults,
             level,
             flow_model,
-            buffer,
-            pfc,
+            switch_buffers: fabric.switch_buffers,
+            pfc: fabric.pfc,
             warnings: c.warnings,
         })
     }

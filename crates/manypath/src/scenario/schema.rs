@@ -381,6 +381,22 @@ pub struct TierSpec {
     pub queue: Option<QueueSpec>,
     /// PFC on this tier's links (both ends; default: on when `network.pfc` is set).
     pub pfc: Option<bool>,
+    /// The shared buffer of this tier's switches, in place of `network.buffer`: a table
+    /// `{ bytes, alpha }` as `network.buffer` takes, or `false` for none (their ports keep
+    /// their own queue limits; PFC on their links needs a buffer). A switch's tier is the
+    /// lowest tier among its links, that of its links towards the hosts: in a fat tree the
+    /// edge switches are `host`'s, the aggregation switches `edge_agg`'s and the cores
+    /// `agg_core`'s; in a leaf-spine the leaves are `host`'s and the spines `fabric`'s.
+    pub buffer: Option<TierBufferSpec>,
+}
+
+/// A switch tier's own shared buffer, or none.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TierBufferSpec {
+    /// `false`: no shared buffer on this tier's switches (`true` is refused: give a table).
+    Off(bool),
+    Buffer(BufferSpec),
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]

@@ -43,13 +43,8 @@ impl Sim {
 
     pub(super) fn deliver(&mut self, d: Desc) {
         let p = *self.pkts.get(d.pkt);
-        // HPCC's INT records: on its data (the switches' stamps) and its ACKs (the echo).
-        // Every packet of an HPCC connection has its slot (cleared at send).
-        let int = if self.conns[p.conn as usize].int {
-            Some(*self.pkts.int(d.pkt))
-        } else {
-            None
-        };
+        // Freed first, its slots read after: nothing allocates before the endpoint's
+        // sends (`flush`), and the arena reuses the slot then.
         self.pkts.free(d.pkt);
         self.delivered += 1;
         let conn = &mut self.conns[p.conn as usize];
@@ -80,11 +75,23 @@ impl Sim {
             seg.coded_len = ext.coded_len;
         }
         let ep = if p.dir == TO_SERVER { 1 } else { 0 };
-        match int {
-            None => conn.ep.on_segment(self.now, ep, p.sub as usize, &seg),
-            Some(stack) => conn.ep.on_segment_int(self.now, ep, &seg, &stack),
+        if conn.int {
+            self.deliver_int(p.conn, ep, d.pkt, &seg);
+        } else {
+            conn.ep.on_segment(self.now, ep, p.sub as usize, &seg);
         }
         self.flush(p.conn);
+    }
+
+    /// `deliver` to an HPCC endpoint, with packet `pkt`'s INT records: on its data the
+    /// switches' stamps, on its ACKs the echo (every packet of an HPCC connection has its
+    /// slot, cleared at send). Out of line, so other transports pay one flag test.
+    #[inline(never)]
+    fn deliver_int(&mut self, conn: u32, ep: usize, pkt: u32, seg: &Segment) {
+        let stack = *self.pkts.int(pkt);
+        self.conns[conn as usize]
+            .ep
+            .on_segment_int(self.now, ep, seg, &stack);
     }
 
     pub(super) fn timer(&mut self, conn_id: u32, endpoint: u32) {
@@ -221,6 +228,24 @@ impl Sim {
         }
     }
 
+    /// What a RoCE packet adds at send: its class byte (`roce_class`), and for HPCC its
+    /// INT slot: data starts with no records; an ACK or NAK carries the responder's echo
+    /// of the latest data packet's (CNPs carry none). Out of line: TCP pays a flag test.
+    #[inline(never)]
+    fn roce_send(&mut self, conn_id: u32, id: u32, d: &mut Desc, seg: &Segment) {
+        let c = &self.conns[conn_id as usize];
+        d.class = roce_class(c.priority, c.int, seg) | c.pinned;
+        if c.int {
+            self.pkts.clear_int(id);
+            if seg.len == 0 && !seg.has(roce::flags::CNP) {
+                if let Some(&echo) = c.ep.int_echo() {
+                    *self.pkts.int_mut(id) = echo;
+                }
+            }
+        }
+    }
+
+    #[inline(never)]
     fn send(&mut self, conn_id: u32, dir: u8, sub: usize, seg: &Segment) {
         let c = &self.conns[conn_id as usize];
         let (src, dst) = if dir == TO_SERVER {
@@ -243,7 +268,7 @@ impl Sim {
             sub: sub as u8,
         };
         let id = self.pkts.alloc(pkt);
-        let d = Desc {
+        let mut d = Desc {
             pkt: id,
             dst,
             // A scattered packet takes a random source port, hence a random ECMP path.
@@ -258,21 +283,10 @@ impl Sim {
             } else {
                 Ecn::NotEct
             },
-            class: if c.roce {
-                roce_class(c.priority, c.int, seg) | c.pinned
-            } else {
-                c.priority | c.pinned
-            },
+            class: c.priority | c.pinned,
         };
-        if c.int {
-            // HPCC: its data starts with no records; an ACK or NAK carries the
-            // responder's echo of the latest data packet's (CNPs carry none).
-            self.pkts.clear_int(id);
-            if seg.len == 0 && !seg.has(roce::flags::CNP) {
-                if let Some(&echo) = c.ep.int_echo() {
-                    *self.pkts.int_mut(id) = echo;
-                }
-            }
+        if c.roce {
+            self.roce_send(conn_id, id, &mut d, seg);
         }
         if seg.has(flags::SACK | flags::CODED) {
             self.pkts.set_ext(

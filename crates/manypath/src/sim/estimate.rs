@@ -5,7 +5,10 @@
 
 use super::{Conn, Flow};
 use crate::metrics::{FlowRecord, QueueRecord};
+use crate::net::fabric::FabricPort;
 use crate::net::network::Port;
+use crate::net::pfc::CLASSES;
+use crate::net::shared_buffer::QueueCounters;
 use crate::net::topology::NodeRole;
 use crate::scenario::Plan;
 use crate::workload::generate::Arrival;
@@ -39,6 +42,40 @@ const PACKETS_PER_CONN: u64 = 60;
 /// queue's buckets, which keep the capacity of their fullest moment (measured: about
 /// 800 bytes per packet of the peak on the benchmark fat trees).
 const BYTES_PER_PACKET: u64 = 800;
+
+/// The lossless fabric's state (`net::fabric`), when the plan has a shared buffer or PFC
+/// (0 otherwise): per port its record (PFC counters, and a ring of the ingress port of
+/// each waiting packet: 4 bytes per packet alive at the peak); per switch with a buffer,
+/// each queue's occupancy, class and counters; with PFC, each ingress queue's accounting
+/// (reserve and shared use, headroom use, paused) and each ingress port's headroom and
+/// overflow count.
+fn fabric_bytes(plan: &Plan, packets: u64) -> u64 {
+    let topo = &plan.topology;
+    let buffered: Vec<bool> = topo
+        .switch_tiers()
+        .iter()
+        .map(|t| t.is_some_and(|t| plan.switch_buffers[t as usize].is_some()))
+        .collect();
+    if !buffered.contains(&true) && plan.pfc.is_none() {
+        return 0;
+    }
+    let mut degree = vec![0u64; topo.roles.len()];
+    for &(a, b, _) in &topo.links {
+        degree[a as usize] += 1;
+        degree[b as usize] += 1;
+    }
+    let ports = 2 * topo.links.len() as u64;
+    let per_queue = (8 + 1 + size_of::<QueueCounters>()) as u64;
+    let pfc_per_queue = if plan.pfc.is_some() { 8 + 8 + 1 } else { 0 };
+    let pfc_per_port = if plan.pfc.is_some() { 8 + 8 } else { 0 };
+    let switches: u64 = degree
+        .iter()
+        .zip(&buffered)
+        .filter(|(_, &b)| b)
+        .map(|(&d, _)| d * (CLASSES as u64 * (per_queue + pfc_per_queue) + pfc_per_port))
+        .sum();
+    ports * size_of::<FabricPort>() as u64 + switches + packets * 4
+}
 
 pub fn estimate(plan: &Plan) -> Estimate {
     let topo = &plan.topology;
@@ -120,7 +157,8 @@ pub fn estimate(plan: &Plan) -> Estimate {
         + connections * (size_of::<Conn>() as u64)
         + subflows * SUBFLOW_HEAP
         + n_flows * (size_of::<Flow>() + size_of::<FlowRecord>() + 64) as u64
-        + packets * BYTES_PER_PACKET;
+        + packets * BYTES_PER_PACKET
+        + fabric_bytes(plan, packets);
     Estimate {
         hosts,
         switches,
@@ -129,5 +167,45 @@ pub fn estimate(plan: &Plan) -> Estimate {
         subflows,
         flows: n_flows,
         peak_bytes: peak,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// The fabric's state counts in the estimate: a shared buffer adds its per-queue
+    /// state and each port's record, PFC its ingress accounting on top, and a tier
+    /// without a buffer takes its switches' part away.
+    #[test]
+    fn the_fabric_state_counts() {
+        let base = r#"
+            duration_ms = 1
+            [topology.fat_tree]
+            k = 4
+            [[traffic]]
+            pattern = "permutation"
+            size = "long_lived"
+        "#;
+        let peak = |extra: &str| {
+            let plan = Plan::from_toml(&(base.to_string() + extra), Path::new(".")).unwrap();
+            estimate(&plan).peak_bytes
+        };
+        let plain = peak("");
+        let buffer = peak("[network.buffer]\nbytes = 1000000\n");
+        let pfc = peak("[network.buffer]\nbytes = 1000000\n[network.pfc]\n");
+        let no_core =
+            peak("[network.buffer]\nbytes = 1000000\n[network.tiers.agg_core]\nbuffer = false\n");
+        // 96 ports with their records; 20 switches of 4 ports, 2 classes each.
+        let records = 96 * size_of::<FabricPort>() as u64;
+        let queues = 80 * 2 * (9 + size_of::<QueueCounters>() as u64);
+        assert!(buffer - plain >= records + queues, "{plain} {buffer}");
+        assert_eq!(pfc - buffer, 80 * (2 * 17 + 16));
+        // The 4 cores' 16 queues' state is gone; the ports' records stay.
+        assert_eq!(
+            buffer - no_core,
+            16 * 2 * (9 + size_of::<QueueCounters>() as u64)
+        );
     }
 }

@@ -384,6 +384,84 @@ mod tests {
         assert_eq!(s.net.ports[nic as usize].tx_packets, 2);
     }
 
+    /// Peak buffer occupancy and buffer drops of switch `node` in results `r`.
+    fn buffer_of(r: &crate::metrics::Results, node: &str) -> (u64, u64) {
+        let ports: Vec<_> = r.queues.iter().filter(|q| q.node == node).collect();
+        let drops = ports
+            .iter()
+            .map(|q| q.buffer_drops_threshold + q.buffer_drops_full)
+            .sum();
+        (ports[0].buffer_peak_bytes, drops)
+    }
+
+    /// Two switch tiers with different buffers each keep to their own: an incast from
+    /// two leaves (40 Gb/s hosts, 10 Gb/s uplinks) through the spine fills the leaves'
+    /// uplinks (tier `host`'s switches) and the spine's port down (tier `fabric`'s). The
+    /// tier given 30 kB peaks within it and drops by threshold, the other (1 MB) goes
+    /// beyond 30 kB; swapping the sizes swaps the outcome. With `buffer = false` the
+    /// spine has no buffer: its queue grows past what α = 1 of 1 MB allows.
+    #[test]
+    fn each_switch_tier_keeps_to_its_own_buffer() {
+        // `host` and `fabric`: extra lines of each tier's table.
+        let run = |host: &str, fabric: &str| {
+            let text = format!(
+                r#"
+                duration_ms = 5
+                [topology.leaf_spine]
+                leaves = 3
+                spines = 1
+                hosts_per_leaf = 2
+                [network.queue]
+                limit_packets = 10000
+                [network.buffer]
+                bytes = 1000000
+                [network.tiers.host]
+                rate_gbps = 40
+                {host}
+                [network.tiers.fabric]
+                rate_gbps = 10
+                {fabric}
+                [[traffic]]
+                pattern = "incast"
+                transport = "tcp"
+                hosts = [0, 2, 3, 4, 5]
+                size = {{ fixed = 300000 }}
+                "#
+            );
+            let mut s = Sim::new(Plan::from_toml(&text, Path::new(".")).unwrap());
+            s.run();
+            s.results(0.0)
+        };
+        const SMALL: u64 = 30_000;
+        let small = |b: (u64, u64)| b.0 <= SMALL && b.1 > 0;
+        let r = run("", "buffer = { bytes = 30000 }");
+        let leaves = [buffer_of(&r, "leaf1"), buffer_of(&r, "leaf2")];
+        assert!(
+            small(buffer_of(&r, "spine0")),
+            "{:?}",
+            buffer_of(&r, "spine0")
+        );
+        assert!(leaves.iter().any(|l| l.0 > SMALL), "{leaves:?}");
+        let r = run("buffer = { bytes = 30000 }", "");
+        let leaves = [buffer_of(&r, "leaf1"), buffer_of(&r, "leaf2")];
+        assert!(leaves.iter().all(|&l| small(l)), "{leaves:?}");
+        assert!(
+            buffer_of(&r, "spine0").0 > SMALL,
+            "{:?}",
+            buffer_of(&r, "spine0")
+        );
+        // Without a buffer the spine's port to the receiver's leaf grows past half the
+        // 1 MB buffer, where α = 1 would have stopped it.
+        let r = run("", "buffer = false");
+        let spine: Vec<_> = r.queues.iter().filter(|q| q.node == "spine0").collect();
+        assert!(
+            spine.iter().all(|q| q.buffer_peak_bytes == 0),
+            "no buffer at the spine"
+        );
+        assert!(spine.iter().any(|q| q.max_bytes > 500_000));
+        assert!(buffer_of(&r, "leaf1").0 > 0);
+    }
+
     /// The port of node `a` towards node `b` (by name).
     fn port_of(s: &Sim, a: &str, b: &str) -> u32 {
         (0..s.net.ports.len() as u32)

@@ -115,7 +115,7 @@ impl Sim {
     /// A packet that finds port `port_id`'s link idle and nothing queued goes straight onto
     /// the wire (after a host interface's send-jitter hold), marked CE if the queue's ECN
     /// threshold says so.
-    #[inline]
+    #[inline(always)]
     pub(super) fn onto_idle_link(&mut self, port_id: u32, mut d: Desc, ect: bool) {
         let port = &mut self.net.ports[port_id as usize];
         port.queue.pass_through();
@@ -129,7 +129,7 @@ impl Sim {
 
     /// Makes sure port `port_id` has a `TxDone` event pending, when its link frees (or
     /// now), for the packets waiting in its queue.
-    #[inline]
+    #[inline(always)]
     pub(super) fn schedule_tx_done(&mut self, port_id: u32) {
         let port = &mut self.net.ports[port_id as usize];
         if !port.txdone_pending {

@@ -42,7 +42,7 @@ impl Sim {
         let relaying = plan.topology.kind.bcube().is_some();
         let rwndq_on = !net.rwndq.is_empty();
         let fabric = fabric(&plan, &net);
-        let fabric_on = plan.buffer.is_some() || fabric.pfc_on;
+        let fabric_on = fabric.buffers.iter().any(|b| b.is_some()) || fabric.pfc_on;
         if !fabric_on {
             commit_departures(&mut net, &link_events);
         }
@@ -442,7 +442,13 @@ fn fabric(plan: &Plan, net: &Network) -> Fabric {
         mtu: p.mtu,
     });
     let tiers: Vec<bool> = plan.tier_params.iter().map(|t| t.pfc).collect();
-    Fabric::build(net, plan.buffer.map(|b| (b.bytes, b.alpha)), pfc, &tiers)
+    let buffers: Vec<_> = plan
+        .topology
+        .switch_tiers()
+        .iter()
+        .map(|t| plan.switch_buffers[(*t)? as usize].map(|b| (b.bytes, b.alpha)))
+        .collect();
+    Fabric::build(net, &buffers, pfc, &tiers)
 }
 
 /// The switch ports the queue series covers: those of the sampled tiers (all if none

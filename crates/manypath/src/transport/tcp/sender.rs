@@ -448,12 +448,35 @@ impl TcpSender {
         }
     }
 
+    #[inline]
     fn arm_timer(&mut self, now: SimTime) {
         if self.linux {
-            self.rto_deadline = linux::tick_deadline(now, self.rto(self.backoff), self.x.jiffy);
-            return;
+            return self.arm_timer_linux(now);
         }
         self.rto_deadline = now + self.rtt.rto(self.backoff);
+    }
+
+    /// `arm_timer` under the Linux preset: out of line, so that the default path keeps
+    /// to its flag test (inline, the branch made every call save registers).
+    #[inline(never)]
+    fn arm_timer_linux(&mut self, now: SimTime) {
+        self.rto_deadline = linux::tick_deadline(now, self.rto(self.backoff), self.x.jiffy);
+    }
+
+    /// The Linux preset's RTT sample of an ACK of `ack` (out of line: off, it costs the
+    /// ACK path a flag test only).
+    #[inline(never)]
+    fn linux_sample(&mut self, rtt: SimTime, ack: u64) {
+        let rto_min = self.x.cfg.rto_min;
+        self.x.linux.sample(rtt, ack, self.snd_nxt, rto_min);
+    }
+
+    /// A pacing sender's delivery-rate sample of an ACK that moved `snd_una` by `newly`,
+    /// passed to the controller before `on_ack` (out of line, as `linux_sample`).
+    #[inline(never)]
+    fn pass_rate_sample(&mut self, now: SimTime, newly: u64) {
+        let rs = self.rate_sample(now, newly);
+        self.cc.on_rate_sample(&rs);
     }
 
     /// The timeout after `backoff` consecutive expirations (before rounding to jiffies).
@@ -778,8 +801,7 @@ impl TcpSender {
             let rtt = now.saturating_sub(seg.ts_echo);
             self.rtt.sample(rtt);
             if self.linux {
-                let rto_min = self.x.cfg.rto_min;
-                self.x.linux.sample(rtt, seg.ack, self.snd_nxt, rto_min);
+                self.linux_sample(rtt, seg.ack);
             }
             self.snd_una = seg.ack;
             if self.snd_nxt < self.snd_una {
@@ -819,8 +841,7 @@ impl TcpSender {
                 rtt,
             };
             if self.pacing {
-                let rs = self.rate_sample(now, newly);
-                self.cc.on_rate_sample(&rs);
+                self.pass_rate_sample(now, newly);
             }
             self.cc.on_ack(&mut self.win, &ev);
             self.dupacks = 0;
