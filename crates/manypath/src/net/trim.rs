@@ -130,7 +130,7 @@ impl TrimQueue {
     }
 
     /// Puts a header in the header queue if it has room; else drops or returns it.
-    fn to_headers(&mut self, d: Desc, trimmed: bool) -> (Desc, Fate) {
+    fn queue_header(&mut self, d: Desc, trimmed: bool) -> (Desc, Fate) {
         if (self.headers.len() as u64) < self.cfg.header_queue_packets {
             self.headers.push_back(d);
             (d, Fate::Header)
@@ -146,14 +146,14 @@ impl TrimQueue {
     fn trim(&mut self, mut d: Desc) -> (Desc, Fate) {
         d.wire = HEADER_WIRE;
         self.stats.trimmed += 1;
-        self.to_headers(d, true)
+        self.queue_header(d, true)
     }
 
     /// An arrival. `room` says whether the data queue's own drop-tail limit (packets and
     /// bytes, checked by the caller) admits a non-NDP packet.
     pub fn arrive(&mut self, d: Desc, room: bool) -> Arrival {
         let arriving = if d.class & NDP != 0 && d.wire <= HEADER_WIRE {
-            self.to_headers(d, false)
+            self.queue_header(d, false)
         } else if !is_ndp_data(&d) {
             if room {
                 self.data.push_back(d);

@@ -154,6 +154,12 @@ fn check_flow_level(s: &Scenario, transports: &[TransportPlan], c: &mut Checker)
                 "ECN marking acts on queues, which the flow level (level = \"flow\") does not model",
             );
         }
+        if q.trim.is_some() {
+            err(
+                &format!("{path}.trim"),
+                "trimming acts on queues, which the flow level (level = \"flow\") does not model",
+            );
+        }
     }
     if s.network.buffer.is_some() {
         err(

@@ -9,6 +9,7 @@ use super::checker::{Checker, MAX_TIME_US};
 use super::fabric::{check_switch_memory, fabric, BufferPlan, PfcPlan};
 use super::faults::{fault_plan, FaultPlan};
 use super::level::{check_level, check_unpinned, model_config, FlowModelConfig, Level};
+use super::ndp;
 use super::queues::switch_features;
 use super::roce;
 use super::schema::{LoadBalancingSpec, Scenario};
@@ -105,6 +106,7 @@ impl Plan {
         let mut links = links(s, &tiers, kind.is_some(), &mut c);
         let base_tcp = tcp_config(TcpConfig::default(), &s.tcp, "tcp", &mut c);
         switch_features(s, &tiers, &mut links.tier_params, &base_tcp, &mut c);
+        ndp::trim_features(s, &tiers, &mut links.tier_params, &mut c);
         let transports = transports(&s.transports, base_tcp, &mut c);
         let mtu = transports
             .iter()
@@ -126,6 +128,7 @@ impl Plan {
         );
         roce::check_rwndq(s, &links.tier_params, &transports, &mut c);
         roce::check_lossless(s, &transports, &mut c);
+        ndp::check_paths(s, &transports, &mut c);
         let topology = kind.as_ref().map(|k| k.build());
         if let Some(topo) = &topology {
             check_switch_memory(topo, &links.tier_params, &buffer, &pfc, &mut c);

@@ -7,17 +7,18 @@ use super::results::Tally;
 use super::{Sim, NO_FLOW};
 use crate::engine::queue::EventKind;
 use crate::net::packet::flags;
-use crate::net::packet::{Desc, Ecn, Packet, PacketExt, INT, PINNED, TO_CLIENT, TO_SERVER};
+use crate::net::packet::{Desc, Ecn, Packet, PacketExt, INT, NDP, PINNED, TO_CLIENT, TO_SERVER};
 use crate::transport::roce;
 use crate::transport::tcp::Segment;
 
-/// A RoCE packet's class byte: data in the entry's priority (HPCC's with the `INT` bit,
-/// so switch ports stamp it), control packets (ACK, NAK, CNP) in class 0, as NICs and
-/// switches give them a high-priority queue.
+/// A RoCE or NDP packet's class byte: data in the connection's priority (HPCC's with the
+/// `INT` bit, so switch ports stamp it), control packets (ACK, NAK, CNP; NDP's ACK, NACK,
+/// PULL) in class 0, as NICs and switches give them a high-priority queue; NDP's keep
+/// their `NDP` bit.
 #[inline]
-fn roce_class(priority: u8, int: bool, seg: &Segment) -> u8 {
+fn control_class(priority: u8, int: bool, seg: &Segment) -> u8 {
     if seg.len == 0 {
-        0
+        priority & NDP
     } else if int {
         priority | INT
     } else {
@@ -43,6 +44,9 @@ impl Sim {
 
     pub(super) fn deliver(&mut self, d: Desc) {
         let p = *self.pkts.get(d.pkt);
+        if self.conns[p.conn as usize].ndp {
+            return self.deliver_ndp(d, p);
+        }
         // HPCC's INT records: on its data (the switches' stamps) and its ACKs (the echo).
         // Every packet of an HPCC connection has its slot (cleared at send).
         let int = if self.conns[p.conn as usize].int {
@@ -258,8 +262,8 @@ impl Sim {
             } else {
                 Ecn::NotEct
             },
-            class: if c.roce {
-                roce_class(c.priority, c.int, seg) | c.pinned
+            class: if c.roce || c.ndp {
+                control_class(c.priority, c.int, seg) | c.pinned
             } else {
                 c.priority | c.pinned
             },

@@ -13,7 +13,7 @@
 //! rate, one per full data packet's serialisation time, across all its flows. A header
 //! a full header queue sent back to its sender (`flags::RETURNED`) is a NACK too.
 //!
-//! Packets are [`Segment`]s: data carries its first byte in `seq`, its payload in `len`
+//! Packets are `Segment`s: data carries its first byte in `seq`, its payload in `len`
 //! and the flow's size so far in `ack` (so the receiver knows when it has everything and
 //! stops pulling); ACK and NACK name the data packet by its `seq`; a PULL carries the
 //! receiver's cumulative pull count in `ack`, so a lost PULL is made up by the next.
@@ -28,8 +28,6 @@ pub use sender::{NdpSender, NdpStats};
 
 use crate::net::trim::HEADER_WIRE;
 use crate::time::{SimTime, PS_PER_US};
-#[allow(unused_imports)]
-use crate::transport::tcp::Segment;
 
 /// What an NDP packet is. ACK, NACK and PULL are on the wire; `TRIMMED` and `RETURNED`
 /// are set by the simulator on delivery only (what the switches did to a data packet),

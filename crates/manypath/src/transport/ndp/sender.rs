@@ -2,6 +2,7 @@
 //! first, and a retransmission timeout for packets neither ACKed nor NACKed.
 
 use super::{flags, NdpConfig};
+use crate::engine::rng::Rng;
 use crate::time::SimTime;
 use crate::transport::tcp::Segment;
 use std::collections::VecDeque;
@@ -56,6 +57,12 @@ pub struct NdpSender {
     opened: bool,
     finish: Option<SimTime>,
     stats: NdpStats,
+    /// Spraying over the connection's equal-cost paths (htsim's permuted scatter): the
+    /// paths in a random order, the next one's place in it, and the order's stream.
+    /// Without paths, each packet takes a random one (`Segment::scatter`).
+    paths: Vec<u16>,
+    next_path: usize,
+    rng: Option<Rng>,
 }
 
 impl NdpSender {
@@ -79,7 +86,33 @@ impl NdpSender {
             opened: false,
             finish: None,
             stats: NdpStats::default(),
+            paths: Vec::new(),
+            next_path: 0,
+            rng: None,
         }
+    }
+
+    /// Sprays over `n` paths: each packet takes the next of them in a random order,
+    /// drawn anew from `rng` after each round, so every path carries the same share.
+    pub fn set_paths(&mut self, n: usize, rng: Rng) {
+        self.paths = (0..n.min(u16::MAX as usize) as u16).collect();
+        self.rng = Some(rng);
+        self.next_path = n;
+    }
+
+    /// The path of the next packet (`None`: a random one).
+    fn path(&mut self) -> Option<usize> {
+        let rng = self.rng.as_mut()?;
+        if self.next_path >= self.paths.len() {
+            // Fisher–Yates.
+            for i in (1..self.paths.len()).rev() {
+                let j = rng.below(i as u64 + 1) as usize;
+                self.paths.swap(i, j);
+            }
+            self.next_path = 0;
+        }
+        self.next_path += 1;
+        Some(self.paths[self.next_path - 1] as usize)
     }
 
     pub fn config(&self) -> &NdpConfig {
@@ -171,7 +204,7 @@ impl NdpSender {
 
     /// The next packet, if it has credit: a NACKed packet first, then new data. Credit
     /// with nothing to send is dropped, as NDP wastes a PULL that finds nothing.
-    pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<(usize, Segment)> {
         if self.credit == 0 {
             return None;
         }
@@ -195,21 +228,24 @@ impl NdpSender {
         None
     }
 
-    fn send(&mut self, now: SimTime, n: u32, len: u32) -> Segment {
+    /// Packet `n` of `len` bytes goes now, on the path it is given.
+    fn send(&mut self, now: SimTime, n: u32, len: u32) -> (usize, Segment) {
         self.credit -= 1;
+        let path = self.path();
         self.state[n as usize] = State::InFlight;
         self.sent_at[n as usize] = now;
         self.flight.push_back((n, now));
         self.stats.bytes_sent += len as u64;
         self.stats.packets_sent += 1;
-        Segment {
+        let seg = Segment {
             seq: n as u64 * self.cfg.payload as u64,
             ack: self.size,
             len,
             ts: now,
-            scatter: true,
+            scatter: path.is_none(),
             ..Segment::default()
-        }
+        };
+        (path.unwrap_or(0), seg)
     }
 
     /// Drops the timeout records of packets that have moved on since they were sent.
@@ -289,7 +325,7 @@ mod tests {
 
     fn drain(s: &mut NdpSender, now: SimTime) -> Vec<u64> {
         std::iter::from_fn(|| s.poll_transmit(now))
-            .map(|x| x.seq)
+            .map(|x| x.1.seq)
             .collect()
     }
 
@@ -392,6 +428,27 @@ mod tests {
         s.on_segment(5, &ctl(flags::RETURNED, 1000));
         assert_eq!(drain(&mut s, 5), vec![1000]);
         assert_eq!(s.stats().returned, 1);
+    }
+
+    /// With paths set, each round of packets takes every path once, in a new order.
+    #[test]
+    fn packets_spray_over_every_path_once_per_round() {
+        let mut s = NdpSender::new(cfg(12), 12_000);
+        s.set_paths(4, Rng::new(1, 2, 3));
+        s.open();
+        let paths: Vec<usize> = std::iter::from_fn(|| s.poll_transmit(0))
+            .map(|(p, seg)| {
+                assert!(!seg.scatter);
+                p
+            })
+            .collect();
+        assert_eq!(paths.len(), 12);
+        for round in paths.chunks(4) {
+            let mut r = round.to_vec();
+            r.sort_unstable();
+            assert_eq!(r, vec![0, 1, 2, 3], "{paths:?}");
+        }
+        assert_ne!(paths[..4], paths[4..8], "a new order each round");
     }
 
     #[test]
