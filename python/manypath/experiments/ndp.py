@@ -116,7 +116,7 @@ def plot_permutation(table: pd.DataFrame) -> Figure:
     plot=plot_permutation,
 )
 def run_permutation(full: bool, seed: int) -> pd.DataFrame:
-    k, duration = (8, 10.0) if full else (4, 5.0)
+    k, duration = (8, 20.0) if full else (4, 10.0)
     seeds = [seed, seed + 1] if full else [seed]
     rows = []
     for scheme in SCHEMES:

@@ -6,8 +6,8 @@
 
 use super::Sim;
 use crate::engine::queue::EventKind;
-use crate::net::packet::{Desc, Packet, TO_SERVER};
-use crate::net::trim::Fate;
+use crate::net::packet::{Desc, Packet, NDP, TO_SERVER};
+use crate::net::trim::{Fate, HEADER_WIRE};
 use crate::transport::ndp::flags as ndp_flags;
 use crate::transport::tcp::Segment;
 
@@ -16,6 +16,20 @@ impl Sim {
     /// wait).
     pub(super) fn enqueue_trimming(&mut self, port_id: u32, d: Desc) {
         let now = self.now;
+        let port = &mut self.net.ports[port_id as usize];
+        if port.queue.is_empty()
+            && !port.txdone_pending
+            && d.class & NDP != 0
+            && d.wire <= HEADER_WIRE
+        {
+            // A header behind the packet on the wire, with nothing waiting: nothing that
+            // comes later can go before it (headers keep their order, and no data waits
+            // for the round robin's turn), so it starts when the link frees, with no
+            // `TxDone` event. It does not count as waiting in the header queue.
+            port.queue.pass_through();
+            let start = port.busy_until;
+            return self.transmit(port_id, d, start);
+        }
         let a = self.net.ports[port_id as usize]
             .queue
             .arrive_trimming(now, d);
@@ -94,10 +108,15 @@ impl Sim {
         self.flush(conn_id);
     }
 
-    /// Makes sure host `host`'s pacer has a wake-up pending if it has requests.
+    /// Makes sure host `host`'s pacer has a wake-up pending if it has requests; a pacer
+    /// free now sends at once, without an event.
     fn wake_pacer(&mut self, host: usize) {
         if let Some(at) = self.pacers[host].wake_at(self.now) {
-            self.events.schedule(at, EventKind::NdpPull, host as u32, 0);
+            if at == self.now {
+                self.pull_tick(host as u32);
+            } else {
+                self.events.schedule(at, EventKind::NdpPull, host as u32, 0);
+            }
         }
     }
 
