@@ -690,8 +690,8 @@ pub struct TransportSpec {
     /// Payload bytes per packet (default 1000, the HPCC authors' simulator's; for ndp
     /// 8936, 9000-byte packets with NDP's 64-byte header, as the paper's jumbo frames).
     pub payload_bytes: Option<u32>,
-    /// Retransmission timeout, µs (default 320, IRN's RTO_high; for ndp 1000, the backstop
-    /// for packets neither ACKed nor NACKed).
+    /// Retransmission timeout, µs (default 320, IRN's RTO_high; for ndp 5000, htsim's
+    /// minimum RTO, the backstop for packets neither ACKed nor NACKed and lost PULLs).
     pub rto_us: Option<f64>,
     /// The receiver's least spacing of CNPs per flow, µs (default 50, DCQCN's N).
     pub cnp_interval_us: Option<f64>,
