@@ -79,6 +79,12 @@ fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDic
         t.add("naks", |x| x.recovery.naks as u64)?;
         t.add("cnps", |x| x.recovery.cnps as u64)?;
     }
+    // NDP's own counters, only in runs with an NDP transport.
+    if r.ndp {
+        t.add("pulls", |x| x.recovery.pulls)?;
+        t.add("nacks", |x| x.recovery.nacks as u64)?;
+        t.add("trimmed", |x| x.recovery.trimmed as u64)?;
+    }
     Ok(t.dict)
 }
 
@@ -126,6 +132,12 @@ fn queues_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDi
     t.add("rwndq_peak_flows", |x| x.rwndq_peak_flows)?;
     t.add("rwndq_window", |x| x.rwndq_window)?;
     t.add("rwndq_rewrites", |x| x.rwndq_rewrites)?;
+    // A trimming queue's counters, only in runs where some switch port trims.
+    if r.trim {
+        t.add("trimmed", |x| x.trimmed)?;
+        t.add("header_drops", |x| x.header_drops)?;
+        t.add("returned", |x| x.returned)?;
+    }
     if r.fabric {
         t.add("buffer_mean_bytes", |x| x.buffer_mean_bytes)?;
         t.add("buffer_peak_bytes", |x| x.buffer_peak_bytes)?;

@@ -9,6 +9,7 @@ use crate::scenario::TransportPlan;
 use crate::time::SimTime;
 use crate::transport::mptcp::sender::MptcpCounters;
 use crate::transport::mptcp::{MptcpReceiver, MptcpSender};
+use crate::transport::ndp::{NdpReceiver, NdpSender};
 use crate::transport::protocol::{self, CcContext};
 use crate::transport::roce::{RoceReceiver, RoceSender};
 use crate::transport::tcp::{Segment, SenderStats, TcpReceiver, TcpSender};
@@ -28,6 +29,11 @@ pub enum Endpoints {
     Roce {
         client: Box<RoceSender>,
         server: Box<RoceReceiver>,
+    },
+    /// NDP's sender and receiver (the receiver's PULLs paced by its host's pacer).
+    Ndp {
+        client: Box<NdpSender>,
+        server: Box<NdpReceiver>,
     },
 }
 
@@ -59,6 +65,13 @@ impl Endpoints {
             return Endpoints::Roce {
                 client: Box::new(RoceSender::new(cfg, cc, size)),
                 server: Box::new(RoceReceiver::new(cfg)),
+            };
+        }
+        if let Some(settings) = t.ndp {
+            let cfg = settings.config(nic.line_bps, nic.base_rtt);
+            return Endpoints::Ndp {
+                client: Box::new(NdpSender::new(cfg, size)),
+                server: Box::new(NdpReceiver::new()),
             };
         }
         let tcp = t.tcp;
@@ -97,7 +110,7 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { .. } => 1,
             Endpoints::Mptcp { client, .. } => client.subs.len(),
-            Endpoints::Roce { .. } => 1,
+            Endpoints::Roce { .. } | Endpoints::Ndp { .. } => 1,
         }
     }
 
@@ -110,6 +123,7 @@ impl Endpoints {
             }
             Endpoints::Mptcp { client, .. } => client.make_idle(),
             Endpoints::Roce { client, .. } => client.make_idle(),
+            Endpoints::Ndp { client, .. } => client.make_idle(),
         }
     }
 
@@ -119,6 +133,7 @@ impl Endpoints {
             Endpoints::Tcp { client, .. } => client.offer(bytes),
             Endpoints::Mptcp { client, .. } => client.offer(bytes),
             Endpoints::Roce { client, .. } => client.offer(bytes),
+            Endpoints::Ndp { client, .. } => client.offer(bytes),
         }
     }
 
@@ -129,13 +144,16 @@ impl Endpoints {
             Endpoints::Tcp { client, .. } => client.snd_una.min(client.size),
             Endpoints::Mptcp { client, .. } => client.data_una,
             Endpoints::Roce { client, .. } => client.bytes_acked(),
+            Endpoints::Ndp { client, .. } => client.bytes_acked(),
         }
     }
 
     /// The multipath sender's connection-level counters (zero for TCP).
     pub fn mptcp_counters(&self) -> MptcpCounters {
         match self {
-            Endpoints::Tcp { .. } | Endpoints::Roce { .. } => MptcpCounters::default(),
+            Endpoints::Tcp { .. } | Endpoints::Roce { .. } | Endpoints::Ndp { .. } => {
+                MptcpCounters::default()
+            }
             Endpoints::Mptcp { client, .. } => client.counters,
         }
     }
@@ -145,6 +163,7 @@ impl Endpoints {
             Endpoints::Tcp { client, .. } => client.open(),
             Endpoints::Mptcp { client, .. } => client.open(),
             Endpoints::Roce { client, .. } => client.open(),
+            Endpoints::Ndp { client, .. } => client.open(),
         }
     }
 
@@ -158,6 +177,8 @@ impl Endpoints {
             (Endpoints::Mptcp { server, .. }, _) => server.on_segment(now, sub, seg),
             (Endpoints::Roce { client, .. }, 0) => client.on_segment(now, seg),
             (Endpoints::Roce { server, .. }, _) => server.on_segment(now, seg),
+            (Endpoints::Ndp { client, .. }, 0) => client.on_segment(now, seg),
+            (Endpoints::Ndp { server, .. }, _) => server.on_segment(now, seg),
         }
     }
 
@@ -171,6 +192,8 @@ impl Endpoints {
             (Endpoints::Mptcp { server, .. }, _) => server.poll_transmit(now),
             (Endpoints::Roce { client, .. }, 0) => client.poll_transmit(now).map(|s| (0, s)),
             (Endpoints::Roce { server, .. }, _) => server.poll_transmit(now).map(|s| (0, s)),
+            (Endpoints::Ndp { client, .. }, 0) => client.poll_transmit(now),
+            (Endpoints::Ndp { server, .. }, _) => server.poll_transmit(now).map(|s| (0, s)),
         }
     }
 
@@ -182,6 +205,8 @@ impl Endpoints {
             (Endpoints::Mptcp { server, .. }, _) => server.on_timer(now),
             (Endpoints::Roce { client, .. }, 0) => client.on_timer(now),
             (Endpoints::Roce { server, .. }, _) => server.on_timer(now),
+            (Endpoints::Ndp { client, .. }, 0) => client.on_timer(now),
+            (Endpoints::Ndp { server, .. }, _) => server.on_timer(now),
         }
     }
 
@@ -193,6 +218,8 @@ impl Endpoints {
             (Endpoints::Mptcp { server, .. }, _) => server.timer_deadline(),
             (Endpoints::Roce { client, .. }, 0) => client.timer_deadline(),
             (Endpoints::Roce { server, .. }, _) => server.timer_deadline(),
+            (Endpoints::Ndp { client, .. }, 0) => client.timer_deadline(),
+            (Endpoints::Ndp { server, .. }, _) => server.timer_deadline(),
         }
     }
 
@@ -203,6 +230,7 @@ impl Endpoints {
             Endpoints::Tcp { client, .. } => client.finish(),
             Endpoints::Mptcp { client, .. } => client.finish,
             Endpoints::Roce { client, .. } => client.finish(),
+            Endpoints::Ndp { client, .. } => client.finish(),
         }
     }
 
@@ -212,6 +240,7 @@ impl Endpoints {
             Endpoints::Tcp { client, .. } => client.stats(),
             Endpoints::Mptcp { client, .. } => client.stats(),
             Endpoints::Roce { client, .. } => roce_stats(client),
+            Endpoints::Ndp { client, .. } => ndp_stats(client),
         }
     }
 
@@ -220,7 +249,7 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { client, .. } => std::slice::from_ref(client),
             Endpoints::Mptcp { client, .. } => &client.subs,
-            Endpoints::Roce { .. } => &[],
+            Endpoints::Roce { .. } | Endpoints::Ndp { .. } => &[],
         }
     }
 
@@ -230,6 +259,7 @@ impl Endpoints {
             Endpoints::Tcp { client, .. } => vec![client.stats()],
             Endpoints::Mptcp { client, .. } => client.subs.iter().map(|s| s.stats()).collect(),
             Endpoints::Roce { client, .. } => vec![roce_stats(client)],
+            Endpoints::Ndp { client, .. } => vec![ndp_stats(client)],
         }
     }
 
@@ -260,6 +290,17 @@ impl Endpoints {
                     ..RecoveryCounters::default()
                 }
             }
+            Endpoints::Ndp { client, server } => {
+                let s = client.stats();
+                RecoveryCounters {
+                    packets_sent: s.packets_sent,
+                    packets_retx: s.packets_retx,
+                    pulls: s.pulls,
+                    nacks: s.nacks,
+                    trimmed: server.trimmed,
+                    ..RecoveryCounters::default()
+                }
+            }
         }
     }
 
@@ -267,7 +308,7 @@ impl Endpoints {
     pub fn ssr_episodes(&self) -> (u32, u32) {
         match self {
             Endpoints::Mptcp { client, .. } => client.coupling.ssr_episodes(),
-            Endpoints::Tcp { .. } | Endpoints::Roce { .. } => (0, 0),
+            Endpoints::Tcp { .. } | Endpoints::Roce { .. } | Endpoints::Ndp { .. } => (0, 0),
         }
     }
 
@@ -277,7 +318,7 @@ impl Endpoints {
         match (self, ep) {
             (Endpoints::Roce { client, .. }, 0) => client.on_segment_int(now, seg, int.hops()),
             (Endpoints::Roce { server, .. }, _) => server.on_segment_int(now, seg, int),
-            (e @ (Endpoints::Tcp { .. } | Endpoints::Mptcp { .. }), ep) => {
+            (e @ (Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Ndp { .. }), ep) => {
                 e.on_segment(now, ep, 0, seg)
             }
         }
@@ -291,7 +332,7 @@ impl Endpoints {
                 client.bytes_acked(),
                 client.window().map_or(0.0, |w| w as f64),
             )),
-            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } => None,
+            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Ndp { .. } => None,
         }
     }
 
@@ -299,6 +340,7 @@ impl Endpoints {
     pub fn header_bytes(&self) -> Option<u32> {
         match self {
             Endpoints::Roce { client, .. } => Some(client.config().header),
+            Endpoints::Ndp { client, .. } => Some(client.config().header),
             Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } => None,
         }
     }
@@ -307,7 +349,7 @@ impl Endpoints {
     pub fn int_echo(&self) -> Option<&IntStack> {
         match self {
             Endpoints::Roce { server, .. } => Some(server.echo()),
-            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } => None,
+            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Ndp { .. } => None,
         }
     }
 }
@@ -326,5 +368,47 @@ fn roce_stats(client: &RoceSender) -> SenderStats {
         packets_sent: s.packets_sent,
         packets_retx: s.packets_retx,
         ..SenderStats::default()
+    }
+}
+
+/// An NDP sender's counters in TCP's terms (NACK-started resends are not fast
+/// retransmits: NDP has no duplicate ACKs).
+fn ndp_stats(client: &NdpSender) -> SenderStats {
+    let s = client.stats();
+    SenderStats {
+        bytes_sent: s.bytes_sent,
+        bytes_retx: s.bytes_retx,
+        bytes_acked: s.bytes_acked,
+        timeouts: s.timeouts,
+        finish: client.finish(),
+        packets_sent: s.packets_sent,
+        packets_retx: s.packets_retx,
+        ..SenderStats::default()
+    }
+}
+
+impl Endpoints {
+    /// NDP's receiver: the PULLs it asked for since last called (0 for other transports).
+    pub fn ndp_pull_requests(&mut self) -> u32 {
+        match self {
+            Endpoints::Ndp { server, .. } => server.take_pull_requests(),
+            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Roce { .. } => 0,
+        }
+    }
+
+    /// NDP's sender sprays over `n` paths (the connection's routes by subflow index).
+    pub fn ndp_set_paths(&mut self, n: usize, rng: crate::engine::Rng) {
+        match self {
+            Endpoints::Ndp { client, .. } => client.set_paths(n, rng),
+            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Roce { .. } => {}
+        }
+    }
+
+    /// NDP's receiver: the pacer's turn; whether it queued a PULL.
+    pub fn ndp_pull(&mut self) -> bool {
+        match self {
+            Endpoints::Ndp { server, .. } => server.pull(),
+            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Roce { .. } => false,
+        }
     }
 }

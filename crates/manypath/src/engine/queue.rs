@@ -33,6 +33,8 @@ pub enum EventKind {
     Pause = 9,
     /// The periodic PFC deadlock check.
     PfcCheck = 10,
+    /// The NDP pull pacer of host `a` may send a PULL.
+    NdpPull = 11,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -77,6 +79,7 @@ impl Event {
             8 => EventKind::ConnOpen,
             9 => EventKind::Pause,
             10 => EventKind::PfcCheck,
+            11 => EventKind::NdpPull,
             _ => EventKind::Arrive,
         }
     }

@@ -235,6 +235,8 @@ fn report(
         }),
         warnings: plan.warnings.clone(),
         roce: false,
+        ndp: false,
+        trim: false,
         fabric: false,
     }
 }

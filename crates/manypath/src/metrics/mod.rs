@@ -66,6 +66,11 @@ pub struct RecoveryCounters {
     /// RoCE: NAKs and CNPs the requester received.
     pub naks: u32,
     pub cnps: u32,
+    /// NDP: PULLs the sender received, NACKs (returned headers included), and trimmed
+    /// headers the receiver got.
+    pub pulls: u64,
+    pub nacks: u32,
+    pub trimmed: u32,
 }
 
 /// One subflow of a multipath flow.
@@ -171,6 +176,12 @@ pub struct QueueRecord {
     pub pfc_paused_time: [SimTime; 2],
     /// Packets that came in by this port and found PFC headroom and shared pool full.
     pub headroom_drops: u64,
+    /// NDP's trimming queue: data packets cut to their header, headers dropped at the
+    /// full header queue (included in `drops`), and trimmed headers returned to their
+    /// sender (included in `drops`).
+    pub trimmed: u64,
+    pub header_drops: u64,
+    pub returned: u64,
 }
 
 impl QueueRecord {
@@ -217,6 +228,9 @@ impl QueueRecord {
             pfc_pauses_received: [0; 2],
             pfc_paused_time: [0; 2],
             headroom_drops: 0,
+            trimmed: 0,
+            header_drops: 0,
+            returned: 0,
         }
     }
 }
@@ -288,6 +302,11 @@ pub struct Results {
     pub warnings: Vec<(String, String)>,
     /// Some flow runs a RoCE transport: the flows table has its columns (NAKs, CNPs).
     pub roce: bool,
+    /// Some flow runs NDP: the flows table has its columns (pulls, NACKs, trimmed).
+    pub ndp: bool,
+    /// Some switch port trims: the queue table has its columns (trimmed, header drops,
+    /// returned).
+    pub trim: bool,
     /// Some switch has a shared buffer or PFC: the queue tables and counters have their
     /// columns (buffer occupancy and drops, pause frames and time, headroom drops,
     /// deadlocks), which runs without them do not carry.

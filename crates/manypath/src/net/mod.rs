@@ -16,6 +16,7 @@ pub mod red;
 pub mod rwndq;
 pub mod shared_buffer;
 pub mod topology;
+pub mod trim;
 
 pub use network::{Network, NodeKind, Port};
 pub use packet::{Ecn, Packet, PacketArena, PacketId};

@@ -12,6 +12,7 @@ use super::queue::{OutQueue, QueueConfig};
 use super::red::RedConfig;
 use super::rwndq::{RwndqConfig, RwndqPort};
 use super::topology::{NodeRole, Topology};
+use super::trim::TrimConfig;
 use crate::engine::rng::{mix64, stream, Rng};
 use crate::time::{Rate, SimTime};
 use std::collections::{HashMap, VecDeque};
@@ -44,6 +45,8 @@ pub struct LinkParams {
     pub ecn_red: Option<EcnRedConfig>,
     /// PFC on this tier's links (both ends).
     pub pfc: bool,
+    /// NDP's trimming on the switch ports of this tier.
+    pub trim: Option<TrimConfig>,
 }
 
 /// An output port: a queue feeding one direction of a link.
@@ -187,6 +190,12 @@ impl Network {
             if let (Some(cfg), NodeKind::Switch) = (ecn_red, kinds[port.owner as usize]) {
                 let rng = Rng::new(seed, stream::QUEUE, i as u64);
                 port.queue.start_ecn_red(cfg, rng);
+            }
+            // Trimming (never with RED or RED-style marking) takes the same stream.
+            let trim = tier_params[port.tier as usize].trim;
+            if let (Some(cfg), NodeKind::Switch) = (trim, kinds[port.owner as usize]) {
+                let rng = Rng::new(seed, stream::QUEUE, i as u64);
+                port.queue.start_trim(cfg, rng);
             }
         }
         // Each port's reverse: the peer's port back to its owner. Parallel links between
@@ -543,6 +552,7 @@ impl Network {
             red: None,
             ecn_red: None,
             pfc: false,
+            trim: None,
         };
         Network::build(
             &topo,

@@ -88,8 +88,13 @@ pub const PINNED: u8 = 0x80;
 /// it leaves them (`PacketArena::int_mut`; HPCC's data packets).
 pub const INT: u8 = 0x40;
 
+/// A bit of `Desc::class`: the packet is NDP's (`transport/ndp/`), so a trimming queue
+/// (`net::trim`) cuts its data to the header instead of dropping it, and puts its headers
+/// and control packets in the header queue.
+pub const NDP: u8 = 0x20;
+
 /// The bits of `Desc::class` that hold the priority.
-pub const PRIORITY_MASK: u8 = !(PINNED | INT);
+pub const PRIORITY_MASK: u8 = !(PINNED | INT | NDP);
 
 /// What switches read of a packet, carried in its events and queue slots so that a hop
 /// through the fabric never touches the packet body (which stays cold in the arena until
@@ -107,7 +112,7 @@ pub struct Desc {
 }
 
 impl Desc {
-    /// The strict-priority class without the `PINNED` and `INT` bits.
+    /// The strict-priority class without the `PINNED`, `INT` and `NDP` bits.
     #[inline]
     pub fn priority(&self) -> u8 {
         self.class & PRIORITY_MASK

@@ -18,6 +18,7 @@
 use super::ecn_red::{EcnRed, EcnRedConfig};
 use super::packet::Desc;
 use super::red::{Red, RedConfig, RedVerdict};
+use super::trim::{Arrival, Fate, TrimConfig, TrimQueue, TrimStats};
 use crate::engine::rng::Rng;
 use crate::time::{Rate, SimTime};
 use std::collections::VecDeque;
@@ -100,6 +101,8 @@ pub struct OutQueue {
     red: Option<Box<Red>>,
     /// RED-style ECN marking on the instantaneous queue, with the port's random stream.
     ecn_red: Option<Box<(EcnRed, Rng)>>,
+    /// NDP's trimming (`net::trim`): its data and header queues replace `fifo`.
+    trim: Option<Box<TrimQueue>>,
     /// Departures fixed at enqueue: the waiting packets are in `sizes`, not `fifo`.
     committed: bool,
     /// Committed: when the first waiting packet starts onto the wire.
@@ -119,6 +122,7 @@ impl OutQueue {
             stats: QueueStats::default(),
             red: None,
             ecn_red: None,
+            trim: None,
             committed: false,
             head_start: 0,
             sizes: VecDeque::new(),
@@ -136,6 +140,58 @@ impl OutQueue {
     /// marking looks only at the queue an arrival finds.
     pub fn start_ecn_red(&mut self, cfg: EcnRedConfig, rng: Rng) {
         self.ecn_red = Some(Box::new((EcnRed::new(cfg), rng)));
+    }
+
+    /// Makes this a trimming queue (`net::trim`), drawing from `rng`, the port's own
+    /// stream. Its packets always go through `arrive_trimming` and `dequeue`.
+    pub fn start_trim(&mut self, cfg: TrimConfig, rng: Rng) {
+        self.trim = Some(Box::new(TrimQueue::new(cfg, rng)));
+    }
+
+    /// This queue trims NDP's data (its arrivals go through `arrive_trimming`).
+    #[inline]
+    pub fn trims(&self) -> bool {
+        self.trim.is_some()
+    }
+
+    /// The trimming counters (`None` for other queues).
+    pub fn trim_stats(&self) -> Option<TrimStats> {
+        self.trim.as_ref().map(|t| t.stats)
+    }
+
+    /// An arrival at a trimming queue: what became of it and of any packet trimmed off
+    /// the data queue's tail for it. Occupancy counts both of its queues.
+    pub fn arrive_trimming(&mut self, now: SimTime, d: Desc) -> Arrival {
+        let room = self.has_room(d.wire as u32);
+        let t = self.trim.as_deref_mut().expect("a trimming queue");
+        let a = t.arrive(d, room);
+        let mut packets = self.packets;
+        let mut bytes = self.bytes;
+        match a.arriving.1 {
+            Fate::Data | Fate::Header => {
+                packets += 1;
+                bytes += a.arriving.0.wire as u64;
+                self.stats.enqueued += 1;
+            }
+            Fate::Dropped | Fate::Returned => self.stats.drops += 1,
+        }
+        if let Some((e, fate)) = a.evicted {
+            // It waited as a full data packet.
+            bytes -= a.evicted_wire as u64;
+            match fate {
+                Fate::Data | Fate::Header => bytes += e.wire as u64,
+                Fate::Dropped | Fate::Returned => {
+                    packets -= 1;
+                    self.stats.drops += 1;
+                }
+            }
+        }
+        self.account(now);
+        self.packets = packets;
+        self.bytes = bytes;
+        self.stats.max_packets = self.stats.max_packets.max(self.packets);
+        self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
+        a
     }
 
     /// RED runs on this queue, so every arrival must pass through `enqueue`.
@@ -204,6 +260,7 @@ impl OutQueue {
     pub fn commit_departures(&mut self) -> bool {
         // (RED-style marking at enqueue keeps a queue committed: see `start_ecn_red`.)
         self.committed = self.red.is_none()
+            && self.trim.is_none()
             && !self.cfg.priority
             && self.cfg.mark_at == MarkAt::Enqueue
             && self.packets == 0;
@@ -416,7 +473,10 @@ impl OutQueue {
     #[inline(always)]
     pub fn dequeue(&mut self, now: SimTime) -> Option<Desc> {
         let c = if !self.fifo[0].is_empty() { 0 } else { 1 };
-        let d = self.fifo[c].pop_front()?;
+        let d = match self.trim.as_deref_mut() {
+            None => self.fifo[c].pop_front()?,
+            Some(t) => t.dequeue()?,
+        };
         self.account(now);
         self.packets -= 1;
         self.bytes -= d.wire as u64;
@@ -441,10 +501,12 @@ impl OutQueue {
     /// Ids of the packets held in the queue (for conservation checks at the end of a
     /// run); a committed queue holds none, its waiting packets are already in flight.
     pub fn queued_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        let trim = self.trim.as_deref().into_iter().flat_map(|t| t.ids());
         self.fifo[0]
             .iter()
             .chain(self.fifo[1].iter())
             .map(|d| d.pkt)
+            .chain(trim)
     }
 }
 

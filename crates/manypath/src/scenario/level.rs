@@ -155,6 +155,12 @@ fn check_flow_level(s: &Scenario, transports: &[TransportPlan], c: &mut Checker)
                 "ECN marking acts on queues, which the flow level (level = \"flow\") does not model",
             );
         }
+        if q.trim.is_some() {
+            err(
+                &format!("{path}.trim"),
+                "trimming acts on queues, which the flow level (level = \"flow\") does not model",
+            );
+        }
     }
     let tier_buffers = s.network.tiers.iter().filter_map(|(t, o)| match o.buffer {
         Some(TierBufferSpec::Buffer(_)) => Some(format!("network.tiers.{t}.buffer")),

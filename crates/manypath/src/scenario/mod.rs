@@ -9,6 +9,7 @@ mod checker;
 pub mod fabric;
 mod faults;
 pub mod level;
+pub mod ndp;
 pub mod plan;
 mod queues;
 mod roce;

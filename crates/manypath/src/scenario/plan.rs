@@ -9,6 +9,7 @@ use super::checker::{Checker, MAX_TIME_US};
 use super::fabric::{fabric, BufferPlan, PfcPlan};
 use super::faults::{fault_plan, FaultPlan};
 use super::level::{check_level, check_unpinned, model_config, FlowModelConfig, Level};
+use super::ndp;
 use super::queues::switch_features;
 use super::roce;
 use super::schema::{LoadBalancingSpec, Scenario};
@@ -106,6 +107,7 @@ impl Plan {
         let mut links = links(s, &tiers, kind.is_some(), &mut c);
         let base_tcp = tcp_config(TcpConfig::default(), &s.tcp, "tcp", &mut c);
         switch_features(s, &tiers, &mut links.tier_params, &base_tcp, &mut c);
+        ndp::trim_features(s, &tiers, &mut links.tier_params, &mut c);
         let transports = transports(&s.transports, base_tcp, &mut c);
         let mtu = transports
             .iter()
@@ -135,6 +137,7 @@ impl Plan {
         );
         roce::check_rwndq(s, &links.tier_params, &transports, &mut c);
         roce::check_lossless(s, &transports, &mut c);
+        ndp::check_paths(s, &transports, &mut c);
         let faults = match &topology {
             Some(topo) => fault_plan(&s.faults, topo, &mut c),
             None => FaultPlan::default(),

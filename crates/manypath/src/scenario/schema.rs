@@ -434,6 +434,32 @@ pub struct QueueSpec {
     /// packet joining a queue of K bytes is marked with probability 0 for K ≤ kmin,
     /// pmax·(K − kmin)/(kmax − kmin) up to kmax, 1 above.
     pub ecn_red: Option<EcnRedSpec>,
+    /// NDP's packet trimming on these switch ports (`trim = {}` for the paper's
+    /// defaults): a data queue and a high-priority header queue; an NDP data packet that
+    /// finds the data queue at its threshold is cut to its 64-byte header. Not on host
+    /// NICs; not with `priority`, `red`, `ecn_red` or ECN thresholds on the same queue.
+    pub trim: Option<TrimSpec>,
+}
+
+/// NDP's trimming queue (Handley et al., SIGCOMM 2017). Above the threshold, the
+/// arriving NDP data packet or, half the time, the one at the tail of the data queue is
+/// trimmed; the link serves `header_weight` headers per data packet while both queues
+/// wait. Packets of other transports use the data queue with its drop-tail limit.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TrimSpec {
+    /// Data packets the data queue holds before NDP data is trimmed (default 8, the
+    /// paper's); at most the queue's `limit_packets`.
+    pub threshold_packets: Option<u64>,
+    /// The header queue's limit in packets (default 2250: htsim's header queue of twice
+    /// the data queue's bytes, eight 9000-byte packets, in 64-byte headers). It carries
+    /// trimmed headers and NDP's ACK, NACK and PULL packets; at least 1.
+    pub header_queue_packets: Option<u64>,
+    /// Headers served per data packet while both queues wait (default 10).
+    pub header_weight: Option<u32>,
+    /// A trimmed header that finds the header queue full goes back to its sender (which
+    /// resends it at once) instead of being dropped (default false).
+    pub return_to_sender: Option<bool>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -674,16 +700,20 @@ pub struct TransportSpec {
     /// true for hpcc, false for the others).
     pub window: Option<bool>,
     /// The fixed window of `window = true` for dcqcn, timely and roce, bytes (default one
-    /// line-rate BDP of the base RTT).
+    /// line-rate BDP of the base RTT). For ndp: the first window, sent at line rate before
+    /// any PULL (default one line-rate BDP of the base RTT, in whole packets).
     pub window_bytes: Option<u64>,
-    /// Payload bytes per packet (default 1000, the HPCC authors' simulator's).
+    /// Payload bytes per packet (default 1000, the HPCC authors' simulator's; for ndp
+    /// 8936, 9000-byte packets with NDP's 64-byte header, as the paper's jumbo frames).
     pub payload_bytes: Option<u32>,
-    /// Retransmission timeout, µs (default 320, IRN's RTO_high).
+    /// Retransmission timeout, µs (default 320, IRN's RTO_high; for ndp 5000, htsim's
+    /// minimum RTO, the backstop for packets neither ACKed nor NACKed and lost PULLs).
     pub rto_us: Option<f64>,
     /// The receiver's least spacing of CNPs per flow, µs (default 50, DCQCN's N).
     pub cnp_interval_us: Option<f64>,
-    /// The base RTT for HPCC's T and the BDP window, µs (default: the network's longest
-    /// host-to-host base RTT, as the HPCC authors' simulator uses one value for all).
+    /// The base RTT for HPCC's T and the BDP window (NDP's first window), µs (default: the
+    /// network's longest host-to-host base RTT, as the HPCC authors' simulator uses one
+    /// value for all).
     pub base_rtt_us: Option<f64>,
     /// HPCC's data carries INT (default true for hpcc; true on another transport is an
     /// error, false on hpcc too: HPCC reads nothing else).

@@ -279,6 +279,7 @@ pub(super) fn links(s: &Scenario, tiers: &[&'static str], known: bool, c: &mut C
             red: None,
             ecn_red: None,
             pfc: false,
+            trim: None,
         });
     }
     Links {

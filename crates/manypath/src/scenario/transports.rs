@@ -3,6 +3,7 @@
 //! table `CcSpec::info`) with its TCP settings, subflows and loss-recovery options.
 
 use super::checker::Checker;
+use super::ndp::{self, NdpSettings};
 use super::roce;
 use super::schema::{CcSpec, SchedulerSpec, TcpSpec, TimersSpec, TransportSpec};
 use crate::net::network::LinkParams;
@@ -33,6 +34,8 @@ pub struct TransportPlan {
     pub lia_beta: Option<f64>,
     /// A RoCE transport's queue-pair settings (`None` for TCP transports).
     pub roce: Option<RoceSettings>,
+    /// NDP's settings (`None` for other transports).
+    pub ndp: Option<NdpSettings>,
 }
 
 impl TransportPlan {
@@ -47,7 +50,10 @@ impl TransportPlan {
                 };
                 (r.payload + crate::transport::roce::HEADER_BYTES + int) as u64
             }
-            _ => (self.tcp.mss + self.tcp.header) as u64,
+            _ => match &self.ndp {
+                Some(n) => n.packet_bytes() as u64,
+                None => (self.tcp.mss + self.tcp.header) as u64,
+            },
         }
     }
 
@@ -130,6 +136,7 @@ impl Builtin {
             replicas: self.replicas,
             lia_beta: None,
             roce: None,
+            ndp: None,
         }
     }
 }
@@ -218,6 +225,7 @@ fn transport_plan(
         roce: cc
             .roce()
             .map(|r| roce::roce_settings(t, &r, tcp.ecn, &path, c)),
+        ndp: cc.info().ndp.then(|| ndp::ndp_settings(t, &path, c)),
     };
     if !(1..=4).contains(&plan.replicas) {
         c.err(
@@ -293,6 +301,7 @@ fn cc_kind(spec: CcSpec, p: &CcParams) -> CcKind {
         CcSpec::Hpcc => CcKind::Roce(RoceCc::Hpcc(Default::default())),
         CcSpec::Swift => CcKind::Swift(p.swift),
         CcSpec::Bbr => CcKind::Bbr,
+        CcSpec::Ndp => CcKind::Ndp,
     }
 }
 

@@ -7,17 +7,18 @@ use super::results::Tally;
 use super::{Sim, NO_FLOW};
 use crate::engine::queue::EventKind;
 use crate::net::packet::flags;
-use crate::net::packet::{Desc, Ecn, Packet, PacketExt, INT, PINNED, TO_CLIENT, TO_SERVER};
+use crate::net::packet::{Desc, Ecn, Packet, PacketExt, INT, NDP, PINNED, TO_CLIENT, TO_SERVER};
 use crate::transport::roce;
 use crate::transport::tcp::Segment;
 
-/// A RoCE packet's class byte: data in the entry's priority (HPCC's with the `INT` bit,
-/// so switch ports stamp it), control packets (ACK, NAK, CNP) in class 0, as NICs and
-/// switches give them a high-priority queue.
+/// A RoCE or NDP packet's class byte: data in the connection's priority (HPCC's with the
+/// `INT` bit, so switch ports stamp it), control packets (ACK, NAK, CNP; NDP's ACK, NACK,
+/// PULL) in class 0, as NICs and switches give them a high-priority queue; NDP's keep
+/// their `NDP` bit.
 #[inline]
-fn roce_class(priority: u8, int: bool, seg: &Segment) -> u8 {
+fn control_class(priority: u8, int: bool, seg: &Segment) -> u8 {
     if seg.len == 0 {
-        0
+        priority & NDP
     } else if int {
         priority | INT
     } else {
@@ -43,6 +44,9 @@ impl Sim {
 
     pub(super) fn deliver(&mut self, d: Desc) {
         let p = *self.pkts.get(d.pkt);
+        if self.conns[p.conn as usize].ndp {
+            return self.deliver_ndp(d, p);
+        }
         // Freed first, its slots read after: nothing allocates before the endpoint's
         // sends (`flush`), and the arena reuses the slot then.
         self.pkts.free(d.pkt);
@@ -228,13 +232,13 @@ impl Sim {
         }
     }
 
-    /// What a RoCE packet adds at send: its class byte (`roce_class`), and for HPCC its
+    /// What a RoCE or NDP packet adds at send: its class byte (`control_class`), and for HPCC its
     /// INT slot: data starts with no records; an ACK or NAK carries the responder's echo
     /// of the latest data packet's (CNPs carry none). Out of line: TCP pays a flag test.
     #[inline(never)]
-    fn roce_send(&mut self, conn_id: u32, id: u32, d: &mut Desc, seg: &Segment) {
+    fn roce_ndp_send(&mut self, conn_id: u32, id: u32, d: &mut Desc, seg: &Segment) {
         let c = &self.conns[conn_id as usize];
-        d.class = roce_class(c.priority, c.int, seg) | c.pinned;
+        d.class = control_class(c.priority, c.int, seg) | c.pinned;
         if c.int {
             self.pkts.clear_int(id);
             if seg.len == 0 && !seg.has(roce::flags::CNP) {
@@ -285,8 +289,8 @@ impl Sim {
             },
             class: c.priority | c.pinned,
         };
-        if c.roce {
-            self.roce_send(conn_id, id, &mut d, seg);
+        if c.roce || c.ndp {
+            self.roce_ndp_send(conn_id, id, &mut d, seg);
         }
         if seg.has(flags::SACK | flags::CODED) {
             self.pkts.set_ext(

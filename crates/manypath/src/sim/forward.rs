@@ -99,6 +99,8 @@ impl Sim {
         let start = port.busy_until;
         let admit = if port.queue.is_committed() {
             port.queue.commit(now, &mut d, ect, start)
+        } else if port.queue.trims() {
+            return self.enqueue_trimming(port_id, d);
         } else {
             port.queue.enqueue(now, d, ect)
         };

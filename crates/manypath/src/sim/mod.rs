@@ -16,6 +16,7 @@ mod endpoints;
 pub mod estimate;
 mod fabric;
 mod forward;
+mod ndp;
 mod results;
 mod setup;
 
@@ -30,6 +31,7 @@ use crate::net::network::Network;
 use crate::net::packet::PacketArena;
 use crate::scenario::Plan;
 use crate::time::SimTime;
+use crate::transport::ndp::PullPacer;
 use crate::workload::FlowSpec;
 use results::Tally;
 use std::collections::VecDeque;
@@ -54,6 +56,8 @@ struct Conn {
     roce: bool,
     /// HPCC: data packets carry INT records, ACKs echo them.
     int: bool,
+    /// NDP: delivered by `deliver_ndp`, its receiver's PULLs paced by its host's pacer.
+    ndp: bool,
     /// Each endpoint waits for room in its host's NIC queue.
     blocked: [bool; 2],
     ep: Endpoints,
@@ -143,6 +147,8 @@ pub struct Sim {
     /// PFC deadlocks found (the run stops at the first), and what was found.
     deadlocks: u64,
     deadlock_message: String,
+    /// NDP's pull pacer of each host (empty when no flow runs NDP).
+    pacers: Vec<PullPacer>,
 }
 
 const NO_FLOW: u32 = u32::MAX;
@@ -208,6 +214,7 @@ impl Sim {
                 EventKind::RwndqTick => self.rwndq_tick(ev.a),
                 EventKind::LinkChange => self.link_change(ev.a),
                 EventKind::Pause => self.pause(ev.a, ev.b()),
+                EventKind::NdpPull => self.pull_tick(ev.a),
                 EventKind::PfcCheck => {
                     if self.pfc_check() {
                         self.partial = true;

@@ -64,6 +64,9 @@ impl Tally {
                     proactive_copies: f(a.proactive_copies, b.proactive_copies),
                     naks: g(a.naks, b.naks),
                     cnps: g(a.cnps, b.cnps),
+                    pulls: f(a.pulls, b.pulls),
+                    nacks: g(a.nacks, b.nacks),
+                    trimmed: g(a.trimmed, b.trimmed),
                 }
             },
         }
@@ -176,15 +179,23 @@ impl Sim {
         let t = &self.plan.transports[f.spec.transport as usize];
         // A RoCE queue pair has no handshake; its packets are its payload and headers.
         let first = &self.conns[f.conns[0] as usize];
-        let (seg, handshake) = match t.roce {
-            Some(r) => (
+        let (seg, handshake) = match (t.roce, t.ndp) {
+            (Some(r), _) => (
                 Segments {
                     mss: r.payload,
                     header: first.header,
                 },
                 false,
             ),
-            None => (
+            // NDP has no handshake either.
+            (None, Some(n)) => (
+                Segments {
+                    mss: n.payload,
+                    header: first.header,
+                },
+                false,
+            ),
+            (None, None) => (
                 Segments {
                     mss: t.tcp.mss,
                     header: t.tcp.header,
@@ -385,7 +396,7 @@ impl Sim {
             .filter(|(_, f)| f.spec.conn.is_none())
             .map(|(i, f)| (i, &self.conns[f.conns[0] as usize]))
             .filter(|(_, c)| match c.ep {
-                Endpoints::Tcp { .. } | Endpoints::Roce { .. } => false,
+                Endpoints::Tcp { .. } | Endpoints::Roce { .. } | Endpoints::Ndp { .. } => false,
                 Endpoints::Mptcp { .. } => true,
             })
             .flat_map(|(i, c)| {
@@ -412,6 +423,7 @@ impl Sim {
                 let st = &p.queue.stats;
                 let secs = end.max(1) as f64;
                 let rw = (p.rwndq != NO_RWNDQ).then(|| &net.rwndq[p.rwndq as usize]);
+                let trim = p.queue.trim_stats();
                 // A committed queue counted its packets' transmissions as they joined;
                 // those still waiting at the end have not started.
                 let (late_packets, late_bytes, late_time) = p.queue.not_started(p.busy_until);
@@ -441,6 +453,9 @@ impl Sim {
                     rwndq_peak_flows: rw.map_or(0, |r| r.peak_conns),
                     rwndq_window: rw.map_or(0, |r| r.wnd),
                     rwndq_rewrites: rw.map_or(0, |r| r.rewrites),
+                    trimmed: trim.map_or(0, |t| t.trimmed),
+                    header_drops: trim.map_or(0, |t| t.header_drops),
+                    returned: trim.map_or(0, |t| t.returned),
                     ..self.fabric_record(i, secs, QueueRecord::of_port(net, i as u32))
                 }
             })
@@ -489,6 +504,8 @@ impl Sim {
             flow_level: None,
             warnings: self.plan.warnings.clone(),
             roce: self.conns.iter().any(|c| c.roce),
+            ndp: self.conns.iter().any(|c| c.ndp),
+            trim: self.net.ports.iter().any(|p| p.queue.trims()),
             fabric: self.fabric_on,
         }
     }

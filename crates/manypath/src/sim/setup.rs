@@ -16,10 +16,11 @@ use crate::net::fabric::{Fabric, PfcSetup};
 use crate::net::faults::{LinkEvent, NO_FAULT};
 use crate::net::hash::{ack_hash, data_hash};
 use crate::net::jitter::NicJitter;
-use crate::net::network::{Network, NodeKind, NO_RWNDQ};
-use crate::net::packet::{PacketArena, PINNED};
+use crate::net::network::{LoadBalancing, Network, NodeKind, NO_RWNDQ};
+use crate::net::packet::{PacketArena, NDP, PINNED};
 use crate::scenario::{Plan, TransportPlan};
 use crate::time::SimTime;
+use crate::transport::ndp::PullPacer;
 use crate::workload::{ConnSpec, FlowSpec};
 use std::collections::VecDeque;
 
@@ -50,6 +51,8 @@ impl Sim {
             events.schedule(DEADLOCK_HOLD, EventKind::PfcCheck, 0, 0);
         }
         let sampled_ports = sampled_ports(&plan, &net);
+        let ndp = conns.iter().any(|c| c.ndp);
+        let plan_hosts = net.host_nic.len();
         schedule_start(&plan, &link_events, &mut events);
         Sim {
             now: 0,
@@ -85,6 +88,11 @@ impl Sim {
             headroom_drops: 0,
             deadlocks: 0,
             deadlock_message: String::new(),
+            pacers: if ndp {
+                vec![PullPacer::default(); plan_hosts]
+            } else {
+                Vec::new()
+            },
         }
     }
 }
@@ -315,10 +323,23 @@ impl<'a> ConnBuilder<'a> {
             }
             None => self.fabric_routes(i, c, paths, ep.subflows()),
         };
+        let hash = match (&t.ndp, plan.load_balancing) {
+            (Some(_), LoadBalancing::Ecmp) => {
+                let h = self.ndp_path_hashes(i, c);
+                let rng = Rng::new(plan.seed, stream::HOST, (1 << 32) | i as u64);
+                ep.ndp_set_paths(h.len(), rng);
+                h
+            }
+            _ => hash,
+        };
         self.conns.push(Conn {
             src: c.src,
             dst: c.dst,
-            priority: c.priority,
+            // NDP's packets carry its class bit (trimming queues cut its data); its data
+            // goes in class 1 behind its control packets in class 0, so a host NIC
+            // with two priority classes (`host_queue.priority`) sends ACKs, NACKs and
+            // PULLs first, as htsim's NDP hosts do.
+            priority: if wire.ndp { NDP | 1 } else { c.priority },
             hash,
             pinned: if paths.is_empty() && self.bcube.is_none() {
                 0
@@ -330,6 +351,7 @@ impl<'a> ConnBuilder<'a> {
             max_wire: wire.payload + wire.header,
             roce: wire.roce,
             int: wire.int,
+            ndp: wire.ndp,
             blocked: [false; 2],
             ep,
             timer_at: [0; 2],
@@ -351,6 +373,35 @@ impl<'a> ConnBuilder<'a> {
         self.route.clear();
         self.net.indexed_path(c.src, c.dst, 0, &mut self.route);
         self.route.len() as u32
+    }
+
+    /// NDP's spraying: a flow hash for each of the equal-cost paths from `c.src` to
+    /// `c.dst` (found by walking ECMP's choices for the hashes of successive source
+    /// ports until every path has one), so its sender can send each packet on the path
+    /// it picks. Control packets take random hashes of their own.
+    fn ndp_path_hashes(&mut self, i: usize, c: NewConn) -> Vec<[u32; 2]> {
+        let net = &mut *self.net;
+        let want = net.ecmp_paths(c.src, c.dst) as usize;
+        let mut found: Vec<(Vec<u32>, u32)> = Vec::with_capacity(want);
+        for k in 0..(64 * want as u32).max(64) {
+            let h = data_hash(i, k as u16, c.src, c.dst);
+            let mut path = Vec::new();
+            let mut node = net.ports[net.host_nic[c.src as usize] as usize].peer;
+            while node != c.dst && path.len() < 64 {
+                let Some(port) = net.next_port(node, c.dst, h) else {
+                    break;
+                };
+                path.push(port);
+                node = net.ports[port as usize].peer;
+            }
+            if !found.iter().any(|(p, _)| *p == path) {
+                found.push((path, h));
+                if found.len() == want {
+                    break;
+                }
+            }
+        }
+        found.into_iter().map(|(_, h)| [h, h]).collect()
     }
 
     /// The pinned routes (data, ACK) of connection `i`'s subflows in BCube, on the paths
@@ -489,22 +540,32 @@ struct Wire {
     roce: bool,
     /// HPCC: data packets carry INT, ACKs echo it.
     int: bool,
+    ndp: bool,
 }
 
 impl Wire {
     fn of(t: &TransportPlan, ep: &Endpoints) -> Wire {
-        match (&t.roce, t.cc.roce()) {
-            (Some(s), Some(rc)) => Wire {
+        match (&t.roce, t.cc.roce(), &t.ndp) {
+            (Some(s), Some(rc), _) => Wire {
                 payload: s.payload,
                 header: ep.header_bytes().unwrap_or(t.tcp.header),
                 roce: true,
                 int: rc.int(),
+                ndp: false,
+            },
+            (_, _, Some(n)) => Wire {
+                payload: n.payload,
+                header: crate::transport::ndp::HEADER_BYTES,
+                roce: false,
+                int: false,
+                ndp: true,
             },
             _ => Wire {
                 payload: t.tcp.mss,
                 header: t.tcp.header,
                 roce: false,
                 int: false,
+                ndp: false,
             },
         }
     }
@@ -529,6 +590,11 @@ fn roce_base_rtt(plan: &Plan, net: &mut Network) -> SimTime {
             let header = s.config(&rc, 1.0, 0).header;
             Some((s.payload + header, header))
         })
+        // NDP's first window is a BDP of the same base RTT.
+        .chain(plan.transports.iter().filter_map(|t| {
+            let n = t.ndp?;
+            Some((n.packet_bytes(), crate::transport::ndp::HEADER_BYTES))
+        }))
         .collect();
     let Some(data) = roce.iter().map(|r| r.0).max() else {
         return 0;

@@ -4,6 +4,7 @@
 pub mod cc;
 pub mod mpcc;
 pub mod mptcp;
+pub mod ndp;
 pub mod protocol;
 pub mod rate;
 pub mod roce;

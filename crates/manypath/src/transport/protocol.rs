@@ -54,6 +54,10 @@ pub enum CcSpec {
     /// BBR v1 (Cardwell et al., 2016; Linux's tcp_bbr): paced at the estimated
     /// bottleneck bandwidth, window two BDPs. Needs `pacing`. Single path.
     Bbr,
+    /// NDP (Handley et al., SIGCOMM 2017, `transport/ndp/`): a first window at line rate,
+    /// then receiver-paced PULLs; every packet sprayed on its own path; meant for
+    /// switches that trim (`queue.trim`).
+    Ndp,
 }
 
 /// What a controller is, for the checks and defaults that depend on it.
@@ -83,11 +87,13 @@ pub struct CcInfo {
     /// A RoCE transport (`transport/roce/`): a queue pair paced by a NIC rate controller,
     /// not a TCP connection.
     pub roce: bool,
+    /// NDP (`transport/ndp/`): receiver-driven, sprayed per packet.
+    pub ndp: bool,
 }
 
 impl CcSpec {
     /// Every controller, in the order error messages list them.
-    pub const ALL: [CcSpec; 15] = [
+    pub const ALL: [CcSpec; 16] = [
         CcSpec::Reno,
         CcSpec::Cubic,
         CcSpec::Dctcp,
@@ -103,6 +109,7 @@ impl CcSpec {
         CcSpec::Hpcc,
         CcSpec::Swift,
         CcSpec::Bbr,
+        CcSpec::Ndp,
     ];
 
     pub const fn info(self) -> CcInfo {
@@ -124,6 +131,7 @@ impl CcSpec {
                 paced: false,
                 params,
                 roce: false,
+                ndp: false,
             }
         }
         // A RoCE transport: one path, packet level only, its transport settings and
@@ -140,6 +148,7 @@ impl CcSpec {
                 paced: false,
                 params,
                 roce: true,
+                ndp: false,
             }
         }
         match self {
@@ -175,6 +184,11 @@ impl CcSpec {
                 paced: true,
                 ..info("bbr", false, false, false, &[])
             },
+            CcSpec::Ndp => CcInfo {
+                single_path_only: true,
+                ndp: true,
+                ..info("ndp", false, false, false, NDP_PARAMS)
+            },
         }
     }
 
@@ -188,6 +202,9 @@ impl CcSpec {
             .collect()
     }
 }
+
+/// NDP's `[transports.NAME]` fields (shared with the RoCE transports' names).
+pub const NDP_PARAMS: &[&str] = &["payload_bytes", "window_bytes", "rto_us", "base_rtt_us"];
 
 /// The settings every RoCE transport takes (its queue pairs' transport).
 macro_rules! roce_params {
@@ -285,6 +302,8 @@ pub enum CcKind {
     /// Swift; `hops` in the parameters is set per connection (`CcContext::hops`).
     Swift(SwiftParams),
     Bbr,
+    /// NDP; its settings are the transport's (`TransportPlan::ndp`).
+    Ndp,
 }
 
 impl CcKind {
@@ -305,6 +324,7 @@ impl CcKind {
             CcKind::Roce(RoceCc::Hpcc(_)) => CcSpec::Hpcc,
             CcKind::Swift(_) => CcSpec::Swift,
             CcKind::Bbr => CcSpec::Bbr,
+            CcKind::Ndp => CcSpec::Ndp,
         }
     }
 
@@ -326,7 +346,8 @@ impl CcKind {
             | CcKind::Amp { .. }
             | CcKind::Mmptcp { .. }
             | CcKind::Swift(_)
-            | CcKind::Bbr => None,
+            | CcKind::Bbr
+            | CcKind::Ndp => None,
         }
     }
 
@@ -344,7 +365,8 @@ impl CcKind {
             | CcKind::Amp { .. }
             | CcKind::Roce(_)
             | CcKind::Swift(_)
-            | CcKind::Bbr => None,
+            | CcKind::Bbr
+            | CcKind::Ndp => None,
         }
     }
 }
@@ -402,6 +424,9 @@ pub fn build(kind: &CcKind, ctx: CcContext) -> (Coupling, Cc) {
             (Coupling::Uncoupled, Cc::Swift(Box::new(swift)))
         }
         CcKind::Bbr => (Coupling::Uncoupled, Cc::Bbr(Box::default())),
+        // NDP's ends are built by `Endpoints::build` from its settings and never reach
+        // here; Reno keeps the match total without a panic.
+        CcKind::Ndp => (Coupling::Uncoupled, Cc::Reno(Reno::default())),
     }
 }
 

@@ -196,7 +196,7 @@ impl RoceReceiver {
 }
 
 /// Adds `[s, e)` to sorted disjoint ranges, merging what it touches.
-pub(super) fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
+pub(crate) fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
     let i = v.partition_point(|&(_, end)| end < s);
     let mut j = i;
     let (mut s, mut e) = (s, e);

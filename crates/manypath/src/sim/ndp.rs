@@ -1,0 +1,143 @@
+//! NDP's engine glue: arrivals at trimming switch ports (what the queue decided: queued,
+//! dropped, or a header sent back to its sender), delivery of NDP packets (a trimmed
+//! header or a returned one flagged for the transport), and the receiving hosts' pull
+//! pacers, woken by `NdpPull` events. None of it runs without NDP: trimming ports are
+//! never committed, and NDP connections are a flag of their own.
+
+use super::Sim;
+use crate::engine::queue::EventKind;
+use crate::net::packet::{Desc, Packet, NDP, TO_SERVER};
+use crate::net::trim::{Fate, HEADER_WIRE};
+use crate::transport::ndp::flags as ndp_flags;
+use crate::transport::tcp::Segment;
+
+impl Sim {
+    /// A packet reaches port `port_id`'s trimming queue (the link is busy or packets
+    /// wait).
+    pub(super) fn enqueue_trimming(&mut self, port_id: u32, d: Desc) {
+        let now = self.now;
+        let port = &mut self.net.ports[port_id as usize];
+        if port.queue.is_empty()
+            && !port.txdone_pending
+            && d.class & NDP != 0
+            && d.wire <= HEADER_WIRE
+        {
+            // A header behind the packet on the wire, with nothing waiting: nothing that
+            // comes later can go before it (headers keep their order, and no data waits
+            // for the round robin's turn), so it starts when the link frees, with no
+            // `TxDone` event. It does not count as waiting in the header queue.
+            port.queue.pass_through();
+            let start = port.busy_until;
+            return self.transmit(port_id, d, start);
+        }
+        let a = self.net.ports[port_id as usize]
+            .queue
+            .arrive_trimming(now, d);
+        for (x, fate) in [Some(a.arriving), a.evicted].into_iter().flatten() {
+            match fate {
+                Fate::Data | Fate::Header => {}
+                Fate::Dropped => {
+                    self.dropped += 1;
+                    self.pkts.free(x.pkt);
+                }
+                Fate::Returned => self.return_to_sender(port_id, x),
+            }
+        }
+        self.schedule_tx_done(port_id);
+    }
+
+    /// A trimmed header that found port `port_id`'s header queue full goes back from
+    /// the port's switch towards the host that sent it (NDP's return-to-sender): its
+    /// destination becomes that host, and the transport learns on delivery that it came
+    /// back. A returned header that meets a full header queue again is dropped there.
+    #[cold]
+    fn return_to_sender(&mut self, port_id: u32, mut d: Desc) {
+        let node = self.net.ports[port_id as usize].owner;
+        let p = self.pkts.get(d.pkt);
+        let c = &self.conns[p.conn as usize];
+        d.dst = if p.dir == TO_SERVER { c.src } else { c.dst };
+        match self.net.next_port(node, d.dst, d.hash) {
+            Some(port) => self.enqueue(port, d),
+            None => {
+                self.route_drops += 1;
+                self.dropped += 1;
+                self.pkts.free(d.pkt);
+            }
+        }
+    }
+
+    /// Delivers a packet of an NDP connection: a data packet that arrives shorter than
+    /// it was sent was trimmed; a data packet delivered to its own sender was returned.
+    /// The receiver's requests for PULLs go to its host's pacer.
+    pub(super) fn deliver_ndp(&mut self, d: Desc, p: Packet) {
+        self.pkts.free(d.pkt);
+        self.delivered += 1;
+        let now = self.now;
+        let conn_id = p.conn;
+        let conn = &mut self.conns[conn_id as usize];
+        let returned = p.dir == TO_SERVER && d.dst == conn.src;
+        let mut flags = p.flags;
+        if p.payload > 0 && (d.wire as u32) < p.payload + conn.header {
+            flags |= ndp_flags::TRIMMED;
+        }
+        if returned {
+            flags |= ndp_flags::RETURNED;
+        }
+        let seg = Segment {
+            seq: p.seq,
+            ack: p.ack,
+            len: p.payload,
+            flags,
+            ts: p.ts,
+            ts_echo: p.ts_echo,
+            ..Segment::default()
+        };
+        let ep = if p.dir == TO_SERVER && !returned {
+            1
+        } else {
+            0
+        };
+        conn.ep.on_segment(now, ep, 0, &seg);
+        if ep == 1 {
+            let host = conn.dst as usize;
+            for _ in 0..conn.ep.ndp_pull_requests() {
+                self.pacers[host].request(conn_id);
+            }
+            self.wake_pacer(host);
+        }
+        self.flush(conn_id);
+    }
+
+    /// Makes sure host `host`'s pacer has a wake-up pending if it has requests; a pacer
+    /// free now sends at once, without an event.
+    fn wake_pacer(&mut self, host: usize) {
+        if let Some(at) = self.pacers[host].wake_at(self.now) {
+            if at == self.now {
+                self.pull_tick(host as u32);
+            } else {
+                self.events.schedule(at, EventKind::NdpPull, host as u32, 0);
+            }
+        }
+    }
+
+    /// Host `host`'s pull pacer may send: the next flow that still wants data sends
+    /// its PULL, and the pacer waits one full data packet's time at the NIC's rate.
+    pub(super) fn pull_tick(&mut self, host: u32) {
+        let now = self.now;
+        let h = host as usize;
+        self.pacers[h].woken();
+        while let Some(conn_id) = self.pacers[h].next(now) {
+            let conn = &mut self.conns[conn_id as usize];
+            if conn.ep.ndp_pull() {
+                let nic = self.net.host_nic[h];
+                let interval = self.net.ports[nic as usize]
+                    .rate
+                    .serialization(conn.max_wire);
+                self.pacers[h].sent(now, interval);
+                self.flush(conn_id);
+                break;
+            }
+        }
+        self.wake_pacer(h);
+    }
+}

@@ -1,0 +1,169 @@
+//! NDP's receiver: an ACK for every data packet, a NACK for every trimmed header, and
+//! for each of either one PULL asked of the host's pull pacer (`PullPacer`), until it
+//! holds every byte of the flow.
+
+use super::flags;
+use crate::time::SimTime;
+use crate::transport::tcp::Segment;
+use std::collections::VecDeque;
+
+#[derive(Clone, Debug, Default)]
+pub struct NdpReceiver {
+    /// Every byte below it has arrived.
+    rcv_nxt: u64,
+    /// Data held above `rcv_nxt`, as sorted disjoint ranges.
+    ooo: Vec<(u64, u64)>,
+    /// The flow's size as the latest data packet gave it.
+    size: u64,
+    /// ACKs, NACKs and PULLs waiting to go, in order.
+    out: VecDeque<Segment>,
+    /// PULLs to ask of the pacer (taken by `take_pull_requests`).
+    requests: u32,
+    /// PULLs sent (the cumulative count each PULL carries).
+    pub pulls: u64,
+    pub nacks: u32,
+    pub acks: u64,
+    /// Trimmed headers that arrived.
+    pub trimmed: u32,
+}
+
+impl NdpReceiver {
+    pub fn new() -> NdpReceiver {
+        NdpReceiver::default()
+    }
+
+    /// Data bytes received in order.
+    pub fn bytes_received(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// It holds every byte the sender has offered so far.
+    pub fn complete(&self) -> bool {
+        self.rcv_nxt >= self.size
+    }
+
+    /// A data packet, or its header (`flags::TRIMMED`).
+    pub fn on_segment(&mut self, _now: SimTime, seg: &Segment) {
+        if seg.len == 0 {
+            return;
+        }
+        self.size = self.size.max(seg.ack);
+        let kind = if seg.has(flags::TRIMMED) {
+            self.trimmed += 1;
+            self.nacks += 1;
+            flags::NACK
+        } else {
+            self.acks += 1;
+            self.take(seg.seq, seg.seq + seg.len as u64);
+            flags::ACK
+        };
+        self.out.push_back(Segment {
+            seq: seg.seq,
+            flags: kind,
+            ts_echo: seg.ts,
+            scatter: true,
+            ..Segment::default()
+        });
+        if !self.complete() {
+            self.requests += 1;
+        }
+    }
+
+    fn take(&mut self, s: u64, e: u64) {
+        if s > self.rcv_nxt {
+            crate::transport::roce::receiver::insert_range(&mut self.ooo, s, e);
+            return;
+        }
+        self.rcv_nxt = self.rcv_nxt.max(e);
+        while let Some(&(a, b)) = self.ooo.first() {
+            if a > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(b);
+            self.ooo.remove(0);
+        }
+    }
+
+    /// The PULLs it has asked for since last called (for the host's pacer).
+    pub fn take_pull_requests(&mut self) -> u32 {
+        std::mem::take(&mut self.requests)
+    }
+
+    /// The pacer's turn for this flow: queues a PULL, unless the flow has all its data
+    /// (then the pacer's slot goes to the next flow). Returns whether it did.
+    pub fn pull(&mut self) -> bool {
+        if self.complete() {
+            return false;
+        }
+        self.pulls += 1;
+        self.out.push_back(Segment {
+            ack: self.pulls,
+            flags: flags::PULL,
+            scatter: true,
+            ..Segment::default()
+        });
+        true
+    }
+
+    pub fn poll_transmit(&mut self, _now: SimTime) -> Option<Segment> {
+        self.out.pop_front()
+    }
+
+    pub fn timer_deadline(&self) -> Option<SimTime> {
+        None
+    }
+
+    pub fn on_timer(&mut self, _now: SimTime) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(seq: u64, trimmed: bool) -> Segment {
+        Segment {
+            seq,
+            len: 1000,
+            ack: 3000,
+            ts: 7,
+            flags: if trimmed { flags::TRIMMED } else { 0 },
+            ..Segment::default()
+        }
+    }
+
+    fn sent(r: &mut NdpReceiver) -> Vec<(u8, u64)> {
+        std::iter::from_fn(|| r.poll_transmit(0))
+            .map(|s| (s.flags, if s.has(flags::PULL) { s.ack } else { s.seq }))
+            .collect()
+    }
+
+    #[test]
+    fn acks_data_nacks_headers_and_asks_a_pull_for_each() {
+        let mut r = NdpReceiver::new();
+        r.on_segment(0, &data(0, false));
+        r.on_segment(0, &data(1000, true));
+        assert_eq!(sent(&mut r), vec![(flags::ACK, 0), (flags::NACK, 1000)]);
+        assert_eq!(r.take_pull_requests(), 2);
+        assert_eq!(r.take_pull_requests(), 0);
+        assert!(r.pull());
+        assert!(r.pull());
+        assert_eq!(sent(&mut r), vec![(flags::PULL, 1), (flags::PULL, 2)]);
+        assert_eq!((r.acks, r.nacks, r.trimmed, r.pulls), (1, 1, 1, 2));
+    }
+
+    /// Once every byte is in, it asks for no more PULLs and gives up pacer slots.
+    #[test]
+    fn a_complete_flow_stops_pulling() {
+        let mut r = NdpReceiver::new();
+        r.on_segment(0, &data(2000, false));
+        r.on_segment(0, &data(0, false));
+        assert_eq!(r.take_pull_requests(), 2);
+        assert_eq!(r.bytes_received(), 1000);
+        r.on_segment(0, &data(1000, false));
+        assert!(r.complete());
+        assert_eq!(r.bytes_received(), 3000);
+        assert_eq!(r.take_pull_requests(), 0, "the last packet asks for none");
+        assert!(!r.pull());
+        assert_eq!(sent(&mut r).len(), 3, "three ACKs, no PULL");
+    }
+}
