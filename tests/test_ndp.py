@@ -100,6 +100,8 @@ BAD: list[tuple[str, str, tuple[str, ...]]] = [
     ("trim-zero-weight", STAR.replace("trim = {}", "trim = { header_weight = 0 }"),
      ("network.queue.trim.header_weight", "0")),
     ("trim-with-pfc", STAR + "\n[network.pfc]\n", ("network.pfc", "trimming")),
+    ("trim-with-tier-buffer", STAR + "\n[network.tiers.host]\nbuffer = { bytes = 1000000 }\n",
+     ("network.tiers.host.buffer", "trimming")),
     ("ndp-payload-too-large", STAR.replace('cc = "ndp"', 'cc = "ndp"\npayload_bytes = 9000'),
      ("transports.n.payload_bytes", "9000")),
     ("ndp-negative-rto", STAR.replace('cc = "ndp"', 'cc = "ndp"\nrto_us = -5'), ("transports.n.rto_us", "-5")),
