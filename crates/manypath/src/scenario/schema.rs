@@ -409,6 +409,10 @@ pub struct QueueSpec {
     /// Two strict-priority classes (a flow's `priority`: 0 high, 1 low).
     #[serde(default)]
     pub priority: bool,
+    /// Strict priority over this many levels (2–64; level 0 first), as Homa's switches
+    /// (8): a packet waits in the level of its priority, capped at the last. Unset: as
+    /// `priority` says. Not together with `priority`.
+    pub priority_levels: Option<u8>,
     /// RWNDQ on these switch ports: flow counting and receive-window rewriting of the
     /// ACKs that come in through them (not on host NICs).
     pub rwndq: Option<RwndqSpec>,
