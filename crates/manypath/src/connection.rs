@@ -7,6 +7,7 @@ use crate::metrics::RecoveryCounters;
 use crate::net::int::IntStack;
 use crate::scenario::TransportPlan;
 use crate::time::SimTime;
+use crate::transport::homa::HomaMessage;
 use crate::transport::mptcp::sender::MptcpCounters;
 use crate::transport::mptcp::{MptcpReceiver, MptcpSender};
 use crate::transport::protocol::{self, CcContext};
@@ -29,6 +30,9 @@ pub enum Endpoints {
         client: Box<RoceSender>,
         server: Box<RoceReceiver>,
     },
+    /// A Homa message: its record only. Its protocol state lives in its hosts' agents
+    /// (`sim/homa.rs`), which the simulator drives in place of the calls below.
+    Homa(HomaMessage),
 }
 
 /// What a RoCE queue pair's controller needs of its host and network.
@@ -53,6 +57,9 @@ impl Endpoints {
         hops: u32,
     ) -> Endpoints {
         let size = size.unwrap_or(u64::MAX);
+        if t.homa.is_some() {
+            return Endpoints::Homa(HomaMessage::new(size));
+        }
         if let (Some(settings), Some(rc)) = (t.roce, t.cc.roce()) {
             let cfg = settings.config(&rc, nic.line_bps, nic.base_rtt);
             let cc = rc.build(nic.line_bps, settings.base_rtt(nic.base_rtt));
@@ -97,7 +104,7 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { .. } => 1,
             Endpoints::Mptcp { client, .. } => client.subs.len(),
-            Endpoints::Roce { .. } => 1,
+            Endpoints::Roce { .. } | Endpoints::Homa(_) => 1,
         }
     }
 
@@ -110,6 +117,8 @@ impl Endpoints {
             }
             Endpoints::Mptcp { client, .. } => client.make_idle(),
             Endpoints::Roce { client, .. } => client.make_idle(),
+            // The checker keeps Homa off persistent connections.
+            Endpoints::Homa(_) => {}
         }
     }
 
@@ -119,6 +128,7 @@ impl Endpoints {
             Endpoints::Tcp { client, .. } => client.offer(bytes),
             Endpoints::Mptcp { client, .. } => client.offer(bytes),
             Endpoints::Roce { client, .. } => client.offer(bytes),
+            Endpoints::Homa(_) => {}
         }
     }
 
@@ -129,13 +139,16 @@ impl Endpoints {
             Endpoints::Tcp { client, .. } => client.snd_una.min(client.size),
             Endpoints::Mptcp { client, .. } => client.data_una,
             Endpoints::Roce { client, .. } => client.bytes_acked(),
+            Endpoints::Homa(m) => m.delivered(),
         }
     }
 
     /// The multipath sender's connection-level counters (zero for TCP).
     pub fn mptcp_counters(&self) -> MptcpCounters {
         match self {
-            Endpoints::Tcp { .. } | Endpoints::Roce { .. } => MptcpCounters::default(),
+            Endpoints::Tcp { .. } | Endpoints::Roce { .. } | Endpoints::Homa(_) => {
+                MptcpCounters::default()
+            }
             Endpoints::Mptcp { client, .. } => client.counters,
         }
     }
@@ -145,6 +158,7 @@ impl Endpoints {
             Endpoints::Tcp { client, .. } => client.open(),
             Endpoints::Mptcp { client, .. } => client.open(),
             Endpoints::Roce { client, .. } => client.open(),
+            Endpoints::Homa(_) => {}
         }
     }
 
@@ -157,6 +171,7 @@ impl Endpoints {
             (Endpoints::Mptcp { server, .. }, _) => server.on_segment(now, sub, seg),
             (Endpoints::Roce { client, .. }, 0) => client.on_segment(now, seg),
             (Endpoints::Roce { server, .. }, _) => server.on_segment(now, seg),
+            (Endpoints::Homa(_), _) => {}
         }
     }
 
@@ -170,6 +185,7 @@ impl Endpoints {
             (Endpoints::Mptcp { server, .. }, _) => server.poll_transmit(now),
             (Endpoints::Roce { client, .. }, 0) => client.poll_transmit(now).map(|s| (0, s)),
             (Endpoints::Roce { server, .. }, _) => server.poll_transmit(now).map(|s| (0, s)),
+            (Endpoints::Homa(_), _) => None,
         }
     }
 
@@ -181,6 +197,7 @@ impl Endpoints {
             (Endpoints::Mptcp { server, .. }, _) => server.on_timer(now),
             (Endpoints::Roce { client, .. }, 0) => client.on_timer(now),
             (Endpoints::Roce { server, .. }, _) => server.on_timer(now),
+            (Endpoints::Homa(_), _) => {}
         }
     }
 
@@ -192,6 +209,7 @@ impl Endpoints {
             (Endpoints::Mptcp { server, .. }, _) => server.timer_deadline(),
             (Endpoints::Roce { client, .. }, 0) => client.timer_deadline(),
             (Endpoints::Roce { server, .. }, _) => server.timer_deadline(),
+            (Endpoints::Homa(_), _) => None,
         }
     }
 
@@ -202,6 +220,7 @@ impl Endpoints {
             Endpoints::Tcp { client, .. } => client.finish(),
             Endpoints::Mptcp { client, .. } => client.finish,
             Endpoints::Roce { client, .. } => client.finish(),
+            Endpoints::Homa(m) => m.finish,
         }
     }
 
@@ -211,6 +230,7 @@ impl Endpoints {
             Endpoints::Tcp { client, .. } => client.stats(),
             Endpoints::Mptcp { client, .. } => client.stats(),
             Endpoints::Roce { client, .. } => roce_stats(client),
+            Endpoints::Homa(m) => homa_stats(m),
         }
     }
 
@@ -219,7 +239,7 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { client, .. } => std::slice::from_ref(client),
             Endpoints::Mptcp { client, .. } => &client.subs,
-            Endpoints::Roce { .. } => &[],
+            Endpoints::Roce { .. } | Endpoints::Homa(_) => &[],
         }
     }
 
@@ -229,6 +249,7 @@ impl Endpoints {
             Endpoints::Tcp { client, .. } => vec![client.stats()],
             Endpoints::Mptcp { client, .. } => client.subs.iter().map(|s| s.stats()).collect(),
             Endpoints::Roce { client, .. } => vec![roce_stats(client)],
+            Endpoints::Homa(m) => vec![homa_stats(m)],
         }
     }
 
@@ -259,6 +280,13 @@ impl Endpoints {
                     ..RecoveryCounters::default()
                 }
             }
+            Endpoints::Homa(m) => RecoveryCounters {
+                packets_sent: m.stats.packets_sent,
+                packets_retx: m.stats.packets_retx,
+                grants: m.stats.grants,
+                resends: m.stats.resends,
+                ..RecoveryCounters::default()
+            },
         }
     }
 
@@ -266,7 +294,7 @@ impl Endpoints {
     pub fn ssr_episodes(&self) -> (u32, u32) {
         match self {
             Endpoints::Mptcp { client, .. } => client.coupling.ssr_episodes(),
-            Endpoints::Tcp { .. } | Endpoints::Roce { .. } => (0, 0),
+            Endpoints::Tcp { .. } | Endpoints::Roce { .. } | Endpoints::Homa(_) => (0, 0),
         }
     }
 
@@ -276,7 +304,7 @@ impl Endpoints {
         match (self, ep) {
             (Endpoints::Roce { client, .. }, 0) => client.on_segment_int(now, seg, int.hops()),
             (Endpoints::Roce { server, .. }, _) => server.on_segment_int(now, seg, int),
-            (e @ (Endpoints::Tcp { .. } | Endpoints::Mptcp { .. }), ep) => {
+            (e @ (Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Homa(_)), ep) => {
                 e.on_segment(now, ep, 0, seg)
             }
         }
@@ -290,7 +318,7 @@ impl Endpoints {
                 client.bytes_acked(),
                 client.window().map_or(0.0, |w| w as f64),
             )),
-            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } => None,
+            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Homa(_) => None,
         }
     }
 
@@ -298,7 +326,7 @@ impl Endpoints {
     pub fn header_bytes(&self) -> Option<u32> {
         match self {
             Endpoints::Roce { client, .. } => Some(client.config().header),
-            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } => None,
+            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Homa(_) => None,
         }
     }
 
@@ -306,8 +334,26 @@ impl Endpoints {
     pub fn int_echo(&self) -> Option<&IntStack> {
         match self {
             Endpoints::Roce { server, .. } => Some(server.echo()),
-            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } => None,
+            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Homa(_) => None,
         }
+    }
+}
+
+/// A Homa message's counters in TCP's terms: its sender's timeouts (first packet sent
+/// again after a silence) as timeouts, RESENDs as fast retransmits (a recovery on the
+/// receiver's word).
+fn homa_stats(m: &HomaMessage) -> SenderStats {
+    let s = m.stats;
+    SenderStats {
+        bytes_sent: s.bytes_sent,
+        bytes_retx: s.bytes_retx,
+        bytes_acked: m.delivered(),
+        timeouts: s.timeouts,
+        fast_retx: s.resends,
+        finish: m.finish,
+        packets_sent: s.packets_sent,
+        packets_retx: s.packets_retx,
+        ..SenderStats::default()
     }
 }
 

@@ -235,6 +235,7 @@ fn report(
         }),
         warnings: plan.warnings.clone(),
         roce: false,
+        homa: false,
         fabric: false,
     }
 }

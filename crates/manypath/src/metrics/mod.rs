@@ -66,6 +66,9 @@ pub struct RecoveryCounters {
     /// RoCE: NAKs and CNPs the requester received.
     pub naks: u32,
     pub cnps: u32,
+    /// Homa: GRANTs and RESENDs the sender received.
+    pub grants: u32,
+    pub resends: u32,
 }
 
 /// One subflow of a multipath flow.
@@ -288,6 +291,8 @@ pub struct Results {
     pub warnings: Vec<(String, String)>,
     /// Some flow runs a RoCE transport: the flows table has its columns (NAKs, CNPs).
     pub roce: bool,
+    /// Some flow runs Homa: the flows table has its columns (grants, resends).
+    pub homa: bool,
     /// Some switch has a shared buffer or PFC: the queue tables and counters have their
     /// columns (buffer occupancy and drops, pause frames and time, headroom drops,
     /// deadlocks), which runs without them do not carry.

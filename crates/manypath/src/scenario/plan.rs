@@ -8,6 +8,7 @@
 use super::checker::{Checker, MAX_TIME_US};
 use super::fabric::{check_switch_memory, fabric, BufferPlan, PfcPlan};
 use super::faults::{fault_plan, FaultPlan};
+use super::homa;
 use super::level::{check_level, check_unpinned, model_config, FlowModelConfig, Level};
 use super::queues::switch_features;
 use super::roce;
@@ -126,6 +127,7 @@ impl Plan {
         );
         roce::check_rwndq(s, &links.tier_params, &transports, &mut c);
         roce::check_lossless(s, &transports, &mut c);
+        homa::check(s, &tiers, &links.tier_params, &transports, &mut c);
         let topology = kind.as_ref().map(|k| k.build());
         if let Some(topo) = &topology {
             check_switch_memory(topo, &links.tier_params, &buffer, &pfc, &mut c);

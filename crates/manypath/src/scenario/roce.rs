@@ -198,7 +198,8 @@ pub(super) fn roce_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> RoceCc 
         | CcSpec::Amp
         | CcSpec::Mmptcp
         | CcSpec::Swift
-        | CcSpec::Bbr => RoceCc::LineRate,
+        | CcSpec::Bbr
+        | CcSpec::Homa => RoceCc::LineRate,
     }
 }
 

@@ -638,6 +638,22 @@ pub struct TransportSpec {
     pub swift_max_cwnd: Option<f64>,
     /// Swift: consecutive timeouts that drop the window to its minimum (default 5).
     pub swift_retx_reset: Option<u32>,
+    /// Homa: unscheduled bytes per message, and the bytes each grant allows beyond
+    /// what has arrived (RTTbytes; default: one base RTT of the network at the host's
+    /// line rate).
+    pub homa_rtt_bytes: Option<u64>,
+    /// Homa: messages a receiver grants to at once (the degree of overcommitment;
+    /// default: the number of scheduled priority levels).
+    pub homa_overcommit: Option<u32>,
+    /// Homa: switch priority levels it uses (default 8); the switches' queues must have
+    /// at least as many (`priority_levels`).
+    pub homa_priority_levels: Option<u8>,
+    /// Homa: how many of its levels are for unscheduled packets (default: from the
+    /// share of unscheduled bytes in the workload's sizes).
+    pub homa_unscheduled_levels: Option<u8>,
+    /// Homa: silence after which a receiver asks for missing data again and a sender
+    /// repeats its first packet, in µs (default 1000).
+    pub homa_resend_timeout_us: Option<f64>,
     /// Delay of the extra subflows after the first handshake, in µs (default 0).
     pub subflow_gap_us: Option<f64>,
     /// FUSO's proactive multipath loss recovery on this (multipath) transport.

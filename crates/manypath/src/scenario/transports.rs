@@ -3,11 +3,13 @@
 //! table `CcSpec::info`) with its TCP settings, subflows and loss-recovery options.
 
 use super::checker::Checker;
+use super::homa;
 use super::roce;
 use super::schema::{CcSpec, SchedulerSpec, TcpSpec, TimersSpec, TransportSpec};
 use crate::net::network::LinkParams;
 use crate::time::SimTime;
 use crate::transport::cc::swift::SwiftParams;
+use crate::transport::homa::HomaSettings;
 use crate::transport::mptcp::{FusoConfig, Scheduler};
 use crate::transport::protocol::{CcInfo, CcKind, SWIFT_PARAMS};
 use crate::transport::roce::plan::{RoceCc, RoceSettings};
@@ -33,6 +35,8 @@ pub struct TransportPlan {
     pub lia_beta: Option<f64>,
     /// A RoCE transport's queue-pair settings (`None` for TCP transports).
     pub roce: Option<RoceSettings>,
+    /// A Homa transport's settings (`None` for the others).
+    pub homa: Option<HomaSettings>,
 }
 
 impl TransportPlan {
@@ -130,6 +134,7 @@ impl Builtin {
             replicas: self.replicas,
             lia_beta: None,
             roce: None,
+            homa: None,
         }
     }
 }
@@ -218,6 +223,7 @@ fn transport_plan(
         roce: cc
             .roce()
             .map(|r| roce::roce_settings(t, &r, tcp.ecn, &path, c)),
+        homa: (cc == CcKind::Homa).then(|| homa::settings(t, &path, c)),
     };
     if !(1..=4).contains(&plan.replicas) {
         c.err(
@@ -293,6 +299,7 @@ fn cc_kind(spec: CcSpec, p: &CcParams) -> CcKind {
         CcSpec::Hpcc => CcKind::Roce(RoceCc::Hpcc(Default::default())),
         CcSpec::Swift => CcKind::Swift(p.swift),
         CcSpec::Bbr => CcKind::Bbr,
+        CcSpec::Homa => CcKind::Homa,
     }
 }
 
@@ -331,6 +338,7 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
     ]
     .into_iter()
     .chain(roce::fields(t))
+    .chain(homa::fields(t))
     .chain(SWIFT_PARAMS.iter().copied().zip(swift_set(t)))
     {
         c.applies_only(

@@ -16,6 +16,7 @@ mod endpoints;
 pub mod estimate;
 mod fabric;
 mod forward;
+mod homa;
 mod results;
 mod setup;
 
@@ -143,6 +144,8 @@ pub struct Sim {
     /// PFC deadlocks found (the run stops at the first), and what was found.
     deadlocks: u64,
     deadlock_message: String,
+    /// Every host's Homa agents, in a run with a Homa transport.
+    homa: Option<Box<homa::HomaHosts>>,
 }
 
 const NO_FLOW: u32 = u32::MAX;

@@ -64,6 +64,8 @@ impl Tally {
                     proactive_copies: f(a.proactive_copies, b.proactive_copies),
                     naks: g(a.naks, b.naks),
                     cnps: g(a.cnps, b.cnps),
+                    grants: g(a.grants, b.grants),
+                    resends: g(a.resends, b.resends),
                 }
             },
         }
@@ -385,7 +387,7 @@ impl Sim {
             .filter(|(_, f)| f.spec.conn.is_none())
             .map(|(i, f)| (i, &self.conns[f.conns[0] as usize]))
             .filter(|(_, c)| match c.ep {
-                Endpoints::Tcp { .. } | Endpoints::Roce { .. } => false,
+                Endpoints::Tcp { .. } | Endpoints::Roce { .. } | Endpoints::Homa(_) => false,
                 Endpoints::Mptcp { .. } => true,
             })
             .flat_map(|(i, c)| {
@@ -489,6 +491,7 @@ impl Sim {
             flow_level: None,
             warnings: self.plan.warnings.clone(),
             roce: self.conns.iter().any(|c| c.roce),
+            homa: self.homa.is_some(),
             fabric: self.fabric_on,
         }
     }

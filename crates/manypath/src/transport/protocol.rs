@@ -54,6 +54,9 @@ pub enum CcSpec {
     /// BBR v1 (Cardwell et al., 2016; Linux's tcp_bbr): paced at the estimated
     /// bottleneck bandwidth, window two BDPs. Needs `pacing`. Single path.
     Bbr,
+    /// Homa (Montazeri et al., SIGCOMM 2018): messages, receiver-driven grants (SRPT with
+    /// overcommitment), switch priorities (`transport/homa/`). Not a TCP connection.
+    Homa,
 }
 
 /// What a controller is, for the checks and defaults that depend on it.
@@ -87,7 +90,7 @@ pub struct CcInfo {
 
 impl CcSpec {
     /// Every controller, in the order error messages list them.
-    pub const ALL: [CcSpec; 15] = [
+    pub const ALL: [CcSpec; 16] = [
         CcSpec::Reno,
         CcSpec::Cubic,
         CcSpec::Dctcp,
@@ -103,6 +106,7 @@ impl CcSpec {
         CcSpec::Hpcc,
         CcSpec::Swift,
         CcSpec::Bbr,
+        CcSpec::Homa,
     ];
 
     pub const fn info(self) -> CcInfo {
@@ -174,6 +178,10 @@ impl CcSpec {
                 needs_pacing: true,
                 paced: true,
                 ..info("bbr", false, false, false, &[])
+            },
+            CcSpec::Homa => CcInfo {
+                single_path_only: true,
+                ..info("homa", false, false, false, HOMA_PARAMS)
             },
         }
     }
@@ -253,6 +261,15 @@ pub const SWIFT_PARAMS: &[&str] = &[
     "swift_retx_reset",
 ];
 
+/// The `[transports.NAME]` fields of Homa's settings.
+pub const HOMA_PARAMS: &[&str] = &[
+    "homa_rtt_bytes",
+    "homa_overcommit",
+    "homa_priority_levels",
+    "homa_unscheduled_levels",
+    "homa_resend_timeout_us",
+];
+
 /// A controller with its parameters resolved (defaults filled in, values checked).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CcKind {
@@ -285,6 +302,8 @@ pub enum CcKind {
     /// Swift; `hops` in the parameters is set per connection (`CcContext::hops`).
     Swift(SwiftParams),
     Bbr,
+    /// Homa: its settings are the transport's (`TransportPlan::homa`).
+    Homa,
 }
 
 impl CcKind {
@@ -305,6 +324,7 @@ impl CcKind {
             CcKind::Roce(RoceCc::Hpcc(_)) => CcSpec::Hpcc,
             CcKind::Swift(_) => CcSpec::Swift,
             CcKind::Bbr => CcSpec::Bbr,
+            CcKind::Homa => CcSpec::Homa,
         }
     }
 
@@ -326,7 +346,8 @@ impl CcKind {
             | CcKind::Amp { .. }
             | CcKind::Mmptcp { .. }
             | CcKind::Swift(_)
-            | CcKind::Bbr => None,
+            | CcKind::Bbr
+            | CcKind::Homa => None,
         }
     }
 
@@ -344,7 +365,8 @@ impl CcKind {
             | CcKind::Amp { .. }
             | CcKind::Roce(_)
             | CcKind::Swift(_)
-            | CcKind::Bbr => None,
+            | CcKind::Bbr
+            | CcKind::Homa => None,
         }
     }
 }
@@ -390,9 +412,10 @@ pub fn build(kind: &CcKind, ctx: CcContext) -> (Coupling, Cc) {
             Coupling::Amp(amp::Ssr::new(gamma, tau)),
             Cc::Coupled(amp::subflow_cc(beta, ctx.cwnd_min)),
         ),
-        // RoCE queue pairs are built by `Endpoints::build` from the transport's RoCE
-        // settings and never reach here; Reno keeps the match total without a panic.
-        CcKind::Roce(_) => (Coupling::Uncoupled, Cc::Reno(Reno::default())),
+        // RoCE queue pairs and Homa messages are built by `Endpoints::build` from the
+        // transport's own settings and never reach here; Reno keeps the match total
+        // without a panic.
+        CcKind::Roce(_) | CcKind::Homa => (Coupling::Uncoupled, Cc::Reno(Reno::default())),
         CcKind::Swift(p) => {
             let p = SwiftParams {
                 hops: ctx.hops,

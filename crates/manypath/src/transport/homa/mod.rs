@@ -135,6 +135,44 @@ impl Priorities {
     }
 }
 
+/// A Homa transport's settings as its scenario gives them; `config` resolves them for a
+/// run (its network's base RTT, its hosts' line rate, its workload's sizes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HomaSettings {
+    pub rtt_bytes: Option<u64>,
+    pub overcommit: Option<u32>,
+    pub levels: u8,
+    pub unscheduled: Option<u8>,
+    pub resend_timeout: SimTime,
+}
+
+impl HomaSettings {
+    /// The settings for packets of `mss` payload bytes, on a network whose base RTT is
+    /// `base_rtt` with hosts at `line_bps`, for messages whose sizes `sizes` sample (sorted
+    /// in place): RTTbytes one base RTT at line rate unless set, the overcommitment the
+    /// number of scheduled levels unless set.
+    pub fn config(
+        &self,
+        mss: u32,
+        base_rtt: SimTime,
+        line_bps: f64,
+        sizes: &mut [u64],
+    ) -> HomaConfig {
+        let rtt_bytes = self
+            .rtt_bytes
+            .unwrap_or_else(|| ((base_rtt as f64 * 1e-12 * line_bps / 8.0).round() as u64).max(1));
+        let priorities = Priorities::from_sizes(sizes, rtt_bytes, self.levels, self.unscheduled);
+        let scheduled = priorities.scheduled().len() as u32;
+        HomaConfig {
+            mss,
+            rtt_bytes,
+            overcommit: self.overcommit.unwrap_or(scheduled.max(1)),
+            priorities,
+            resend_timeout: self.resend_timeout,
+        }
+    }
+}
+
 /// A message as its flow's records see it; its protocol state is in its hosts' agents.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct HomaMessage {

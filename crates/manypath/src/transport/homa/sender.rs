@@ -53,6 +53,18 @@ pub struct DataPacket {
     pub idle_after: bool,
 }
 
+/// What a message's sender timer found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderTimer {
+    /// Its receiver has not been silent long enough: look again then.
+    Later(SimTime),
+    /// Its first packet goes again.
+    Repeat,
+    /// Nothing to watch: the message is gone, or it has packets to send (which start
+    /// the timer again when it has none).
+    Off,
+}
+
 /// One host's outgoing Homa messages.
 #[derive(Clone, Debug, Default)]
 pub struct HostSender {
@@ -152,19 +164,20 @@ impl HostSender {
     }
 
     /// Message `msg`'s timer: if it may send nothing and its receiver has been silent
-    /// for `resend_timeout`, its first packet goes again. Returns when to look again
-    /// (`None`: the message is gone, or it has packets to send, which restart the timer).
-    pub fn on_timer(&mut self, now: SimTime, cfg: &HomaConfig, msg: u32) -> Option<SimTime> {
-        let m = self.msgs.iter_mut().find(|m| m.id == msg)?;
+    /// for `resend_timeout`, its first packet goes again.
+    pub fn on_timer(&mut self, now: SimTime, cfg: &HomaConfig, msg: u32) -> SenderTimer {
+        let Some(m) = self.msgs.iter_mut().find(|m| m.id == msg) else {
+            return SenderTimer::Off;
+        };
         if m.can_send() {
-            return None;
+            return SenderTimer::Off;
         }
         if now >= m.last_heard + cfg.resend_timeout {
             m.again = Some((0, (cfg.mss as u64).min(m.len)));
             m.last_heard = now;
-            return None;
+            return SenderTimer::Repeat;
         }
-        Some(m.last_heard + cfg.resend_timeout)
+        SenderTimer::Later(m.last_heard + cfg.resend_timeout)
     }
 }
 
@@ -244,12 +257,12 @@ mod tests {
             (p.offset, p.len, p.retx, p.idle_after),
             (1000, 1000, true, true)
         );
-        assert_eq!(s.on_timer(500, &c, 1), Some(1010));
-        assert_eq!(s.on_timer(1010, &c, 1), None);
+        assert_eq!(s.on_timer(500, &c, 1), SenderTimer::Later(1010));
+        assert_eq!(s.on_timer(1010, &c, 1), SenderTimer::Repeat);
         let p = s.poll_transmit(1010, &c).unwrap();
         assert_eq!((p.offset, p.retx), (0, true));
         s.remove(1);
         assert_eq!(s.messages(), 0);
-        assert_eq!(s.on_timer(5000, &c, 1), None);
+        assert_eq!(s.on_timer(5000, &c, 1), SenderTimer::Off);
     }
 }
