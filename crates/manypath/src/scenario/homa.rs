@@ -5,7 +5,7 @@
 //! to and from it with one set of settings).
 
 use super::checker::Checker;
-use super::schema::{PatternSpec, Scenario, TransportSpec};
+use super::schema::{PatternSpec, Scenario, SizeSpec, TransportSpec};
 use super::TransportPlan;
 use crate::net::network::LinkParams;
 use crate::transport::homa::{HomaSettings, DEFAULT_PRIORITY_LEVELS, DEFAULT_RESEND_TIMEOUT};
@@ -130,6 +130,16 @@ pub(super) fn check(
                 format!(
                     "transport {:?} is Homa, whose flows are messages of their own: the \
                      requests pattern's persistent connections do not apply",
+                    tr.transport
+                ),
+            );
+        }
+        if is_homa && matches!(tr.size, SizeSpec::LongLived) {
+            c.err(
+                &format!("traffic[{i}].size"),
+                format!(
+                    "transport {:?} is Homa, whose messages have a size: long-lived flows \
+                     do not apply",
                     tr.transport
                 ),
             );

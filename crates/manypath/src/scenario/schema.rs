@@ -854,6 +854,10 @@ pub enum SizeSpec {
     /// An empirical CDF: a built-in name (`websearch`, `datamining`) or a file path,
     /// relative to the scenario file.
     Cdf(String),
+    /// The same, sampled as a step function: each listed size carries the CDF's step at
+    /// it, and no size between two listed ones is drawn (as Homa's simulator samples its
+    /// workloads; the mean is the "step mean" of the shipped files' headers).
+    CdfStep(String),
     /// Flows that send until the end of the run.
     LongLived,
 }
