@@ -34,15 +34,21 @@ pub(super) struct HomaHosts {
 }
 
 impl HomaHosts {
-    /// The agents of a run with a Homa transport (`None` without one). Its settings
-    /// are resolved against the network's base RTT (`base_rtt` for packets of `data`
-    /// wire bytes there and `ack` back), the first host's line rate, and a sample of the
-    /// sizes of the traffic entries that use it.
+    /// The agents of a run with Homa messages (`None` without any: `homa_messages` is
+    /// false). The transport's settings are resolved against the network's base RTT
+    /// (`base_rtt` for packets of `data` wire bytes there and `ack` back), the first
+    /// host's line rate, and a sample of the sizes of the traffic entries that use it
+    /// (all or, by a size split, their larger flows: then the entry's whole
+    /// distribution).
     pub(super) fn build(
         plan: &Plan,
         net: &mut Network,
+        homa_messages: bool,
         base_rtt: impl FnOnce(&mut Network, u32, u32) -> crate::time::SimTime,
     ) -> Option<Box<HomaHosts>> {
+        if !homa_messages {
+            return None;
+        }
         let (index, t) = plan
             .transports
             .iter()
@@ -53,7 +59,10 @@ impl HomaHosts {
         let dists: Vec<_> = plan
             .traffic
             .iter()
-            .filter(|g| g.transport as usize == index)
+            .filter(|g| {
+                g.transport as usize == index
+                    || g.split.is_some_and(|s| s.transport as usize == index)
+            })
             .map(|g| &g.size)
             .collect();
         let mut sizes: Vec<u64> = if dists.is_empty() {

@@ -38,7 +38,8 @@ impl Sim {
         let seed = plan.seed;
         let mut events = EventQueue::new();
         let (conns, w) = connect(&plan, &mut net, &mut events);
-        let homa = HomaHosts::build(&plan, &mut net, longest_rtt);
+        let homa_messages = conns.iter().any(|c| matches!(c.ep, Endpoints::Homa(_)));
+        let homa = HomaHosts::build(&plan, &mut net, homa_messages, longest_rtt);
         let host_ports = net.host_ports();
         let jitter = NicJitter::new(plan.host_jitter, seed, host_ports);
         let relaying = plan.topology.kind.bcube().is_some();
