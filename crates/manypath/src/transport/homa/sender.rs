@@ -112,11 +112,15 @@ impl HostSender {
             }
             Control::Resend { from, to, .. } => {
                 // Bytes not sent yet go in their turn; only sent ones go again.
+                // The receiver's word replaces a range pending (a first packet repeated
+                // after a silence, or an older RESEND): joining two far-apart ranges
+                // would send everything between them again. A range left out is asked
+                // for again after the next silence.
                 let to = to.min(m.next);
                 if from < to {
                     m.again = Some(match m.again {
-                        Some((a, b)) => (a.min(from), b.max(to)),
-                        None => (from, to),
+                        Some((a, b)) if a <= to && from <= b => (a.min(from), b.max(to)),
+                        Some(_) | None => (from, to),
                     });
                 }
                 // A RESEND also grants what it names.
@@ -174,6 +178,7 @@ impl HostSender {
         }
         if now >= m.last_heard + cfg.resend_timeout {
             m.again = Some((0, (cfg.mss as u64).min(m.len)));
+            // (`can_send` was false: no range was pending.)
             m.last_heard = now;
             return SenderTimer::Repeat;
         }
@@ -264,5 +269,21 @@ mod tests {
         s.remove(1);
         assert_eq!(s.messages(), 0);
         assert_eq!(s.on_timer(5000, &c, 1), SenderTimer::Off);
+    }
+
+    #[test]
+    fn a_resend_far_from_a_pending_range_replaces_it() {
+        let (c, mut s) = (cfg(), HostSender::default());
+        s.add(0, &c, 1, 5000);
+        assert_eq!(drain(&mut s, &c).len(), 3, "bytes 0..3000");
+        assert_eq!(s.on_timer(1000, &c, 1), SenderTimer::Repeat);
+        // Joined with the repeat of bytes 0..1000, bytes 0..3000 would all go again.
+        let far = Control::Resend {
+            msg: 1,
+            from: 2000,
+            to: 3000,
+        };
+        s.on_control(1001, far);
+        assert_eq!(drain(&mut s, &c), vec![(1, 2000, 1)]);
     }
 }
