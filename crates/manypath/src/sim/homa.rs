@@ -229,7 +229,11 @@ impl Sim {
                 return;
             };
             let timeout = h.cfg.resend_timeout;
+            // The sender's timer watches only messages whose receiver has not been
+            // heard from (`HostSender::on_timer`).
+            let mut unheard = false;
             if let Endpoints::Homa(m) = &mut self.conns[pkt.msg as usize].ep {
+                unheard = m.stats.grants == 0 && m.stats.resends == 0;
                 m.stats.packets_sent += 1;
                 m.stats.bytes_sent += pkt.len as u64;
                 if pkt.retx {
@@ -244,7 +248,7 @@ impl Sim {
                 ..Segment::default()
             };
             self.send_classed(pkt.msg, TO_SERVER, 0, &seg, pkt.level);
-            if pkt.idle_after {
+            if pkt.idle_after && unheard {
                 self.homa_arm(pkt.msg, 0, now + timeout);
             }
         }

@@ -29,6 +29,9 @@ struct OutMsg {
     again: Option<(u64, u64)>,
     /// When the receiver was last heard from (or the message last sent a packet).
     last_heard: SimTime,
+    /// The receiver has sent a GRANT or RESEND: it knows the message, and its own timer
+    /// asks for what goes missing, so the sender's stops.
+    heard: bool,
 }
 
 impl OutMsg {
@@ -89,6 +92,7 @@ impl HostSender {
             scheduled_level: cfg.priorities.scheduled().end - 1,
             again: None,
             last_heard: now,
+            heard: false,
         });
     }
 
@@ -105,6 +109,7 @@ impl HostSender {
             return;
         };
         m.last_heard = now;
+        m.heard = true;
         match c {
             Control::Grant { offset, level, .. } => {
                 m.granted = m.granted.max(offset.min(m.len));
@@ -167,13 +172,14 @@ impl HostSender {
         })
     }
 
-    /// Message `msg`'s timer: if it may send nothing and its receiver has been silent
-    /// for `resend_timeout`, its first packet goes again.
+    /// Message `msg`'s timer: if it may send nothing and its receiver has never been
+    /// heard from for `resend_timeout`, its first packet goes again (so a receiver that
+    /// lost every packet it was sent learns of the message).
     pub fn on_timer(&mut self, now: SimTime, cfg: &HomaConfig, msg: u32) -> SenderTimer {
         let Some(m) = self.msgs.iter_mut().find(|m| m.id == msg) else {
             return SenderTimer::Off;
         };
-        if m.can_send() {
+        if m.can_send() || m.heard {
             return SenderTimer::Off;
         }
         if now >= m.last_heard + cfg.resend_timeout {
@@ -245,30 +251,32 @@ mod tests {
     }
 
     #[test]
-    fn resend_sends_the_range_again_and_silence_repeats_the_first_packet() {
+    fn silence_repeats_the_first_packet_until_the_receiver_is_heard_from() {
         let (c, mut s) = (cfg(), HostSender::default());
         s.add(0, &c, 1, 2000);
         assert_eq!(drain(&mut s, &c).len(), 2);
+        assert_eq!(s.on_timer(500, &c, 1), SenderTimer::Later(1000));
+        assert_eq!(s.on_timer(1000, &c, 1), SenderTimer::Repeat);
+        let p = s.poll_transmit(1000, &c).unwrap();
+        assert_eq!((p.offset, p.retx, p.idle_after), (0, true, true));
+        // The receiver asks for the second packet: it knows the message, so the
+        // sender's timer stops.
         s.on_control(
-            10,
+            1010,
             Control::Resend {
                 msg: 1,
                 from: 1000,
                 to: 2000,
             },
         );
-        let p = s.poll_transmit(10, &c).unwrap();
+        let p = s.poll_transmit(1010, &c).unwrap();
         assert_eq!(
             (p.offset, p.len, p.retx, p.idle_after),
             (1000, 1000, true, true)
         );
-        assert_eq!(s.on_timer(500, &c, 1), SenderTimer::Later(1010));
-        assert_eq!(s.on_timer(1010, &c, 1), SenderTimer::Repeat);
-        let p = s.poll_transmit(1010, &c).unwrap();
-        assert_eq!((p.offset, p.retx), (0, true));
+        assert_eq!(s.on_timer(5000, &c, 1), SenderTimer::Off);
         s.remove(1);
         assert_eq!(s.messages(), 0);
-        assert_eq!(s.on_timer(5000, &c, 1), SenderTimer::Off);
     }
 
     #[test]
