@@ -9,8 +9,8 @@ Usage: python bench/run.py [--repeat N] [NAME ...]   (default: every bench/*.tom
 The machine's speed drifts from minute to minute, so the packet-level scenarios run N
 times in turn (one round over all of them, then the next) and each reports its fastest
 run; ratios between scenarios (MPTCP against DCTCP) then compare runs made under the
-same conditions (and the lossless fabric's DCQCN and HPCC runs and NDP's against DCTCP,
-where at least 0.7 is wanted). Flow-level scenarios run once. Results are also written to
+same conditions (and the lossless fabric's DCQCN and HPCC runs, NDP's and Homa's W4 run
+against DCTCP, where at least 0.7 is wanted). Flow-level scenarios run once. Results are also written to
 bench/out/results.json.
 """
 
@@ -23,8 +23,8 @@ import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-#: The lossless fabric's RoCE benchmarks and NDP should keep this share of fattree8-dctcp's
-#: hops/s.
+#: The lossless fabric's RoCE benchmarks, NDP's and Homa's should keep this share of
+#: fattree8-dctcp's hops/s.
 LOSSLESS_RATIO_WANTED = 0.7
 BINARY = HERE.parent / "target" / "release" / "manypath-sim"
 ORDER = [
@@ -35,6 +35,7 @@ ORDER = [
     "fattree8-dcqcn-pfc",
     "fattree8-hpcc-pfc",
     "fattree8-ndp",
+    "fattree8-homa-w4",
     "flow-fattree16-mptcp8",
     "flow-fattree32-mptcp8",
     "flow-fattree48-mptcp8",
@@ -109,7 +110,7 @@ def main() -> None:
         ratio = by_name["fattree8-mptcp8"]["hops_per_s"] / by_name["fattree8-dctcp"]["hops_per_s"]
         print(f"hops/s of 8-subflow MPTCP relative to single-path DCTCP at k=8: {ratio:.2f}")
     for name, what in (("fattree8-dcqcn-pfc", "DCQCN with PFC"), ("fattree8-hpcc-pfc", "HPCC with PFC"),
-                       ("fattree8-ndp", "NDP with trimming")):
+                       ("fattree8-ndp", "NDP with trimming"), ("fattree8-homa-w4", "Homa W4")):
         if "fattree8-dctcp" in by_name and name in by_name:
             ratio = by_name[name]["hops_per_s"] / by_name["fattree8-dctcp"]["hops_per_s"]
             verdict = "ok" if ratio >= LOSSLESS_RATIO_WANTED else "BELOW"

@@ -85,6 +85,11 @@ fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDic
         t.add("nacks", |x| x.recovery.nacks as u64)?;
         t.add("trimmed", |x| x.recovery.trimmed as u64)?;
     }
+    // Homa's own counters, only in runs with Homa.
+    if r.homa {
+        t.add("grants", |x| x.recovery.grants as u64)?;
+        t.add("resends", |x| x.recovery.resends as u64)?;
+    }
     Ok(t.dict)
 }
 

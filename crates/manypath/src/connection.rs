@@ -7,6 +7,7 @@ use crate::metrics::RecoveryCounters;
 use crate::net::int::IntStack;
 use crate::scenario::TransportPlan;
 use crate::time::SimTime;
+use crate::transport::homa::HomaMessage;
 use crate::transport::mptcp::sender::MptcpCounters;
 use crate::transport::mptcp::{MptcpReceiver, MptcpSender};
 use crate::transport::ndp::{NdpReceiver, NdpSender};
@@ -35,6 +36,9 @@ pub enum Endpoints {
         client: Box<NdpSender>,
         server: Box<NdpReceiver>,
     },
+    /// A Homa message: its record only. Its protocol state lives in its hosts' agents
+    /// (`sim/homa.rs`), which the simulator drives in place of the calls below.
+    Homa(HomaMessage),
 }
 
 /// What a RoCE queue pair's controller needs of its host and network.
@@ -59,6 +63,9 @@ impl Endpoints {
         hops: u32,
     ) -> Endpoints {
         let size = size.unwrap_or(u64::MAX);
+        if t.homa.is_some() {
+            return Endpoints::Homa(HomaMessage::new(size));
+        }
         if let (Some(settings), Some(rc)) = (t.roce, t.cc.roce()) {
             let cfg = settings.config(&rc, nic.line_bps, nic.base_rtt);
             let cc = rc.build(nic.line_bps, settings.base_rtt(nic.base_rtt));
@@ -110,7 +117,7 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { .. } => 1,
             Endpoints::Mptcp { client, .. } => client.subs.len(),
-            Endpoints::Roce { .. } | Endpoints::Ndp { .. } => 1,
+            Endpoints::Roce { .. } | Endpoints::Ndp { .. } | Endpoints::Homa(_) => 1,
         }
     }
 
@@ -124,6 +131,8 @@ impl Endpoints {
             Endpoints::Mptcp { client, .. } => client.make_idle(),
             Endpoints::Roce { client, .. } => client.make_idle(),
             Endpoints::Ndp { client, .. } => client.make_idle(),
+            // The checker keeps Homa off persistent connections.
+            Endpoints::Homa(_) => {}
         }
     }
 
@@ -134,6 +143,7 @@ impl Endpoints {
             Endpoints::Mptcp { client, .. } => client.offer(bytes),
             Endpoints::Roce { client, .. } => client.offer(bytes),
             Endpoints::Ndp { client, .. } => client.offer(bytes),
+            Endpoints::Homa(_) => {}
         }
     }
 
@@ -145,15 +155,17 @@ impl Endpoints {
             Endpoints::Mptcp { client, .. } => client.data_una,
             Endpoints::Roce { client, .. } => client.bytes_acked(),
             Endpoints::Ndp { client, .. } => client.bytes_acked(),
+            Endpoints::Homa(m) => m.delivered(),
         }
     }
 
     /// The multipath sender's connection-level counters (zero for TCP).
     pub fn mptcp_counters(&self) -> MptcpCounters {
         match self {
-            Endpoints::Tcp { .. } | Endpoints::Roce { .. } | Endpoints::Ndp { .. } => {
-                MptcpCounters::default()
-            }
+            Endpoints::Tcp { .. }
+            | Endpoints::Roce { .. }
+            | Endpoints::Ndp { .. }
+            | Endpoints::Homa(_) => MptcpCounters::default(),
             Endpoints::Mptcp { client, .. } => client.counters,
         }
     }
@@ -164,6 +176,7 @@ impl Endpoints {
             Endpoints::Mptcp { client, .. } => client.open(),
             Endpoints::Roce { client, .. } => client.open(),
             Endpoints::Ndp { client, .. } => client.open(),
+            Endpoints::Homa(_) => {}
         }
     }
 
@@ -179,6 +192,7 @@ impl Endpoints {
             (Endpoints::Roce { server, .. }, _) => server.on_segment(now, seg),
             (Endpoints::Ndp { client, .. }, 0) => client.on_segment(now, seg),
             (Endpoints::Ndp { server, .. }, _) => server.on_segment(now, seg),
+            (Endpoints::Homa(_), _) => {}
         }
     }
 
@@ -194,6 +208,7 @@ impl Endpoints {
             (Endpoints::Roce { server, .. }, _) => server.poll_transmit(now).map(|s| (0, s)),
             (Endpoints::Ndp { client, .. }, 0) => client.poll_transmit(now),
             (Endpoints::Ndp { server, .. }, _) => server.poll_transmit(now).map(|s| (0, s)),
+            (Endpoints::Homa(_), _) => None,
         }
     }
 
@@ -207,6 +222,7 @@ impl Endpoints {
             (Endpoints::Roce { server, .. }, _) => server.on_timer(now),
             (Endpoints::Ndp { client, .. }, 0) => client.on_timer(now),
             (Endpoints::Ndp { server, .. }, _) => server.on_timer(now),
+            (Endpoints::Homa(_), _) => {}
         }
     }
 
@@ -220,6 +236,7 @@ impl Endpoints {
             (Endpoints::Roce { server, .. }, _) => server.timer_deadline(),
             (Endpoints::Ndp { client, .. }, 0) => client.timer_deadline(),
             (Endpoints::Ndp { server, .. }, _) => server.timer_deadline(),
+            (Endpoints::Homa(_), _) => None,
         }
     }
 
@@ -231,6 +248,7 @@ impl Endpoints {
             Endpoints::Mptcp { client, .. } => client.finish,
             Endpoints::Roce { client, .. } => client.finish(),
             Endpoints::Ndp { client, .. } => client.finish(),
+            Endpoints::Homa(m) => m.finish,
         }
     }
 
@@ -241,6 +259,7 @@ impl Endpoints {
             Endpoints::Mptcp { client, .. } => client.stats(),
             Endpoints::Roce { client, .. } => roce_stats(client),
             Endpoints::Ndp { client, .. } => ndp_stats(client),
+            Endpoints::Homa(m) => homa_stats(m),
         }
     }
 
@@ -249,7 +268,7 @@ impl Endpoints {
         match self {
             Endpoints::Tcp { client, .. } => std::slice::from_ref(client),
             Endpoints::Mptcp { client, .. } => &client.subs,
-            Endpoints::Roce { .. } | Endpoints::Ndp { .. } => &[],
+            Endpoints::Roce { .. } | Endpoints::Ndp { .. } | Endpoints::Homa(_) => &[],
         }
     }
 
@@ -260,6 +279,7 @@ impl Endpoints {
             Endpoints::Mptcp { client, .. } => client.subs.iter().map(|s| s.stats()).collect(),
             Endpoints::Roce { client, .. } => vec![roce_stats(client)],
             Endpoints::Ndp { client, .. } => vec![ndp_stats(client)],
+            Endpoints::Homa(m) => vec![homa_stats(m)],
         }
     }
 
@@ -301,6 +321,13 @@ impl Endpoints {
                     ..RecoveryCounters::default()
                 }
             }
+            Endpoints::Homa(m) => RecoveryCounters {
+                packets_sent: m.stats.packets_sent,
+                packets_retx: m.stats.packets_retx,
+                grants: m.stats.grants,
+                resends: m.stats.resends,
+                ..RecoveryCounters::default()
+            },
         }
     }
 
@@ -308,7 +335,10 @@ impl Endpoints {
     pub fn ssr_episodes(&self) -> (u32, u32) {
         match self {
             Endpoints::Mptcp { client, .. } => client.coupling.ssr_episodes(),
-            Endpoints::Tcp { .. } | Endpoints::Roce { .. } | Endpoints::Ndp { .. } => (0, 0),
+            Endpoints::Tcp { .. }
+            | Endpoints::Roce { .. }
+            | Endpoints::Ndp { .. }
+            | Endpoints::Homa(_) => (0, 0),
         }
     }
 
@@ -318,9 +348,13 @@ impl Endpoints {
         match (self, ep) {
             (Endpoints::Roce { client, .. }, 0) => client.on_segment_int(now, seg, int.hops()),
             (Endpoints::Roce { server, .. }, _) => server.on_segment_int(now, seg, int),
-            (e @ (Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Ndp { .. }), ep) => {
-                e.on_segment(now, ep, 0, seg)
-            }
+            (
+                e @ (Endpoints::Tcp { .. }
+                | Endpoints::Mptcp { .. }
+                | Endpoints::Ndp { .. }
+                | Endpoints::Homa(_)),
+                ep,
+            ) => e.on_segment(now, ep, 0, seg),
         }
     }
 
@@ -332,7 +366,10 @@ impl Endpoints {
                 client.bytes_acked(),
                 client.window().map_or(0.0, |w| w as f64),
             )),
-            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Ndp { .. } => None,
+            Endpoints::Tcp { .. }
+            | Endpoints::Mptcp { .. }
+            | Endpoints::Ndp { .. }
+            | Endpoints::Homa(_) => None,
         }
     }
 
@@ -341,7 +378,7 @@ impl Endpoints {
         match self {
             Endpoints::Roce { client, .. } => Some(client.config().header),
             Endpoints::Ndp { client, .. } => Some(client.config().header),
-            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } => None,
+            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Homa(_) => None,
         }
     }
 
@@ -349,8 +386,29 @@ impl Endpoints {
     pub fn int_echo(&self) -> Option<&IntStack> {
         match self {
             Endpoints::Roce { server, .. } => Some(server.echo()),
-            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Ndp { .. } => None,
+            Endpoints::Tcp { .. }
+            | Endpoints::Mptcp { .. }
+            | Endpoints::Ndp { .. }
+            | Endpoints::Homa(_) => None,
         }
+    }
+}
+
+/// A Homa message's counters in TCP's terms: its sender's timeouts (first packet sent
+/// again after a silence) as timeouts, RESENDs as fast retransmits (a recovery on the
+/// receiver's word).
+fn homa_stats(m: &HomaMessage) -> SenderStats {
+    let s = m.stats;
+    SenderStats {
+        bytes_sent: s.bytes_sent,
+        bytes_retx: s.bytes_retx,
+        bytes_acked: m.delivered(),
+        timeouts: s.timeouts,
+        fast_retx: s.resends,
+        finish: m.finish,
+        packets_sent: s.packets_sent,
+        packets_retx: s.packets_retx,
+        ..SenderStats::default()
     }
 }
 
@@ -392,7 +450,10 @@ impl Endpoints {
     pub fn ndp_pull_requests(&mut self) -> u32 {
         match self {
             Endpoints::Ndp { server, .. } => server.take_pull_requests(),
-            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Roce { .. } => 0,
+            Endpoints::Tcp { .. }
+            | Endpoints::Mptcp { .. }
+            | Endpoints::Roce { .. }
+            | Endpoints::Homa(_) => 0,
         }
     }
 
@@ -400,7 +461,10 @@ impl Endpoints {
     pub fn ndp_set_paths(&mut self, n: usize, rng: crate::engine::Rng) {
         match self {
             Endpoints::Ndp { client, .. } => client.set_paths(n, rng),
-            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Roce { .. } => {}
+            Endpoints::Tcp { .. }
+            | Endpoints::Mptcp { .. }
+            | Endpoints::Roce { .. }
+            | Endpoints::Homa(_) => {}
         }
     }
 
@@ -408,7 +472,10 @@ impl Endpoints {
     pub fn ndp_pull(&mut self) -> bool {
         match self {
             Endpoints::Ndp { server, .. } => server.pull(),
-            Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } | Endpoints::Roce { .. } => false,
+            Endpoints::Tcp { .. }
+            | Endpoints::Mptcp { .. }
+            | Endpoints::Roce { .. }
+            | Endpoints::Homa(_) => false,
         }
     }
 }

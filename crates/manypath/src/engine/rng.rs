@@ -37,6 +37,8 @@ pub mod stream {
     pub const QUEUE: u64 = 7;
     /// Hosts' interfaces (send jitter), by port.
     pub const NIC: u64 = 8;
+    /// Homa's sample of its workload's sizes (where its unscheduled levels are cut).
+    pub const HOMA: u64 = 9;
 }
 
 impl Rng {

@@ -237,6 +237,7 @@ fn report(
         roce: false,
         ndp: false,
         trim: false,
+        homa: false,
         fabric: false,
     }
 }

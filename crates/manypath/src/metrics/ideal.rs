@@ -39,6 +39,13 @@ pub struct Segments {
 
 /// The ideal FCT of a flow of `size` bytes (≥ 1) whose data crosses `data` and whose
 /// ACKs come back across `ack`; `handshake`: the flow opens its own connection.
+/// The time from a message's first byte leaving to its last arriving on an idle path
+/// (`data`), with no handshake before and no acknowledgment after: the ideal completion
+/// of a receiver-completed message (Homa).
+pub fn ideal_delivery(size: u64, seg: Segments, data: &[Hop]) -> SimTime {
+    data_time(size.max(1), seg, data)
+}
+
 pub fn ideal_fct(size: u64, seg: Segments, data: &[Hop], ack: &[Hop], handshake: bool) -> SimTime {
     let one_way = |path: &[Hop], bytes: u32| -> SimTime {
         path.iter()

@@ -71,6 +71,9 @@ pub struct RecoveryCounters {
     pub pulls: u64,
     pub nacks: u32,
     pub trimmed: u32,
+    /// Homa: GRANTs and RESENDs the sender received.
+    pub grants: u32,
+    pub resends: u32,
 }
 
 /// One subflow of a multipath flow.
@@ -307,6 +310,8 @@ pub struct Results {
     /// Some switch port trims: the queue table has its columns (trimmed, header drops,
     /// returned).
     pub trim: bool,
+    /// Some flow runs Homa: the flows table has its columns (grants, resends).
+    pub homa: bool,
     /// Some switch has a shared buffer or PFC: the queue tables and counters have their
     /// columns (buffer occupancy and drops, pause frames and time, headroom drops,
     /// deadlocks), which runs without them do not carry.

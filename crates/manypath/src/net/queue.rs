@@ -1,7 +1,8 @@
 //! Output queues: drop-tail in packets or bytes, ECN step marking on the instantaneous
 //! queue at a threshold K (at enqueue, or at dequeue), RED (`net::red`) as an option, and
-//! strict priority between two classes. One struct with plain settings rather than a boxed discipline: the checks are
-//! a few compares on the per-packet path.
+//! strict priority between two classes or, with `priority_levels`, between N levels (as
+//! Homa's switches: level 0 first). One struct with plain settings rather than a boxed
+//! discipline: the checks are a few compares on the per-packet path.
 //!
 //! Occupancy counts the packets waiting, not the one being serialised.
 //!
@@ -45,6 +46,9 @@ pub struct QueueConfig {
     pub mark_at: MarkAt,
     /// Serve class 0 strictly before class 1; otherwise one FIFO.
     pub priority: bool,
+    /// Strict priority over this many levels (0 first); 0: as `priority` says (two
+    /// levels or one). A packet's level is its priority, capped at the last level.
+    pub priority_levels: u8,
     /// Keep a time-weighted histogram of occupancy in packets.
     pub histogram: bool,
 }
@@ -58,12 +62,24 @@ impl Default for QueueConfig {
             ecn_k_bytes: u64::MAX,
             mark_at: MarkAt::Enqueue,
             priority: false,
+            priority_levels: 0,
             histogram: false,
         }
     }
 }
 
 impl QueueConfig {
+    /// The number of strict-priority levels (1: one FIFO).
+    pub fn levels(&self) -> u8 {
+        if self.priority_levels > 0 {
+            self.priority_levels
+        } else if self.priority {
+            2
+        } else {
+            1
+        }
+    }
+
     pub fn ecn_enabled(&self) -> bool {
         self.ecn_k_packets != u64::MAX || self.ecn_k_bytes != u64::MAX
     }
@@ -95,6 +111,10 @@ pub enum Admit {
 pub struct OutQueue {
     pub cfg: QueueConfig,
     fifo: [VecDeque<Desc>; 2],
+    /// The FIFOs of levels 2 and up (`QueueConfig::priority_levels` > 2; empty otherwise).
+    more: Box<[VecDeque<Desc>]>,
+    /// The last priority level (0: one FIFO).
+    top: u8,
     packets: u64,
     bytes: u64,
     pub stats: QueueStats,
@@ -114,9 +134,12 @@ pub struct OutQueue {
 impl OutQueue {
     pub fn new(cfg: QueueConfig) -> OutQueue {
         let cap = cfg.limit_packets.min(256) as usize;
+        let top = cfg.levels().max(1) - 1;
         OutQueue {
             cfg,
             fifo: [VecDeque::with_capacity(cap), VecDeque::new()],
+            more: (2..=top).map(|_| VecDeque::new()).collect(),
+            top,
             packets: 0,
             bytes: 0,
             stats: QueueStats::default(),
@@ -261,7 +284,7 @@ impl OutQueue {
         // (RED-style marking at enqueue keeps a queue committed: see `start_ecn_red`.)
         self.committed = self.red.is_none()
             && self.trim.is_none()
-            && !self.cfg.priority
+            && self.top == 0
             && self.cfg.mark_at == MarkAt::Enqueue
             && self.packets == 0;
         if self.committed {
@@ -282,13 +305,25 @@ impl OutQueue {
         let Some(mark) = self.admit::<true>(now, &mut d, ect) else {
             return Admit::Dropped;
         };
-        let c = if self.cfg.priority {
-            d.priority().min(1) as usize
-        } else {
-            0
-        };
-        self.fifo[c].push_back(d);
+        let c = self.fifo_of(&d);
+        self.level_mut(c).push_back(d);
         Admit::Queued { mark }
+    }
+
+    /// The FIFO of priority level `c`.
+    #[inline]
+    fn level_mut(&mut self, c: usize) -> &mut VecDeque<Desc> {
+        if c < 2 {
+            &mut self.fifo[c]
+        } else {
+            &mut self.more[c - 2]
+        }
+    }
+
+    /// The FIFOs of every level, highest priority first.
+    fn levels(&self) -> impl Iterator<Item = &VecDeque<Desc>> + '_ {
+        let n = (self.top as usize + 1).min(2);
+        self.fifo[..n].iter().chain(self.more.iter())
     }
 
     /// Enqueues a packet of a lossless (PFC) class: its switch's ingress accounting
@@ -299,18 +334,15 @@ impl OutQueue {
             return Admit::Dropped;
         };
         let c = self.fifo_of(&d);
-        self.fifo[c].push_back(d);
+        self.level_mut(c).push_back(d);
         Admit::Queued { mark }
     }
 
-    /// The FIFO a packet waits in: its class with priority queues, else the one FIFO.
+    /// The FIFO a packet waits in: its priority level with priority queues (capped at the
+    /// last level), else the one FIFO.
     #[inline]
     pub fn fifo_of(&self, d: &Desc) -> usize {
-        if self.cfg.priority {
-            d.priority().min(1) as usize
-        } else {
-            0
-        }
+        d.priority().min(self.top) as usize
     }
 
     /// Removes the next packet to serialise whose class is not paused (bit c of `paused`:
@@ -321,15 +353,10 @@ impl OutQueue {
         if paused == 0 {
             return self.dequeue(now);
         }
-        let c = if self.cfg.priority {
-            let ok = |c: usize, q: &OutQueue| !q.fifo[c].is_empty() && paused & (1 << c) == 0;
-            if ok(0, self) {
-                0
-            } else if ok(1, self) {
-                1
-            } else {
-                return None;
-            }
+        // PFC tells two classes apart: level c pauses with class min(c, 1).
+        let c = if self.top > 0 {
+            let ok = |q: &VecDeque<Desc>, c: usize| !q.is_empty() && paused & (1 << c.min(1)) == 0;
+            self.levels().enumerate().position(|(c, q)| ok(q, c))?
         } else {
             let head = self.fifo[0].front()?;
             if paused & (1 << head.priority().min(1)) != 0 {
@@ -337,7 +364,7 @@ impl OutQueue {
             }
             0
         };
-        let d = self.fifo[c].pop_front()?;
+        let d = self.level_mut(c).pop_front()?;
         self.account(now);
         self.packets -= 1;
         self.bytes -= d.wire as u64;
@@ -346,8 +373,10 @@ impl OutQueue {
 
     /// Whether some waiting packet could start now, given the paused classes.
     pub fn has_unpaused(&self, paused: u8) -> bool {
-        if self.cfg.priority {
-            (0..2).any(|c| !self.fifo[c].is_empty() && paused & (1 << c) == 0)
+        if self.top > 0 {
+            self.levels()
+                .enumerate()
+                .any(|(c, q)| !q.is_empty() && paused & (1 << c.min(1)) == 0)
         } else {
             self.fifo[0]
                 .front()
@@ -359,6 +388,7 @@ impl OutQueue {
     pub fn holds_class(&self, class: usize) -> bool {
         self.fifo
             .iter()
+            .chain(self.more.iter())
             .any(|f| f.iter().any(|d| d.priority().min(1) as usize == class))
     }
 
@@ -472,11 +502,12 @@ impl OutQueue {
     /// Removes the next packet to serialise: class 0 first.
     #[inline(always)]
     pub fn dequeue(&mut self, now: SimTime) -> Option<Desc> {
-        let c = if !self.fifo[0].is_empty() { 0 } else { 1 };
         let d = match self.trim.as_deref_mut() {
-            None => self.fifo[c].pop_front()?,
-            Some(t) => t.dequeue()?,
-        };
+            None if !self.fifo[0].is_empty() => self.fifo[0].pop_front(),
+            None if self.more.is_empty() || !self.fifo[1].is_empty() => self.fifo[1].pop_front(),
+            None => self.more.iter_mut().find_map(|f| f.pop_front()),
+            Some(t) => t.dequeue(),
+        }?;
         self.account(now);
         self.packets -= 1;
         self.bytes -= d.wire as u64;
@@ -505,6 +536,7 @@ impl OutQueue {
         self.fifo[0]
             .iter()
             .chain(self.fifo[1].iter())
+            .chain(self.more.iter().flatten())
             .map(|d| d.pkt)
             .chain(trim)
     }
@@ -606,6 +638,75 @@ mod tests {
         assert_eq!(q.dequeue(2).map(|x| x.pkt), Some(10));
         assert_eq!(q.dequeue(3).map(|x| x.pkt), Some(11));
         assert!(q.dequeue(4).is_none());
+    }
+
+    #[test]
+    fn eight_levels_serve_the_lowest_level_first_and_fifo_within_one() {
+        let mut q = OutQueue::new(QueueConfig {
+            priority_levels: 8,
+            ..QueueConfig::default()
+        });
+        // (id, level): arrivals in an order that no level-blind FIFO would serve as
+        // expected; level 9 is beyond the last level and waits in level 7.
+        for (id, level) in [(1, 7), (2, 3), (3, 9), (4, 0), (5, 3), (6, 5), (7, 0)] {
+            q.enqueue(0, d(id, 1500, level), false);
+        }
+        assert_eq!(q.queued_ids().count(), 7);
+        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(1).map(|x| x.pkt)).collect();
+        assert_eq!(order, vec![4, 7, 2, 5, 6, 1, 3]);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn pinned_and_int_bits_do_not_change_the_level() {
+        use crate::net::packet::{INT, PINNED};
+        let mut q = OutQueue::new(QueueConfig {
+            priority_levels: 4,
+            ..QueueConfig::default()
+        });
+        q.enqueue(0, d(1, 1500, 2 | PINNED), false);
+        q.enqueue(0, d(2, 1500, 1 | INT), false);
+        assert_eq!(q.dequeue(1).map(|x| x.pkt), Some(2));
+        assert_eq!(q.dequeue(1).map(|x| x.pkt), Some(1));
+    }
+
+    #[test]
+    fn two_levels_are_the_priority_flag() {
+        let two = QueueConfig {
+            priority_levels: 2,
+            ..QueueConfig::default()
+        };
+        let flag = QueueConfig {
+            priority: true,
+            ..QueueConfig::default()
+        };
+        assert_eq!((two.levels(), flag.levels()), (2, 2));
+        assert_eq!(QueueConfig::default().levels(), 1);
+        let (mut a, mut b) = (OutQueue::new(two), OutQueue::new(flag));
+        for (id, class) in [(1, 1), (2, 5), (3, 0), (4, 1)] {
+            a.enqueue(0, d(id, 1500, class), false);
+            b.enqueue(0, d(id, 1500, class), false);
+        }
+        for _ in 0..4 {
+            assert_eq!(a.dequeue(1), b.dequeue(1));
+        }
+        assert!(!OutQueue::new(two).commit_departures());
+    }
+
+    #[test]
+    fn paused_class_one_holds_every_level_above_zero() {
+        let mut q = OutQueue::new(QueueConfig {
+            priority_levels: 4,
+            ..QueueConfig::default()
+        });
+        q.enqueue(0, d(1, 1500, 3), false);
+        q.enqueue(0, d(2, 1500, 2), false);
+        assert!(!q.has_unpaused(0b10));
+        assert!(q.dequeue_unpaused(1, 0b10).is_none());
+        assert!(q.holds_class(1) && !q.holds_class(0));
+        q.enqueue(0, d(3, 1500, 0), false);
+        assert_eq!(q.dequeue_unpaused(1, 0b10).map(|x| x.pkt), Some(3));
+        assert_eq!(q.dequeue_unpaused(1, 0b01).map(|x| x.pkt), Some(2));
     }
 
     /// A committed queue sees the same occupancy, drops and marks as one that holds its

@@ -211,7 +211,8 @@ fn check_flow_level(s: &Scenario, transports: &[TransportPlan], c: &mut Checker)
             SizeSpec::Fixed(_)
             | SizeSpec::Uniform { .. }
             | SizeSpec::Pareto { .. }
-            | SizeSpec::Cdf(_) => err(
+            | SizeSpec::Cdf(_)
+            | SizeSpec::CdfStep(_) => err(
                 &format!("{path}.size"),
                 "the flow level models long-lived flows only (size = \"long_lived\")",
             ),

@@ -8,6 +8,7 @@
 mod checker;
 pub mod fabric;
 mod faults;
+mod homa;
 pub mod level;
 pub mod ndp;
 pub mod plan;

@@ -8,6 +8,7 @@
 use super::checker::{Checker, MAX_TIME_US};
 use super::fabric::{fabric, BufferPlan, PfcPlan};
 use super::faults::{fault_plan, FaultPlan};
+use super::homa;
 use super::level::{check_level, check_unpinned, model_config, FlowModelConfig, Level};
 use super::ndp;
 use super::queues::switch_features;
@@ -138,6 +139,7 @@ impl Plan {
         roce::check_rwndq(s, &links.tier_params, &transports, &mut c);
         roce::check_lossless(s, &transports, &mut c);
         ndp::check_paths(s, &transports, &mut c);
+        homa::check(s, &tiers, &links.tier_params, &transports, &mut c);
         let faults = match &topology {
             Some(topo) => fault_plan(&s.faults, topo, &mut c),
             None => FaultPlan::default(),

@@ -199,7 +199,8 @@ pub(super) fn roce_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> RoceCc 
         | CcSpec::Mmptcp
         | CcSpec::Swift
         | CcSpec::Bbr
-        | CcSpec::Ndp => RoceCc::LineRate,
+        | CcSpec::Ndp
+        | CcSpec::Homa => RoceCc::LineRate,
     }
 }
 

@@ -425,6 +425,10 @@ pub struct QueueSpec {
     /// Two strict-priority classes (a flow's `priority`: 0 high, 1 low).
     #[serde(default)]
     pub priority: bool,
+    /// Strict priority over this many levels (2–64; level 0 first), as Homa's switches
+    /// (8): a packet waits in the level of its priority, capped at the last. Unset: as
+    /// `priority` says. Not together with `priority`.
+    pub priority_levels: Option<u8>,
     /// RWNDQ on these switch ports: flow counting and receive-window rewriting of the
     /// ACKs that come in through them (not on host NICs).
     pub rwndq: Option<RwndqSpec>,
@@ -676,6 +680,22 @@ pub struct TransportSpec {
     pub swift_max_cwnd: Option<f64>,
     /// Swift: consecutive timeouts that drop the window to its minimum (default 5).
     pub swift_retx_reset: Option<u32>,
+    /// Homa: unscheduled bytes per message, and the bytes each grant allows beyond
+    /// what has arrived (RTTbytes; default: one base RTT of the network at the host's
+    /// line rate).
+    pub homa_rtt_bytes: Option<u64>,
+    /// Homa: messages a receiver grants to at once (the degree of overcommitment;
+    /// default: the number of scheduled priority levels).
+    pub homa_overcommit: Option<u32>,
+    /// Homa: switch priority levels it uses (default 8); the switches' queues must have
+    /// at least as many (`priority_levels`).
+    pub homa_priority_levels: Option<u8>,
+    /// Homa: how many of its levels are for unscheduled packets (default: from the
+    /// share of unscheduled bytes in the workload's sizes).
+    pub homa_unscheduled_levels: Option<u8>,
+    /// Homa: silence after which a receiver asks for missing data again and a sender
+    /// repeats its first packet, in µs (default 1000).
+    pub homa_resend_timeout_us: Option<f64>,
     /// Delay of the extra subflows after the first handshake, in µs (default 0).
     pub subflow_gap_us: Option<f64>,
     /// FUSO's proactive multipath loss recovery on this (multipath) transport.
@@ -880,6 +900,10 @@ pub enum SizeSpec {
     /// An empirical CDF: a built-in name (`websearch`, `datamining`) or a file path,
     /// relative to the scenario file.
     Cdf(String),
+    /// The same, sampled as a step function: each listed size carries the CDF's step at
+    /// it, and no size between two listed ones is drawn (as Homa's simulator samples its
+    /// workloads; the mean is the "step mean" of the shipped files' headers).
+    CdfStep(String),
     /// Flows that send until the end of the run.
     LongLived,
 }

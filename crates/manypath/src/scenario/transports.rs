@@ -3,12 +3,14 @@
 //! table `CcSpec::info`) with its TCP settings, subflows and loss-recovery options.
 
 use super::checker::Checker;
+use super::homa;
 use super::ndp::{self, NdpSettings};
 use super::roce;
 use super::schema::{CcSpec, SchedulerSpec, TcpSpec, TimersSpec, TransportSpec};
 use crate::net::network::LinkParams;
 use crate::time::SimTime;
 use crate::transport::cc::swift::SwiftParams;
+use crate::transport::homa::HomaSettings;
 use crate::transport::mptcp::{FusoConfig, Scheduler};
 use crate::transport::protocol::{CcInfo, CcKind, SWIFT_PARAMS};
 use crate::transport::roce::plan::{RoceCc, RoceSettings};
@@ -36,6 +38,8 @@ pub struct TransportPlan {
     pub roce: Option<RoceSettings>,
     /// NDP's settings (`None` for other transports).
     pub ndp: Option<NdpSettings>,
+    /// A Homa transport's settings (`None` for the others).
+    pub homa: Option<HomaSettings>,
 }
 
 impl TransportPlan {
@@ -137,6 +141,7 @@ impl Builtin {
             lia_beta: None,
             roce: None,
             ndp: None,
+            homa: None,
         }
     }
 }
@@ -226,6 +231,7 @@ fn transport_plan(
             .roce()
             .map(|r| roce::roce_settings(t, &r, tcp.ecn, &path, c)),
         ndp: cc.info().ndp.then(|| ndp::ndp_settings(t, &path, c)),
+        homa: (cc == CcKind::Homa).then(|| homa::settings(t, &path, c)),
     };
     if !(1..=4).contains(&plan.replicas) {
         c.err(
@@ -302,6 +308,7 @@ fn cc_kind(spec: CcSpec, p: &CcParams) -> CcKind {
         CcSpec::Swift => CcKind::Swift(p.swift),
         CcSpec::Bbr => CcKind::Bbr,
         CcSpec::Ndp => CcKind::Ndp,
+        CcSpec::Homa => CcKind::Homa,
     }
 }
 
@@ -340,6 +347,7 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
     ]
     .into_iter()
     .chain(roce::fields(t))
+    .chain(homa::fields(t))
     .chain(SWIFT_PARAMS.iter().copied().zip(swift_set(t)))
     {
         c.applies_only(

@@ -40,6 +40,9 @@ impl Sim {
             self.conns[conn_id as usize].blocked[ep] = false;
             self.flush(conn_id);
         }
+        if self.homa.is_some() {
+            self.homa_nic_free(nic);
+        }
     }
 
     pub(super) fn deliver(&mut self, d: Desc) {
@@ -51,6 +54,9 @@ impl Sim {
         // sends (`flush`), and the arena reuses the slot then.
         self.pkts.free(d.pkt);
         self.delivered += 1;
+        if self.homa.is_some() && self.homa_deliver(&p) {
+            return;
+        }
         let conn = &mut self.conns[p.conn as usize];
         // The descriptor holds the ECN codepoint as the fabric left it.
         let incoming_ecn = if p.dir == TO_SERVER {
@@ -99,6 +105,9 @@ impl Sim {
     }
 
     pub(super) fn timer(&mut self, conn_id: u32, endpoint: u32) {
+        if self.homa.is_some() && self.homa_timer(conn_id, endpoint) {
+            return;
+        }
         let now = self.now;
         let conn = &mut self.conns[conn_id as usize];
         if conn.timer_at[endpoint as usize] == now {
@@ -111,6 +120,9 @@ impl Sim {
     /// Sends whatever both endpoints of a connection have to send, and keeps one timer
     /// event pending per endpoint at or before its deadline.
     pub(super) fn flush(&mut self, conn_id: u32) {
+        if self.homa.is_some() {
+            self.homa_start(conn_id);
+        }
         let (src, dst) = {
             let c = &self.conns[conn_id as usize];
             (c.src, c.dst)
@@ -251,6 +263,22 @@ impl Sim {
 
     #[inline(never)]
     fn send(&mut self, conn_id: u32, dir: u8, sub: usize, seg: &Segment) {
+        let class = self.conns[conn_id as usize].priority;
+        self.send_classed(conn_id, dir, sub, seg, class)
+    }
+
+    /// Sends a segment as a packet whose class byte has priority `class` (and the
+    /// connection's `PINNED` bit); RoCE and NDP then set their control packets' class
+    /// (`roce_ndp_send`).
+    #[inline(always)]
+    pub(super) fn send_classed(
+        &mut self,
+        conn_id: u32,
+        dir: u8,
+        sub: usize,
+        seg: &Segment,
+        class: u8,
+    ) {
         let c = &self.conns[conn_id as usize];
         let (src, dst) = if dir == TO_SERVER {
             (c.src, c.dst)
@@ -287,7 +315,7 @@ impl Sim {
             } else {
                 Ecn::NotEct
             },
-            class: c.priority | c.pinned,
+            class: class | c.pinned,
         };
         if c.roce || c.ndp {
             self.roce_ndp_send(conn_id, id, &mut d, seg);

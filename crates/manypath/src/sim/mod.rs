@@ -16,6 +16,7 @@ mod endpoints;
 pub mod estimate;
 mod fabric;
 mod forward;
+mod homa;
 mod ndp;
 mod results;
 mod setup;
@@ -149,6 +150,8 @@ pub struct Sim {
     deadlock_message: String,
     /// NDP's pull pacer of each host (empty when no flow runs NDP).
     pacers: Vec<PullPacer>,
+    /// Every host's Homa agents, in a run with a Homa transport.
+    homa: Option<Box<homa::HomaHosts>>,
 }
 
 const NO_FLOW: u32 = u32::MAX;

@@ -5,7 +5,7 @@
 use super::{Sim, SAMPLE_FLOWS};
 use crate::connection::Endpoints;
 use crate::engine::queue::EventKind;
-use crate::metrics::ideal::{ideal_fct, Hop, Segments};
+use crate::metrics::ideal::{ideal_delivery, ideal_fct, Hop, Segments};
 use crate::metrics::{
     histogram_quantile, FlowRecord, FlowSample, QueueRecord, QueueSample, RecoveryCounters,
     Results, RunCounters, SubflowRecord,
@@ -67,6 +67,8 @@ impl Tally {
                     pulls: f(a.pulls, b.pulls),
                     nacks: g(a.nacks, b.nacks),
                     trimmed: g(a.trimmed, b.trimmed),
+                    grants: g(a.grants, b.grants),
+                    resends: g(a.resends, b.resends),
                 }
             },
         }
@@ -233,14 +235,20 @@ impl Sim {
                         && self.net.ecmp_path(conn.dst, conn.src, h[1], ack)
                 };
                 if reached {
-                    let t = ideal_fct(
-                        size,
-                        seg,
-                        &hops(&self.net, data),
-                        &hops(&self.net, ack),
-                        handshake,
-                    );
-                    best = Some(best.map_or(t, |b| b.min(t)));
+                    // A Homa message is done when its last byte arrives: no
+                    // handshake, no acknowledgment back.
+                    let fct = if t.homa.is_some() {
+                        ideal_delivery(size, seg, &hops(&self.net, data))
+                    } else {
+                        ideal_fct(
+                            size,
+                            seg,
+                            &hops(&self.net, data),
+                            &hops(&self.net, ack),
+                            handshake,
+                        )
+                    };
+                    best = Some(best.map_or(fct, |b| b.min(fct)));
                 }
             }
         }
@@ -396,7 +404,10 @@ impl Sim {
             .filter(|(_, f)| f.spec.conn.is_none())
             .map(|(i, f)| (i, &self.conns[f.conns[0] as usize]))
             .filter(|(_, c)| match c.ep {
-                Endpoints::Tcp { .. } | Endpoints::Roce { .. } | Endpoints::Ndp { .. } => false,
+                Endpoints::Tcp { .. }
+                | Endpoints::Roce { .. }
+                | Endpoints::Ndp { .. }
+                | Endpoints::Homa(_) => false,
                 Endpoints::Mptcp { .. } => true,
             })
             .flat_map(|(i, c)| {
@@ -506,6 +517,7 @@ impl Sim {
             roce: self.conns.iter().any(|c| c.roce),
             ndp: self.conns.iter().any(|c| c.ndp),
             trim: self.net.ports.iter().any(|p| p.queue.trims()),
+            homa: self.homa.is_some(),
             fabric: self.fabric_on,
         }
     }

@@ -3,6 +3,7 @@
 //! departures at enqueue, and the first events.
 
 use super::fabric::DEADLOCK_HOLD;
+use super::homa::HomaHosts;
 use super::results::Tally;
 use super::{
     Conn, Flow, Sim, MAX_COPIES, NOT_STARTED, NO_CONN, NO_FLOW, SAMPLE_FLOWS, SAMPLE_QUEUES,
@@ -38,6 +39,8 @@ impl Sim {
         let seed = plan.seed;
         let mut events = EventQueue::new();
         let (conns, w) = connect(&plan, &mut net, &mut events);
+        let homa_messages = conns.iter().any(|c| matches!(c.ep, Endpoints::Homa(_)));
+        let homa = HomaHosts::build(&plan, &mut net, homa_messages, longest_rtt);
         let host_ports = net.host_ports();
         let jitter = NicJitter::new(plan.host_jitter, seed, host_ports);
         let relaying = plan.topology.kind.bcube().is_some();
@@ -93,6 +96,7 @@ impl Sim {
             } else {
                 Vec::new()
             },
+            homa,
         }
     }
 }
@@ -600,6 +604,12 @@ fn roce_base_rtt(plan: &Plan, net: &mut Network) -> SimTime {
         return 0;
     };
     let ack = roce.iter().map(|r| r.1).max().unwrap_or(0);
+    longest_rtt(net, data, ack)
+}
+
+/// The longest host-to-host round trip on an idle network, for a packet of `data` wire
+/// bytes there and one of `ack` back, along shortest paths (see `roce_base_rtt`).
+fn longest_rtt(net: &mut Network, data: u32, ack: u32) -> SimTime {
     let hosts = net.host_nic.len() as u32;
     let (mut there, mut back) = (Vec::new(), Vec::new());
     let mut best = 0;

@@ -2,6 +2,7 @@
 //! hand back segments to send and a timer deadline. They never touch the engine, so a
 //! unit test can drive one by hand.
 pub mod cc;
+pub mod homa;
 pub mod mpcc;
 pub mod mptcp;
 pub mod ndp;

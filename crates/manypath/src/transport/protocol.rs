@@ -58,6 +58,9 @@ pub enum CcSpec {
     /// then receiver-paced PULLs; every packet sprayed on its own path; meant for
     /// switches that trim (`queue.trim`).
     Ndp,
+    /// Homa (Montazeri et al., SIGCOMM 2018): messages, receiver-driven grants (SRPT with
+    /// overcommitment), switch priorities (`transport/homa/`). Not a TCP connection.
+    Homa,
 }
 
 /// What a controller is, for the checks and defaults that depend on it.
@@ -93,7 +96,7 @@ pub struct CcInfo {
 
 impl CcSpec {
     /// Every controller, in the order error messages list them.
-    pub const ALL: [CcSpec; 16] = [
+    pub const ALL: [CcSpec; 17] = [
         CcSpec::Reno,
         CcSpec::Cubic,
         CcSpec::Dctcp,
@@ -110,6 +113,7 @@ impl CcSpec {
         CcSpec::Swift,
         CcSpec::Bbr,
         CcSpec::Ndp,
+        CcSpec::Homa,
     ];
 
     pub const fn info(self) -> CcInfo {
@@ -188,6 +192,10 @@ impl CcSpec {
                 single_path_only: true,
                 ndp: true,
                 ..info("ndp", false, false, false, NDP_PARAMS)
+            },
+            CcSpec::Homa => CcInfo {
+                single_path_only: true,
+                ..info("homa", false, false, false, HOMA_PARAMS)
             },
         }
     }
@@ -270,6 +278,15 @@ pub const SWIFT_PARAMS: &[&str] = &[
     "swift_retx_reset",
 ];
 
+/// The `[transports.NAME]` fields of Homa's settings.
+pub const HOMA_PARAMS: &[&str] = &[
+    "homa_rtt_bytes",
+    "homa_overcommit",
+    "homa_priority_levels",
+    "homa_unscheduled_levels",
+    "homa_resend_timeout_us",
+];
+
 /// A controller with its parameters resolved (defaults filled in, values checked).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CcKind {
@@ -304,6 +321,8 @@ pub enum CcKind {
     Bbr,
     /// NDP; its settings are the transport's (`TransportPlan::ndp`).
     Ndp,
+    /// Homa: its settings are the transport's (`TransportPlan::homa`).
+    Homa,
 }
 
 impl CcKind {
@@ -325,6 +344,7 @@ impl CcKind {
             CcKind::Swift(_) => CcSpec::Swift,
             CcKind::Bbr => CcSpec::Bbr,
             CcKind::Ndp => CcSpec::Ndp,
+            CcKind::Homa => CcSpec::Homa,
         }
     }
 
@@ -347,7 +367,8 @@ impl CcKind {
             | CcKind::Mmptcp { .. }
             | CcKind::Swift(_)
             | CcKind::Bbr
-            | CcKind::Ndp => None,
+            | CcKind::Ndp
+            | CcKind::Homa => None,
         }
     }
 
@@ -366,7 +387,8 @@ impl CcKind {
             | CcKind::Roce(_)
             | CcKind::Swift(_)
             | CcKind::Bbr
-            | CcKind::Ndp => None,
+            | CcKind::Ndp
+            | CcKind::Homa => None,
         }
     }
 }
@@ -412,9 +434,10 @@ pub fn build(kind: &CcKind, ctx: CcContext) -> (Coupling, Cc) {
             Coupling::Amp(amp::Ssr::new(gamma, tau)),
             Cc::Coupled(amp::subflow_cc(beta, ctx.cwnd_min)),
         ),
-        // RoCE queue pairs are built by `Endpoints::build` from the transport's RoCE
-        // settings and never reach here; Reno keeps the match total without a panic.
-        CcKind::Roce(_) => (Coupling::Uncoupled, Cc::Reno(Reno::default())),
+        // RoCE queue pairs and Homa messages are built by `Endpoints::build` from the
+        // transport's own settings and never reach here; Reno keeps the match total
+        // without a panic.
+        CcKind::Roce(_) | CcKind::Homa => (Coupling::Uncoupled, Cc::Reno(Reno::default())),
         CcKind::Swift(p) => {
             let p = SwiftParams {
                 hops: ctx.hops,

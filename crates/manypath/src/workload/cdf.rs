@@ -1,12 +1,16 @@
 //! Empirical flow-size CDFs (`<size_bytes> <cdf>` per line, `#` comments), sampled by
-//! inverting the piecewise-linear CDF. A repeated size is a vertical step, i.e. a point
-//! mass; a first row with cdf > 0 is a point mass at that size.
+//! inverting the piecewise-linear CDF, or, `stepwise`, as a step function (each listed
+//! size has the probability of the CDF's step at it, as Homa's simulator draws its
+//! workloads). A repeated size is a vertical step, i.e. a point mass; a first row with
+//! cdf > 0 is a point mass at that size.
 
 use crate::engine::Rng;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmpiricalCdf {
     points: Vec<(f64, f64)>,
+    /// Sample the listed sizes only (a step function), not between them.
+    step: bool,
 }
 
 /// The distributions shipped with the project, by name.
@@ -74,15 +78,26 @@ impl EmpiricalCdf {
             Some(&(_, f)) if (f - 1.0).abs() > 1e-9 => {
                 Err(format!("the last cdf value must be 1, got {f}"))
             }
-            _ => Ok(EmpiricalCdf { points }),
+            _ => Ok(EmpiricalCdf {
+                points,
+                step: false,
+            }),
         }
     }
 
-    /// Inverse-CDF sample with linear interpolation, rounded up to whole bytes (≥ 1).
+    /// The same distribution sampled as a step function.
+    pub fn stepwise(self) -> EmpiricalCdf {
+        EmpiricalCdf { step: true, ..self }
+    }
+
+    /// Inverse-CDF sample with linear interpolation (or, stepwise, the first listed size
+    /// whose cdf exceeds the draw), rounded up to whole bytes (≥ 1).
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         let u = rng.uniform();
         let i = self.points.partition_point(|&(_, f)| f <= u);
-        let x = if i == 0 {
+        let x = if self.step {
+            self.points[i.min(self.points.len() - 1)].0
+        } else if i == 0 {
             self.points[0].0
         } else if i >= self.points.len() {
             self.points[self.points.len() - 1].0
@@ -94,12 +109,18 @@ impl EmpiricalCdf {
         (x.ceil() as u64).max(1)
     }
 
-    /// Mean under linear interpolation (a point mass at the first size if its cdf > 0).
+    /// Mean under linear interpolation (a point mass at the first size if its cdf > 0),
+    /// or of the step function (each size with its step).
     pub fn mean(&self) -> f64 {
         let (x0, f0) = self.points[0];
         let mut m = x0 * f0;
         for w in self.points.windows(2) {
-            m += (w[1].1 - w[0].1) * (w[0].0 + w[1].0) / 2.0;
+            let x = if self.step {
+                w[1].0
+            } else {
+                (w[0].0 + w[1].0) / 2.0
+            };
+            m += (w[1].1 - w[0].1) * x;
         }
         m
     }
@@ -128,6 +149,24 @@ mod tests {
         let cdf = EmpiricalCdf::parse("0 0\n100 0.5\n200 1\n").unwrap();
         let mean = (0..n).map(|_| cdf.sample(&mut r) as f64).sum::<f64>() / n as f64;
         assert!((mean - cdf.mean()).abs() < 1.5, "{mean}");
+    }
+
+    #[test]
+    fn stepwise_draws_only_listed_sizes_with_their_steps() {
+        let cdf = EmpiricalCdf::parse("100 0.25\n200 0.5\n1000 1\n")
+            .unwrap()
+            .stepwise();
+        assert_eq!(cdf.mean(), 100.0 * 0.25 + 200.0 * 0.25 + 1000.0 * 0.5);
+        let mut r = Rng::new(5, 0, 0);
+        let n = 100_000;
+        let draws: Vec<u64> = (0..n).map(|_| cdf.sample(&mut r)).collect();
+        assert!(draws.iter().all(|d| [100, 200, 1000].contains(d)));
+        let share = |x| draws.iter().filter(|&&d| d == x).count() as f64 / n as f64;
+        assert!((share(100) - 0.25).abs() < 0.01 && (share(1000) - 0.5).abs() < 0.01);
+        // The shipped Homa W4 file's step mean is its header's (127,796.6 B).
+        let text = include_str!("../../../../workloads/homa_w4_fb_hadoop.cdf");
+        let w4 = EmpiricalCdf::parse(text).unwrap().stepwise();
+        assert!((w4.mean() - 127_796.6).abs() < 1.0, "{}", w4.mean());
     }
 
     #[test]

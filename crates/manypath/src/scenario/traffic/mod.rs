@@ -201,7 +201,8 @@ fn entry_routing(
             SizeSpec::Fixed(_)
             | SizeSpec::Uniform { .. }
             | SizeSpec::Pareto { .. }
-            | SizeSpec::Cdf(_) => false,
+            | SizeSpec::Cdf(_)
+            | SizeSpec::CdfStep(_) => false,
         };
         if !long_lived || t.pattern == PatternSpec::Requests {
             c.err(

@@ -44,26 +44,32 @@ pub(super) fn size_dist(
                 shape: *shape,
             })
         }
-        SizeSpec::Cdf(name) => {
-            if let Some(cdf) = EmpiricalCdf::builtin(name) {
-                return Some(SizeDist::Cdf(cdf));
-            }
-            let file = base_dir.join(name);
-            match std::fs::read_to_string(&file) {
-                Err(e) => {
-                    c.err(path, format!("{name:?} is neither a built-in distribution (websearch, datamining) nor a readable file: {} ({e})", file.display()));
-                    None
-                }
-                Ok(text) => match EmpiricalCdf::parse(&text) {
-                    Ok(cdf) => Some(SizeDist::Cdf(cdf)),
-                    Err(e) => {
-                        c.err(path, format!("{}: {e}", file.display()));
-                        None
-                    }
-                },
-            }
+        SizeSpec::Cdf(name) => cdf(name, path, base_dir, c).map(SizeDist::Cdf),
+        SizeSpec::CdfStep(name) => {
+            cdf(name, path, base_dir, c).map(|cdf| SizeDist::Cdf(cdf.stepwise()))
         }
         SizeSpec::LongLived => Some(SizeDist::LongLived),
+    }
+}
+
+/// The CDF `name`: a built-in one or a file read from `base_dir`.
+fn cdf(name: &str, path: &str, base_dir: &Path, c: &mut Checker) -> Option<EmpiricalCdf> {
+    if let Some(cdf) = EmpiricalCdf::builtin(name) {
+        return Some(cdf);
+    }
+    let file = base_dir.join(name);
+    match std::fs::read_to_string(&file) {
+        Err(e) => {
+            c.err(path, format!("{name:?} is neither a built-in distribution (websearch, datamining) nor a readable file: {} ({e})", file.display()));
+            None
+        }
+        Ok(text) => match EmpiricalCdf::parse(&text) {
+            Ok(cdf) => Some(cdf),
+            Err(e) => {
+                c.err(path, format!("{}: {e}", file.display()));
+                None
+            }
+        },
     }
 }
 
