@@ -1,5 +1,5 @@
 """The Homa paper's simulations (Montazeri et al., SIGCOMM 2018, §5.2): slowdown by
-message size (median and 99th percentile) of Homa and of DCTCP for the workloads W1–W5
+message size (median and 99th percentile) of Homa, NDP and DCTCP for the workloads W1–W5
 at 80% load.
 
 Topology (paper §5.2 and HomaSimulation's configuration): a two-level leaf-spine of 144
@@ -55,11 +55,14 @@ DELAY_US = 0.25
 RTT_BYTES = 9_700
 #: The paper's switches: 8 priority levels.
 PRIORITY_LEVELS = 8
-#: Every switch port's buffer, for both transports (large: the paper's Homa simulations
+#: Every switch port's buffer, for every transport (large: the paper's Homa simulations
 #: assume buffers that do not overflow).
 QUEUE_PACKETS = 2_000
 #: DCTCP's marking threshold: 65 packets, the DCTCP paper's value for 10 Gb/s.
 DCTCP_K_PACKETS = 65
+#: NDP's payload per packet: 1,500 bytes on the wire with its 64-byte header, as the others
+#: send (NDP's own default is 9,000-byte packets).
+NDP_PAYLOAD_BYTES = 1_436
 PERCENTILES = ("p50", "p99")
 
 
@@ -148,10 +151,22 @@ def dctcp_settings() -> dict[str, Any]:
     return {"transports": {}, "queue": {"limit_packets": QUEUE_PACKETS, "ecn_k_packets": DCTCP_K_PACKETS}}
 
 
+def ndp_settings() -> dict[str, Any]:
+    """NDP on trimming switches (8-packet threshold, the paper's), with packets of the same
+    1,500 bytes on the wire as the others and host NICs that send control packets first
+    (as htsim's NDP hosts do)."""
+    return {
+        "transports": {"ndp": {"cc": "ndp", "payload_bytes": NDP_PAYLOAD_BYTES}},
+        "queue": {"limit_packets": QUEUE_PACKETS, "trim": {}},
+        "host_queue": {"priority": True},
+    }
+
+
 #: The compared transports, in the figure's order: the name traffic uses, and its
 #: settings (transports and switch queue). Adding a transport is one line.
 TRANSPORTS: dict[str, Callable[[], dict[str, Any]]] = {
     "homa": homa_settings,
+    "ndp": ndp_settings,
     "dctcp": dctcp_settings,
 }
 
@@ -171,6 +186,7 @@ def scenario(transport: str, workload: str, scale: Scale = REDUCED, seed: int = 
             "link": {"rate_gbps": HOST_GBPS, "delay_us": DELAY_US},
             "tiers": {"fabric": {"rate_gbps": FABRIC_GBPS}},
             "queue": settings["queue"],
+            **({"host_queue": settings["host_queue"]} if "host_queue" in settings else {}),
         },
         "transports": settings["transports"],
         "traffic": [{
@@ -238,7 +254,7 @@ def plot_slowdown(table: pd.DataFrame) -> Figure:
             for i, transport in enumerate(transports):
                 g = part[part["transport"] == transport].sort_values("size_max_bytes")
                 ax.plot(g["size_max_bytes"].to_numpy(dtype=float), g[f"slowdown_{p}"].to_numpy(dtype=float),
-                        label=transport.upper() if transport != "homa" else "Homa", **plots.series_style(i))
+                        label={"homa": "Homa"}.get(transport, transport.upper()), **plots.series_style(i))
             plots.log_axis(ax, "x", part["size_max_bytes"], minor_labels=False)
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: analysis.size_label(v)))
             plots.log_axis(ax, "y", part[f"slowdown_{p}"])
@@ -255,11 +271,12 @@ def plot_slowdown(table: pd.DataFrame) -> Figure:
     name="homa-slowdown",
     document=f"{cite.HOMA} §5.2 (its simulations)",
     figure="Fig. 8–9: slowdown (median and 99th percentile) by message size, W1–W5 at 80% load",
-    compares="Homa (8 priority levels, RTTbytes 9.7 KB, SRPT grants with overcommitment) against DCTCP "
+    compares="Homa (8 priority levels, RTTbytes 9.7 KB, SRPT grants with overcommitment) against NDP "
+    "(trimming switches, 1,500-byte packets) and DCTCP "
     "on a 10/40 Gb/s leaf-spine; the paper's workloads W1–W5 at 80% load; p50 and p99 slowdown "
     "per message-size bucket",
-    reduced_time="~15 s (10 runs of 12 hosts)",
-    full_time="~1 h (10 runs of 144 hosts, 30,000 messages each; estimated)",
+    reduced_time="~25 s (15 runs of 12 hosts)",
+    full_time="~1.5 h (15 runs of 144 hosts, 30,000 messages each; estimated)",
     plot=plot_slowdown,
 )
 def run_homa_slowdown(full: bool, seed: int) -> pd.DataFrame:
