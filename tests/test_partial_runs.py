@@ -30,6 +30,10 @@ def test_progress_callback_reports_and_can_stop_the_run() -> None:
     assert len(res.flows) == 128
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_after_progress(args: list[str]) -> tuple[int, str, str]:
     """Start ``manypath run ARGS`` with progress lines on its (non-terminal) stderr, send
     SIGINT once the first line shows the simulation running, return (code, stdout, stderr)."""
@@ -38,6 +42,9 @@ def _interrupt_after_progress(args: list[str]) -> tuple[int, str, str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A shell without job control starts background jobs with SIGINT ignored, and a
+        # Python started so keeps ignoring it: give the run the default, as a terminal does.
+        preexec_fn=_default_sigint,
     )
     assert proc.stderr is not None
     first = proc.stderr.readline()  # blocks until the run reports progress (or ends)
