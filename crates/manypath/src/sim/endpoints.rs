@@ -120,9 +120,6 @@ impl Sim {
     /// Sends whatever both endpoints of a connection have to send, and keeps one timer
     /// event pending per endpoint at or before its deadline.
     pub(super) fn flush(&mut self, conn_id: u32) {
-        if self.homa.is_some() {
-            self.homa_start(conn_id);
-        }
         let (src, dst) = {
             let c = &self.conns[conn_id as usize];
             (c.src, c.dst)
@@ -166,6 +163,11 @@ impl Sim {
                 (false, Some(size)) => {
                     conn.ep.open();
                     conn.pending.push_back((f, size));
+                    // A Homa message goes to its sender's agent (the checker keeps Homa
+                    // off persistent connections and long-lived flows).
+                    if self.homa.is_some() {
+                        self.homa_start(id);
+                    }
                 }
                 (false, None) => conn.ep.open(),
                 (true, size) => {

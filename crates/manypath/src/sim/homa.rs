@@ -103,18 +103,14 @@ impl Sim {
         self.homa.as_deref_mut().expect("a run with Homa")
     }
 
-    /// Hands connection `conn_id`'s message to its sender's agent, the first time (not a
-    /// Homa message: nothing).
+    /// Hands connection `conn_id`'s message to its sender's agent as its flow starts (not
+    /// a Homa message: nothing).
     pub(super) fn homa_start(&mut self, conn_id: u32) {
         let now = self.now;
-        let c = &mut self.conns[conn_id as usize];
-        let Endpoints::Homa(m) = &mut c.ep else {
+        let c = &self.conns[conn_id as usize];
+        let Endpoints::Homa(m) = &c.ep else {
             return;
         };
-        if m.started {
-            return;
-        }
-        m.started = true;
         let (len, src) = (m.len, c.src);
         let h = self.agents();
         h.senders[src as usize].add(now, &h.cfg, conn_id, len);

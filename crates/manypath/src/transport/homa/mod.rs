@@ -177,8 +177,6 @@ impl HomaSettings {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct HomaMessage {
     pub len: u64,
-    /// Handed to its sender's agent.
-    pub started: bool,
     /// When its receiver had all of it.
     pub finish: Option<SimTime>,
     pub stats: HomaStats,
