@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,12 +31,12 @@ import pandas as pd
 from .. import analysis, plots
 from ..runner import run
 from . import citations as cite
+from . import rdma
 from .registry import experiment
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-WORKLOADS_DIR = Path(__file__).resolve().parents[3] / "workloads"
 #: The paper's W1–W5 (Fig. 1), the shipped files.
 WORKLOADS = {
     "W1": "homa_w1_fb_keyvalue",
@@ -95,14 +94,7 @@ REDUCED = Scale(leaves=3, spines=1, hosts_per_leaf=4, target_messages=2_000, buc
 
 def cdf_points(workload: str) -> list[tuple[float, float]]:
     """The (size_bytes, cdf) points of workload ``W1``–``W5``."""
-    points = []
-    text = (WORKLOADS_DIR / f"{WORKLOADS[workload]}.cdf").read_text(encoding="utf-8")
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            x, f = line.split()
-            points.append((float(x), float(f)))
-    return points
+    return rdma.cdf_points(WORKLOADS[workload])
 
 
 def step_mean(points: list[tuple[float, float]]) -> float:
@@ -176,7 +168,7 @@ def scenario(transport: str, workload: str, scale: Scale = REDUCED, seed: int = 
     window; the run lasts until all have finished (at most ten windows and 50 ms more)."""
     settings = TRANSPORTS[transport]()
     window = window_ms(workload, scale)
-    size = {"cdf_step": str(WORKLOADS_DIR / f"{WORKLOADS[workload]}.cdf")}
+    size = {"cdf_step": str(rdma.cdf_path(WORKLOADS[workload]))}
     return {
         "name": f"homa-slowdown-{transport}-{workload}",
         "seed": seed,
