@@ -118,7 +118,7 @@ struct Workload {
 /// the rest of the workload); further copies and the persistent connections come after.
 fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn>, Workload) {
     let (specs, persistent, flow_entry, conn_entry) = plan.workload_entries();
-    let net_rtt = roce_base_rtt(plan, net);
+    let net_rtt = base_rtt(plan, net);
     let mut builder = ConnBuilder::new(plan, net, specs.len(), net_rtt);
     let mut w = Workload::new(&specs);
     for (i, f) in specs.iter().enumerate() {
@@ -578,14 +578,14 @@ impl Wire {
 /// Picoseconds to fall back on where no host pair has a route: TIMELY's minimum RTT.
 const FALLBACK_RTT: SimTime = crate::transport::rate::timely::defaults::MIN_RTT;
 
-/// The base RTT the RoCE transports use unless they set their own: the longest
+/// The base RTT the RoCE and NDP transports use unless they set their own: the longest
 /// host-to-host round trip on an idle network (a full data packet's serialisations and
 /// propagation along a shortest path, an ACK's back), as the HPCC authors' simulator uses
 /// one such value, the largest, for every flow. Taken from the first and the last host
 /// to every other (the shipped topologies are symmetric, so these reach the farthest
-/// pairs); 0 when no transport is RoCE.
-fn roce_base_rtt(plan: &Plan, net: &mut Network) -> SimTime {
-    let roce: Vec<(u32, u32)> = plan
+/// pairs); 0 when no transport is RoCE or NDP.
+fn base_rtt(plan: &Plan, net: &mut Network) -> SimTime {
+    let packets: Vec<(u32, u32)> = plan
         .transports
         .iter()
         .filter_map(|t| {
@@ -600,15 +600,15 @@ fn roce_base_rtt(plan: &Plan, net: &mut Network) -> SimTime {
             Some((n.packet_bytes(), crate::transport::ndp::HEADER_BYTES))
         }))
         .collect();
-    let Some(data) = roce.iter().map(|r| r.0).max() else {
+    let Some(data) = packets.iter().map(|r| r.0).max() else {
         return 0;
     };
-    let ack = roce.iter().map(|r| r.1).max().unwrap_or(0);
+    let ack = packets.iter().map(|r| r.1).max().unwrap_or(0);
     longest_rtt(net, data, ack)
 }
 
 /// The longest host-to-host round trip on an idle network, for a packet of `data` wire
-/// bytes there and one of `ack` back, along shortest paths (see `roce_base_rtt`).
+/// bytes there and one of `ack` back, along shortest paths (see `base_rtt`).
 fn longest_rtt(net: &mut Network, data: u32, ack: u32) -> SimTime {
     let hosts = net.host_nic.len() as u32;
     let (mut there, mut back) = (Vec::new(), Vec::new());
