@@ -378,6 +378,27 @@ def validate(
     typer.echo(f"ok: {file}")
 
 
+topology_app = typer.Typer(help="Topologies as files: write any topology in the custom format.")
+app.add_typer(topology_app, name="topology")
+
+
+@topology_app.command("export")
+def topology_export(
+    file: Path = typer.Argument(..., help="Scenario TOML file whose topology to write."),
+    out: Optional[Path] = typer.Option(
+        None, "--out", "-o", help="Write here (.toml or .json by its suffix); default: stdout as TOML."
+    ),
+) -> None:
+    """Write a scenario's topology as a [topology.custom] file (tiers, nodes, links)."""
+    as_json = out is not None and out.suffix.lower() == ".json"
+    text = _guarded(str(file), lambda: runner.export_topology(file, json=as_json))
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    out.write_text(text, encoding="utf-8")
+    _note(f"wrote {out}")
+
+
 @app.command()
 def schema() -> None:
     """Print the scenario file JSON Schema."""

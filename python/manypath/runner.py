@@ -154,6 +154,18 @@ def validate(
     return [(str(p), str(m)) for p, m in _core.validate(src.text, src.base_dir)]
 
 
+def export_topology(
+    scenario: Scenario, *, json: bool = False, base_dir: str | os.PathLike[str] | None = None
+) -> str:
+    """The scenario's topology as a ``[topology.custom]`` file (TOML, or JSON with
+    ``json=True``): its tiers, nodes (hosts first) and links in the order that numbers
+    the ports, so the file builds the same network as the scenario's topology."""
+    src = resolve(scenario, base_dir)
+    from . import _core
+
+    return str(_core.export_topology(src.text, src.base_dir, json))
+
+
 def schema() -> dict[str, Any]:
     """The JSON Schema of scenario files."""
     from . import _core

@@ -323,6 +323,15 @@ fn resolve(toml_text: &str, base_dir: &str) -> PyResult<String> {
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The scenario's topology as a custom topology file (TOML, or JSON if `json`); raises
+/// ValueError as `validate` does.
+#[pyfunction]
+#[pyo3(signature = (toml_text, base_dir, json = false))]
+fn export_topology(toml_text: &str, base_dir: &str, json: bool) -> PyResult<String> {
+    manypath::export_topology(toml_text, Path::new(base_dir), json)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// What a run will need: hosts, switches, ports, connections, subflows and flows, and
 /// the estimated peak memory of a packet-level run in bytes (`peak_bytes`).
 #[pyfunction]
@@ -354,5 +363,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(export_topology, m)?)?;
     Ok(())
 }

@@ -83,13 +83,42 @@ pub fn run_toml_reporting(
 /// The scenario given as TOML text, checked, re-written with every default filled in
 /// (the fields a scenario may leave out and that have a default); options without a
 /// default stay absent.
+/// A custom topology read from a file is written in, so the resolved scenario stands
+/// alone.
 pub fn resolve_toml(text: &str, base_dir: &std::path::Path) -> Result<String, ScenarioError> {
-    let scenario = scenario::plan::parse(text)?;
-    Plan::from_scenario(&scenario, base_dir)?;
+    let mut scenario = scenario::plan::parse(text)?;
+    let plan = Plan::from_scenario(&scenario, base_dir)?;
+    if let scenario::schema::TopologySpec::Custom(spec) = &mut scenario.topology {
+        if spec.file.is_some() {
+            *spec = scenario::custom::export(&plan.topology).map_err(|m| ScenarioError {
+                problems: vec![("topology.custom".into(), m)],
+            })?;
+        }
+    }
     toml::to_string(&scenario).map_err(|e| ScenarioError {
         problems: vec![(
             String::new(),
             format!("cannot write the scenario as TOML: {e}"),
         )],
     })
+}
+
+/// The topology of a scenario given as TOML text, as a `[topology.custom]` file: TOML
+/// (`json` false) or JSON with its `tiers`, `nodes` (hosts first) and `links` in the
+/// order that numbers the ports, so the file builds the same network port for port.
+pub fn export_topology(
+    text: &str,
+    base_dir: &std::path::Path,
+    json: bool,
+) -> Result<String, ScenarioError> {
+    let plan = Plan::from_toml(text, base_dir)?;
+    let fail = |path: &str, msg: String| ScenarioError {
+        problems: vec![(path.to_string(), msg)],
+    };
+    let spec = scenario::custom::export(&plan.topology).map_err(|m| fail("topology", m))?;
+    if json {
+        serde_json::to_string_pretty(&spec).map_err(|e| fail("", e.to_string()))
+    } else {
+        toml::to_string(&spec).map_err(|e| fail("", e.to_string()))
+    }
 }

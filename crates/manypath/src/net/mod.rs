@@ -1,6 +1,7 @@
 //! The network: packets and their arena, output queues, ports (queue + link), nodes,
 //! routing, and topology builders.
 pub mod bcube;
+pub mod custom;
 pub mod ecn_red;
 pub mod fabric;
 pub mod faults;

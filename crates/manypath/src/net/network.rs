@@ -84,12 +84,18 @@ pub struct Network {
     pub port_start: Vec<u32>,
     pub ports: Vec<Port>,
     pub n_hosts: u32,
-    /// For each host, the port its NIC sends on.
+    /// For each host, the port its (first) NIC sends on.
     pub host_nic: Vec<u32>,
+    /// Some host of a switched fabric has several NICs (a custom topology's host with
+    /// several links): it picks one per flow hash (`source_port`), and routes towards
+    /// it lead to whichever of its NICs is nearest.
+    pub multi_nic: bool,
     // Routing.
     host_edge: Vec<u32>,
     host_down_port: Vec<u32>,
-    edge_index: Vec<u32>,
+    /// Each host's column of the routing table: its edge switch's, or, for a host with
+    /// several NICs, one of its own (after the edge switches').
+    host_target: Vec<u32>,
     switch_index: Vec<u32>,
     n_edges: u32,
     route: Vec<u32>,
@@ -136,11 +142,12 @@ impl Network {
                 NodeRole::Switch => NodeKind::Switch,
             })
             .collect();
-        // Group directed links by owner so a node's ports are contiguous.
-        let mut adj: Vec<Vec<(u32, u8)>> = vec![Vec::new(); n];
-        for &(a, b, t) in &topo.links {
-            adj[a as usize].push((b, t));
-            adj[b as usize].push((a, t));
+        // Group directed links by owner so a node's ports are contiguous. The link's
+        // index and end pick what it sets for itself (`Topology::overrides`).
+        let mut adj: Vec<Vec<(u32, u8, usize, usize)>> = vec![Vec::new(); n];
+        for (i, &(a, b, t)) in topo.links.iter().enumerate() {
+            adj[a as usize].push((b, t, i, 0));
+            adj[b as usize].push((a, t, i, 1));
         }
         let mut ports = Vec::with_capacity(topo.links.len() * 2);
         let mut port_start = Vec::with_capacity(n + 1);
@@ -149,13 +156,18 @@ impl Network {
         let relaying_hosts = topo.kind.bcube().is_some();
         for (node, nbrs) in adj.iter().enumerate() {
             port_start.push(ports.len() as u32);
-            for &(peer, tier) in nbrs {
-                let p = tier_params[tier as usize];
-                let qcfg = if kinds[node] == NodeKind::Host && !relaying_hosts {
+            for &(peer, tier, link, end) in nbrs {
+                let mut p = tier_params[tier as usize];
+                let mut qcfg = if kinds[node] == NodeKind::Host && !relaying_hosts {
                     host_queue
                 } else {
                     p.queue
                 };
+                if let Some(own) = topo.overrides.get(link) {
+                    p.rate = own.rate.unwrap_or(p.rate);
+                    p.delay = own.delay.unwrap_or(p.delay);
+                    qcfg = own.queue[end].unwrap_or(qcfg);
+                }
                 ports.push(Port {
                     owner: node as u32,
                     peer,
@@ -248,6 +260,20 @@ impl Network {
                 edges.push(sw);
             }
         }
+        let mut host_target: Vec<u32> = host_edge.iter().map(|&e| edge_index[e as usize]).collect();
+        // A host of a switched fabric with several NICs is a routing target of its own:
+        // routes lead to the nearest of its NICs. (BCube's hosts relay along pinned
+        // routes instead.)
+        let nics = |h: usize| port_start[h + 1] - port_start[h];
+        let multi_nic = !relaying_hosts && (0..n_hosts as usize).any(|h| nics(h) > 1);
+        if multi_nic {
+            for h in 0..n_hosts as usize {
+                if nics(h) > 1 {
+                    host_target[h] = edges.len() as u32;
+                    edges.push(h as u32);
+                }
+            }
+        }
         let mut switch_index = vec![NO_ROUTE; n];
         let mut n_switches = 0u32;
         for (i, k) in kinds.iter().enumerate() {
@@ -272,9 +298,10 @@ impl Network {
             ports,
             n_hosts,
             host_nic,
+            multi_nic,
             host_edge,
             host_down_port,
-            edge_index,
+            host_target,
             switch_index,
             n_edges,
             route: Vec::new(),
@@ -316,6 +343,9 @@ impl Network {
             dist[edge as usize] = 0;
             frontier.clear();
             frontier.push_back(edge);
+            // An edge target is a switch; a host with several NICs is its own target,
+            // reached over any of them.
+            let target = edge as usize;
             while let Some(u) = frontier.pop_front() {
                 for p in port_start[u as usize]..port_start[u as usize + 1] {
                     let v = ports[p as usize].peer;
@@ -335,7 +365,7 @@ impl Network {
                 let hops: Vec<u32> = (port_start[s]..port_start[s + 1])
                     .filter(|&p| {
                         let v = ports[p as usize].peer as usize;
-                        kinds[v] == NodeKind::Switch
+                        (kinds[v] == NodeKind::Switch || v == target)
                             && dist[v] + 1 == dist[s]
                             && !unrouted[p as usize]
                     })
@@ -369,8 +399,8 @@ impl Network {
         if edge == node {
             return Some(self.host_down_port[dst]);
         }
-        let set = self.route[(self.switch_index[node as usize] * self.n_edges
-            + self.edge_index[edge as usize]) as usize];
+        let set = self.route
+            [(self.switch_index[node as usize] * self.n_edges + self.host_target[dst]) as usize];
         if set == NO_ROUTE {
             return None;
         }
@@ -386,6 +416,33 @@ impl Network {
             LoadBalancing::Spray => self.spray_rng[node as usize].below(len as u64) as u32,
         };
         Some(self.set_ports[(start + i) as usize])
+    }
+
+    /// The NIC host `src` sends a packet with flow hash `hash` on: its only one, or, for
+    /// a host with several, one picked by the hash (ECMP at the host).
+    #[inline]
+    pub fn source_port(&self, src: u32, hash: u32) -> u32 {
+        let first = self.host_nic[src as usize];
+        if !self.multi_nic {
+            return first;
+        }
+        self.pick_nic(src, hash)
+    }
+
+    #[inline(never)]
+    fn pick_nic(&self, src: u32, hash: u32) -> u32 {
+        let nics = self.ports_of(src);
+        let n = nics.end - nics.start;
+        let h = mix64(hash as u64 ^ self.salt[src as usize]);
+        nics.start + ((h as u128 * n as u128) >> 64) as u32
+    }
+
+    /// A NIC of host `src` without room for a packet of `wire` bytes, if any (a host
+    /// with several NICs waits until all have room, as it does not know which its
+    /// endpoint's next packet takes).
+    pub fn full_nic(&self, src: u32, wire: u32) -> Option<u32> {
+        self.ports_of(src)
+            .find(|&p| !self.ports[p as usize].queue.has_room(wire))
     }
 
     /// The port pinned route `route` leaves `node` by, or `None` if `node` is not on it.
@@ -444,7 +501,8 @@ impl Network {
             return false;
         }
         let mut rest = index % n;
-        self.walk_path(src, dst, out, |net, node| {
+        let nic = self.host_nic[src as usize];
+        self.walk_path(nic, dst, out, |net, node| {
             if net.host_edge[dst as usize] == node {
                 return Some(net.host_down_port[dst as usize]);
             }
@@ -464,9 +522,8 @@ impl Network {
     /// as (first, count) in `set_ports`; `None` without a route. Not for `dst`'s own edge
     /// switch, which forwards on `host_down_port`.
     fn hop_set(&self, node: u32, dst: u32) -> Option<(u32, u32)> {
-        let edge = self.host_edge[dst as usize];
         let set = self.route[(self.switch_index[node as usize] * self.n_edges
-            + self.edge_index[edge as usize]) as usize];
+            + self.host_target[dst as usize]) as usize];
         (set != NO_ROUTE).then(|| self.sets[set as usize])
     }
 
@@ -504,20 +561,21 @@ impl Network {
     /// Appends to `out` the ports a packet from host `src` to host `dst` with flow hash
     /// `hash` crosses under ECMP, the source's NIC first; false if it cannot get there.
     pub fn ecmp_path(&mut self, src: u32, dst: u32, hash: u32, out: &mut Vec<u32>) -> bool {
-        self.walk_path(src, dst, out, |net, node| net.next_port(node, dst, hash))
+        let nic = self.source_port(src, hash);
+        self.walk_path(nic, dst, out, |net, node| net.next_port(node, dst, hash))
     }
 
-    /// Appends to `out` the ports from host `src`'s NIC to host `dst`, the port out of
-    /// each switch on the way chosen by `next(self, switch)`; false if the walk cannot
-    /// get there (no port, a host in the way, or more than 64 hops).
+    /// Appends to `out` the ports from a source host's NIC `nic` to host `dst`, the port
+    /// out of each switch on the way chosen by `next(self, switch)`; false if the walk
+    /// cannot get there (no port, a host in the way, or more than 64 hops).
     fn walk_path(
         &mut self,
-        src: u32,
+        nic: u32,
         dst: u32,
         out: &mut Vec<u32>,
         mut next: impl FnMut(&mut Network, u32) -> Option<u32>,
     ) -> bool {
-        let mut port = self.host_nic[src as usize];
+        let mut port = nic;
         out.push(port);
         for _ in 0..64 {
             let node = self.ports[port as usize].peer;

@@ -3,6 +3,7 @@
 //!
 //! Hosts always come first, so host `i` is node `i`.
 
+use super::custom::{CustomTopology, LinkOverride};
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -55,6 +56,9 @@ pub enum TopologyKind {
     /// n ports join the hosts whose addresses differ only in base-n digit l. Switches
     /// connect only hosts: hosts relay. Tiers: `level0` … `level<k>`.
     BCube { n: u32, k: u32 },
+    /// A topology given as data (`net::custom`): its hosts, switches and links as
+    /// listed, hosts first. Tiers: as it names them, `host` first.
+    Custom(Box<CustomTopology>),
 }
 
 /// BCube's tier names; the level is the tier index.
@@ -78,6 +82,11 @@ pub struct Topology {
     pub tiers: Vec<&'static str>,
     /// A readable name per node, for the queue table.
     pub names: Vec<String>,
+    /// Per link, what it sets for itself (rate, delay, queues); empty when every link
+    /// takes its tier's settings (the generators').
+    pub overrides: Vec<LinkOverride>,
+    /// Per node, a switch tier the topology names; empty when the links decide.
+    pub node_tiers: Vec<Option<u8>>,
 }
 
 impl Topology {
@@ -86,6 +95,9 @@ impl Topology {
     /// a switch's, not a port's (`network.tiers.NAME.buffer`).
     pub fn switch_tiers(&self) -> Vec<Option<u8>> {
         let mut tier = vec![None; self.roles.len()];
+        for (n, &t) in self.node_tiers.iter().enumerate() {
+            tier[n] = t;
+        }
         for &(a, b, t) in &self.links {
             for n in [a, b] {
                 if self.roles[n as usize] == NodeRole::Switch {
@@ -146,6 +158,14 @@ impl fmt::Display for TopologyKind {
                 "VL2 with {aggregation} aggregation and {intermediate} intermediate switches, {hosts_per_tor} hosts per ToR"
             ),
             TopologyKind::BCube { n, k } => write!(f, "BCube({n}, {k})"),
+            TopologyKind::Custom(c) => write!(
+                f,
+                "custom topology ({}): {} hosts, {} switches, {} links",
+                c.source,
+                c.n_hosts,
+                c.nodes.len() as u32 - c.n_hosts,
+                c.links.len()
+            ),
         }
     }
 }
@@ -163,7 +183,8 @@ impl TopologyKind {
             | TopologyKind::FatTree { .. }
             | TopologyKind::FusoTestbed { .. }
             | TopologyKind::FusoFabric { .. }
-            | TopologyKind::Vl2 { .. } => None,
+            | TopologyKind::Vl2 { .. }
+            | TopologyKind::Custom(_) => None,
         }
     }
 
@@ -177,6 +198,7 @@ impl TopologyKind {
             TopologyKind::FusoFabric { .. } => vec!["host", "tor_agg", "agg_spine"],
             TopologyKind::Vl2 { .. } => vec!["host", "tor_agg", "agg_int"],
             TopologyKind::BCube { k, .. } => BCUBE_LEVELS[..=*k as usize].to_vec(),
+            TopologyKind::Custom(c) => c.tiers.clone(),
         }
     }
 
@@ -206,11 +228,14 @@ impl TopologyKind {
                 hosts_per_tor,
             } => aggregation / 2 * intermediate * hosts_per_tor,
             TopologyKind::BCube { n, k } => n.pow(k + 1),
+            TopologyKind::Custom(ref c) => c.n_hosts,
         }
     }
 
     pub fn build(&self) -> Topology {
         let mut t = Builder::new(self.n_hosts());
+        let mut overrides = Vec::new();
+        let mut node_tiers = Vec::new();
         match *self {
             TopologyKind::Star { senders } => {
                 let sw = t.switch("switch".into());
@@ -341,6 +366,24 @@ impl TopologyKind {
                     }
                 }
             }
+            TopologyKind::Custom(ref c) => {
+                for (i, node) in c.nodes.iter().enumerate() {
+                    if node.host {
+                        t.names[i] = node.name.clone();
+                    } else {
+                        t.switch(node.name.clone());
+                    }
+                }
+                for l in &c.links {
+                    t.link(l.a, l.b, l.tier);
+                }
+                if c.links.iter().any(|l| !l.own.is_empty()) {
+                    overrides = c.links.iter().map(|l| l.own).collect();
+                }
+                if c.nodes.iter().any(|n| n.tier.is_some()) {
+                    node_tiers = c.nodes.iter().map(|n| n.tier).collect();
+                }
+            }
         }
         Topology {
             kind: self.clone(),
@@ -349,6 +392,8 @@ impl TopologyKind {
             n_hosts: t.n_hosts,
             tiers: self.tiers(),
             names: t.names,
+            overrides,
+            node_tiers,
         }
     }
 }

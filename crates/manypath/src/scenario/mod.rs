@@ -6,8 +6,10 @@
 //! patterns, sizes, jobs and requests), `faults`, and `level` (which simulator runs the
 //! plan and what it cannot represent).
 mod checker;
+pub mod custom;
 pub mod fabric;
 mod faults;
+mod graph_files;
 mod homa;
 pub mod level;
 pub mod ndp;

@@ -103,7 +103,7 @@ impl Plan {
     pub fn from_scenario(s: &Scenario, base_dir: &Path) -> Result<Plan, ScenarioError> {
         let mut c = Checker::default();
         let (duration, warmup) = run_length(s, &mut c);
-        let kind = topology_kind(&s.topology, &mut c);
+        let kind = topology_kind(&s.topology, base_dir, s.output.queue_histogram, &mut c);
         let tiers: Vec<&'static str> = kind.as_ref().map(|k| k.tiers()).unwrap_or_default();
         let mut links = links(s, &tiers, kind.is_some(), &mut c);
         let base_tcp = tcp_config(TcpConfig::default(), &s.tcp, "tcp", &mut c);
@@ -149,6 +149,9 @@ impl Plan {
         let level = Level::of(s.level);
         if let Some(k) = &kind {
             check_level(s, level, k, &transports, &mut c);
+        }
+        if let Some(topo) = &topology {
+            super::custom::check_custom(s, topo, level, &transports, &mut c);
         }
         if let Some(topo) = &topology {
             // The path indices need the network: checked once all else is valid.
@@ -286,7 +289,7 @@ fn run_length(s: &Scenario, c: &mut Checker) -> (SimTime, SimTime) {
 }
 
 /// Every topology's table, for the hint when a scenario gives none or several.
-const TOPOLOGY_TABLES: [&str; 8] = [
+const TOPOLOGY_TABLES: [&str; 9] = [
     "star",
     "dumbbell",
     "leaf_spine",
@@ -295,6 +298,7 @@ const TOPOLOGY_TABLES: [&str; 8] = [
     "fuso_fabric",
     "vl2",
     "bcube",
+    "custom",
 ];
 
 /// A parse error's field and a hint for the usual mistakes: a single table where an

@@ -246,6 +246,87 @@ pub enum TopologySpec {
     /// BCube(n, k): n^(k+1) hosts with k+1 interfaces each, n-port switches at k+1
     /// levels; hosts relay traffic along source routes. Tiers: `level0` … `level<k>`.
     Bcube { n: u32, k: u32 },
+    /// A topology given as data: its nodes and links inline, or a `file` holding them
+    /// (this format as TOML or JSON, GraphML, or a networkx node-link JSON). Hosts are
+    /// numbered in the order they are listed; tiers are the links' (`[network.tiers.NAME]`
+    /// sets them); routing is shortest-path ECMP as on the built-in fabrics.
+    Custom(CustomTopologySpec),
+}
+
+/// `[topology.custom]`: nodes and links inline, or `file`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CustomTopologySpec {
+    /// A file holding the topology, relative to the scenario file: `.toml` or `.json`
+    /// with this table's `tiers`, `nodes` and `links`; `.graphml` (GraphML); or a
+    /// networkx node-link `.json` (one with a `directed` or `multigraph` key). Graph
+    /// files give nodes a `kind` (`host` or `switch`) and optionally a `tier`, edges
+    /// optionally `tier`, `rate_gbps`, `delay_us`; other attributes are ignored. Not
+    /// together with `nodes` or `links`.
+    pub file: Option<String>,
+    /// The tier names, from the hosts up (default: `host`, then the links' and nodes'
+    /// tiers in the order they first appear). Tier 0 is the hosts' links.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<String>,
+    /// The nodes: hosts (numbered 0, 1, … in this order, as traffic names them) and
+    /// switches.
+    #[serde(default)]
+    pub nodes: Vec<CustomNodeSpec>,
+    /// The links, each a pair of queues and wires, one per direction.
+    #[serde(default)]
+    pub links: Vec<CustomLinkSpec>,
+}
+
+/// A node of a custom topology.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CustomNodeSpec {
+    /// Unique name; links and the queue table use it.
+    pub name: String,
+    pub kind: NodeKindSpec,
+    /// A switch's tier, whose switch-wide settings (`network.tiers.NAME.buffer`) it
+    /// takes. Default: the lowest tier among its links (that towards the hosts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKindSpec {
+    /// An end host; its first link is its first NIC. A host with several links has
+    /// several NICs and picks one per flow hash.
+    Host,
+    /// A switch, routing by shortest-path ECMP.
+    Switch,
+}
+
+/// A link of a custom topology between nodes `a` and `b`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CustomLinkSpec {
+    pub a: String,
+    pub b: String,
+    /// The link's tier. Default: `host` (tier 0) if an end is a host, else the lower of
+    /// its switches' tiers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
+    /// Parallel links between `a` and `b` (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// Rate in Gbit/s of this link (default: its tier's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_gbps: Option<f64>,
+    /// Propagation delay in µs of this link (default: its tier's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_us: Option<f64>,
+    /// The queue of `a`'s port onto this link (default: its tier's, or the host NIC's):
+    /// limits, ECN thresholds and priorities; RED, RWNDQ, RED-style marking and
+    /// trimming are set per tier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_a: Option<QueueSpec>,
+    /// The queue of `b`'s port onto this link, as `queue_a`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_b: Option<QueueSpec>,
 }
 fn two() -> u32 {
     2

@@ -3,18 +3,26 @@
 //! be pinned to.
 
 use super::checker::{Checker, MAX_TIME_US};
+use super::custom::custom_topology;
 use super::queues::queue_config;
 use super::schema::{Scenario, TopologySpec};
 use crate::net::network::{LinkParams, LoadBalancing, Network};
 use crate::net::queue::QueueConfig;
 use crate::net::topology::{Topology, TopologyKind};
 use crate::time::{from_us, Rate, SimTime};
+use std::path::Path;
 
 /// The largest VL2 or BCube a scenario may describe.
 const MAX_HOSTS: u64 = 1 << 22;
 
-/// The topology's kind and size, checked; `None` if anything is wrong with it.
-pub(super) fn topology_kind(t: &TopologySpec, c: &mut Checker) -> Option<TopologyKind> {
+/// The topology's kind and size, checked; `None` if anything is wrong with it. A custom
+/// topology's file is read relative to `base_dir`; `histogram`: its own queues keep one.
+pub(super) fn topology_kind(
+    t: &TopologySpec,
+    base_dir: &Path,
+    histogram: bool,
+    c: &mut Checker,
+) -> Option<TopologyKind> {
     let before = c.problems.len();
     let kind = match *t {
         TopologySpec::Star { senders } => {
@@ -178,6 +186,9 @@ pub(super) fn topology_kind(t: &TopologySpec, c: &mut Checker) -> Option<Topolog
                 );
             }
             TopologyKind::BCube { n, k }
+        }
+        TopologySpec::Custom(ref spec) => {
+            TopologyKind::Custom(Box::new(custom_topology(spec, base_dir, histogram, c)?))
         }
     };
     if c.problems.len() == before && kind.n_hosts() < 2 {

@@ -227,6 +227,12 @@ impl Sim {
         }
         loop {
             let c = &mut self.conns[conn_id as usize];
+            // A host with several NICs waits on any that is full.
+            let nic = if self.net.multi_nic {
+                self.net.full_nic(host, c.max_wire).unwrap_or(nic)
+            } else {
+                nic
+            };
             // Relaying hosts (BCube) offer their own packets to their interfaces as they
             // do relayed ones: a full queue drops them.
             if !self.net.ports[nic as usize].queue.has_room(c.max_wire) && !self.relaying {
@@ -338,7 +344,7 @@ impl Sim {
                 .pinned_first(d.hash)
                 .unwrap_or(self.net.host_nic[src as usize])
         } else {
-            self.net.host_nic[src as usize]
+            self.net.source_port(src, d.hash)
         };
         self.enqueue(nic, d);
     }
