@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Union
 import pandas as pd
 
 from . import _toml, analysis, plots
+from .fabric_svg import fabric_svg
 from .provenance import PROVENANCE_FILE, SCENARIO_FILE
 from .results import COUNTERS_FILE, FLOWS_FILE, Results, load_run
 from .sweeps.loading import SweepResults, is_sweep_dir, load_sweep
@@ -167,6 +168,13 @@ def _run_report(src: Path, res: Results) -> str:
         figures.append(_figure(plots.cwnd_traces(res.flow_samples, flow_id),
                                f"congestion window of each subflow of flow {flow_id}"))
     body += ["<h2>Figures</h2>", *figures]
+    drawing = fabric_svg(res.queues)
+    if drawing is not None:
+        body += ["<h2>Fabric</h2>",
+                 "<p>Nodes layered by their distance from the hosts (hosts at the bottom); each link "
+                 "coloured from green (idle) to red (saturated) by its busier direction's utilisation, "
+                 "the hottest labelled with utilisation, drops (d) and ECN marks (m). Hover over a link "
+                 "for its numbers.</p>", drawing]
     queues = res.queues
     if len(queues):
         busiest = queues.sort_values(["drops", "max_packets"], ascending=False).head(10)
