@@ -267,9 +267,9 @@ impl Network {
         let nics = |h: usize| port_start[h + 1] - port_start[h];
         let multi_nic = !relaying_hosts && (0..n_hosts as usize).any(|h| nics(h) > 1);
         if multi_nic {
-            for h in 0..n_hosts as usize {
+            for (h, target) in host_target.iter_mut().enumerate() {
                 if nics(h) > 1 {
-                    host_target[h] = edges.len() as u32;
+                    *target = edges.len() as u32;
                     edges.push(h as u32);
                 }
             }
