@@ -1,5 +1,7 @@
-//! `manypath-sim FILE [--seed N]`: runs a scenario without Python and prints the run
-//! counters, the goodput fraction and the peak memory as JSON. The benchmarks use it.
+//! `manypath-sim FILE [--seed N] [--flows OUT]`: runs a scenario without Python and prints
+//! the run counters, the goodput fraction and the peak memory as JSON. The benchmarks use
+//! it. `--flows OUT` also writes each flow's id and goodput (bits/s) to OUT as CSV, to
+//! compare two builds' allocations flow by flow.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -21,7 +23,7 @@ fn peak_rss_mib() -> f64 {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(file) = args.first() else {
-        eprintln!("usage: manypath-sim FILE [--seed N]");
+        eprintln!("usage: manypath-sim FILE [--seed N] [--flows OUT]");
         return ExitCode::from(2);
     };
     let seed = match args.iter().position(|a| a == "--seed") {
@@ -29,6 +31,16 @@ fn main() -> ExitCode {
             Some(s) => Some(s),
             None => {
                 eprintln!("--seed needs a non-negative integer");
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    let flows_out = match args.iter().position(|a| a == "--flows") {
+        Some(i) => match args.get(i + 1) {
+            Some(p) => Some(p.clone()),
+            None => {
+                eprintln!("--flows needs an output file");
                 return ExitCode::from(2);
             }
         },
@@ -49,6 +61,16 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    if let Some(out) = flows_out {
+        let mut csv = String::from("id,goodput_bps\n");
+        for f in &r.flows {
+            csv += &format!("{},{:e}\n", f.id, f.goodput_bps);
+        }
+        if let Err(e) = std::fs::write(&out, csv) {
+            eprintln!("cannot write {out}: {e}");
+            return ExitCode::from(1);
+        }
+    }
     let c = &r.counters;
     let wall = c.wall_secs.max(1e-9);
     let flow = match &r.flow_level {
