@@ -276,6 +276,10 @@ pub const SWIFT_PARAMS: &[&str] = &[
     "swift_min_cwnd",
     "swift_max_cwnd",
     "swift_retx_reset",
+    "swift_host_delay_us",
+    "swift_endpoint_target_us",
+    "swift_endpoint_ai",
+    "swift_endpoint_beta",
 ];
 
 /// The `[transports.NAME]` fields of Homa's settings.
