@@ -489,7 +489,10 @@ fn swift_params(t: &TransportSpec, path: &str, c: &mut Checker) -> SwiftParams {
     // The endpoint window's settings say nothing without a host delay to react to.
     if p.host_delay == 0 {
         for (field, set) in [
-            ("swift_endpoint_target_us", t.swift_endpoint_target_us.is_some()),
+            (
+                "swift_endpoint_target_us",
+                t.swift_endpoint_target_us.is_some(),
+            ),
             ("swift_endpoint_ai", t.swift_endpoint_ai.is_some()),
             ("swift_endpoint_beta", t.swift_endpoint_beta.is_some()),
         ] {
