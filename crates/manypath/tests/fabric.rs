@@ -243,3 +243,49 @@ fn red_style_marking_marks_between_its_thresholds() {
     let again = run(text);
     assert_eq!(format!("{:?}", again.queues), format!("{:?}", r.queues));
 }
+
+/// Long-lived all-to-all TCP over a leaf-spine with PFC's dynamic threshold: the shared
+/// pool fills from many ingress queues at once, so the threshold falls under queues that
+/// are already above it, and their next frame goes to headroom before PAUSE is sent.
+/// `headroom` is the `network.pfc` line that sets it (empty: the default).
+fn long_lived_pfc(headroom: &str) -> String {
+    format!(
+        r#"
+        duration_ms = 4
+        stop_when_done = false
+        [topology.leaf_spine]
+        leaves = 4
+        spines = 2
+        hosts_per_leaf = 4
+        [network.link]
+        rate_gbps = 10
+        delay_us = 1
+        [network.queue]
+        limit_packets = 100000
+        [network.buffer]
+        bytes = 1000000
+        [network.pfc]
+        {headroom}
+        [[traffic]]
+        pattern = "all_to_all"
+        transport = "tcp"
+        hosts = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+        size = "long_lived"
+        "#
+    )
+}
+
+/// The default headroom (2·rate·delay + 3 MTU + a PAUSE frame: 7,064 bytes on these
+/// 10 Gb/s, 1 µs links with 1,500-byte frames) loses nothing under long-lived
+/// congestion; one MTU less (the bound without the triggering frame) overflows.
+#[test]
+fn default_headroom_has_no_overflow_under_long_lived_congestion() {
+    let default = run(&long_lived_pfc(""));
+    let c = &default.counters;
+    assert!(c.pfc_pauses > 100, "congested enough to pause: {c:?}");
+    assert_eq!(c.headroom_drops, 0, "{c:?}");
+    assert_eq!(c.packets_dropped, 0, "{c:?}");
+    let short = run(&long_lived_pfc("headroom_bytes = 5564"));
+
+    assert!(short.counters.headroom_drops > 0, "{:?}", short.counters);
+}

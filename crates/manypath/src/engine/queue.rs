@@ -35,6 +35,9 @@ pub enum EventKind {
     PfcCheck = 10,
     /// The NDP pull pacer of host `a` may send a PULL.
     NdpPull = 11,
+    /// Host `a` has processed a received data packet (its descriptor in the event):
+    /// Swift's host delay (`sim::host_rx`).
+    HostRx = 12,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -80,6 +83,7 @@ impl Event {
             9 => EventKind::Pause,
             10 => EventKind::PfcCheck,
             11 => EventKind::NdpPull,
+            12 => EventKind::HostRx,
             _ => EventKind::Arrive,
         }
     }
@@ -351,7 +355,8 @@ mod tests {
         use EventKind::*;
         let mut q = EventQueue::new();
         let kinds = [
-            TxDone, FlowStart, Timer, Warmup, Sample, RwndqTick, LinkChange, ConnOpen,
+            TxDone, FlowStart, Timer, Warmup, Sample, RwndqTick, LinkChange, ConnOpen, Pause,
+            PfcCheck, NdpPull, HostRx,
         ];
         for (t, &k) in kinds.iter().enumerate() {
             q.schedule(t as u64, k, 7, 9);

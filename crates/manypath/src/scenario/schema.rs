@@ -761,6 +761,20 @@ pub struct TransportSpec {
     pub swift_max_cwnd: Option<f64>,
     /// Swift: consecutive timeouts that drop the window to its minimum (default 5).
     pub swift_retx_reset: Option<u32>,
+    /// Swift: the receiving host's processing time per data packet, in microseconds
+    /// (default 0: none). The host serves its NIC Rx queue one packet per this time and
+    /// acknowledges a packet when it is done; the endpoint delay (Rx queuing plus
+    /// processing) is echoed in the ACK, and with a positive value Swift runs its
+    /// endpoint window on it. Must be below `swift_endpoint_target_us`.
+    pub swift_host_delay_us: Option<f64>,
+    /// Swift: the endpoint window's target endpoint delay, in microseconds (default 25;
+    /// no hop or flow scaling). Only with `swift_host_delay_us` above 0.
+    pub swift_endpoint_target_us: Option<f64>,
+    /// Swift: the endpoint window's additive increase, packets per RTT (default 1).
+    pub swift_endpoint_ai: Option<f64>,
+    /// Swift: the endpoint window's decrease scale β (default 0.8; bounded by
+    /// `swift_max_mdf`).
+    pub swift_endpoint_beta: Option<f64>,
     /// Homa: unscheduled bytes per message, and the bytes each grant allows beyond
     /// what has arrived (RTTbytes; default: one base RTT of the network at the host's
     /// line rate).

@@ -8,7 +8,7 @@ use super::ndp::{self, NdpSettings};
 use super::roce;
 use super::schema::{CcSpec, SchedulerSpec, TcpSpec, TimersSpec, TransportSpec};
 use crate::net::network::LinkParams;
-use crate::time::SimTime;
+use crate::time::{to_us, SimTime};
 use crate::transport::cc::swift::SwiftParams;
 use crate::transport::homa::HomaSettings;
 use crate::transport::mptcp::{FusoConfig, Scheduler};
@@ -380,7 +380,7 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
 }
 
 /// Which of Swift's parameters an entry sets, in the order of `SWIFT_PARAMS`.
-fn swift_set(t: &TransportSpec) -> [bool; 11] {
+fn swift_set(t: &TransportSpec) -> [bool; 15] {
     [
         t.swift_base_target_us.is_some(),
         t.swift_hop_scale_us.is_some(),
@@ -393,6 +393,10 @@ fn swift_set(t: &TransportSpec) -> [bool; 11] {
         t.swift_min_cwnd.is_some(),
         t.swift_max_cwnd.is_some(),
         t.swift_retx_reset.is_some(),
+        t.swift_host_delay_us.is_some(),
+        t.swift_endpoint_target_us.is_some(),
+        t.swift_endpoint_ai.is_some(),
+        t.swift_endpoint_beta.is_some(),
     ]
 }
 
@@ -429,12 +433,28 @@ fn swift_params(t: &TransportSpec, path: &str, c: &mut Checker) -> SwiftParams {
         min_cwnd: t.swift_min_cwnd.unwrap_or(d.min_cwnd),
         max_cwnd: t.swift_max_cwnd.unwrap_or(d.max_cwnd),
         retx_reset: t.swift_retx_reset.unwrap_or(d.retx_reset),
+        host_delay: c.time(
+            &f("swift_host_delay_us"),
+            t.swift_host_delay_us,
+            d.host_delay,
+            false,
+        ),
+        endpoint_target: c.time(
+            &f("swift_endpoint_target_us"),
+            t.swift_endpoint_target_us,
+            d.endpoint_target,
+            true,
+        ),
+        endpoint_ai: t.swift_endpoint_ai.unwrap_or(d.endpoint_ai),
+        endpoint_beta: t.swift_endpoint_beta.unwrap_or(d.endpoint_beta),
     };
     let positive = [
         ("swift_fs_min_cwnd", p.fs_min_cwnd),
         ("swift_ai", p.ai),
         ("swift_beta", p.beta),
         ("swift_min_cwnd", p.min_cwnd),
+        ("swift_endpoint_ai", p.endpoint_ai),
+        ("swift_endpoint_beta", p.endpoint_beta),
     ];
     for (field, v) in positive {
         if !(v.is_finite() && v > 0.0) {
@@ -466,6 +486,36 @@ fn swift_params(t: &TransportSpec, path: &str, c: &mut Checker) -> SwiftParams {
         );
     }
     c.at_least(&f("swift_retx_reset"), p.retx_reset as u64, 1);
+    // The endpoint window's settings say nothing without a host delay to react to.
+    if p.host_delay == 0 {
+        for (field, set) in [
+            (
+                "swift_endpoint_target_us",
+                t.swift_endpoint_target_us.is_some(),
+            ),
+            ("swift_endpoint_ai", t.swift_endpoint_ai.is_some()),
+            ("swift_endpoint_beta", t.swift_endpoint_beta.is_some()),
+        ] {
+            if set {
+                c.err(
+                    &f(field),
+                    "applies only with a host delay (swift_host_delay_us above 0)".into(),
+                );
+            }
+        }
+    } else if p.endpoint_target <= p.host_delay {
+        // Every packet's endpoint delay is at least the host delay: a target at or below
+        // it would cut the endpoint window on every RTT, whatever the load.
+        c.err(
+            &f("swift_endpoint_target_us"),
+            format!(
+                "must be above swift_host_delay_us ({} µs), the endpoint delay of every \
+                 packet, got {} µs",
+                to_us(p.host_delay),
+                to_us(p.endpoint_target)
+            ),
+        );
+    }
     p
 }
 

@@ -46,6 +46,14 @@ impl Sim {
     }
 
     pub(super) fn deliver(&mut self, d: Desc) {
+        if !self.host_rx_free.is_empty() && self.hold_for_host(d) {
+            return;
+        }
+        self.process(d)
+    }
+
+    /// The receiving host processes packet `d`: its endpoint reads it.
+    pub(super) fn process(&mut self, d: Desc) {
         let p = *self.pkts.get(d.pkt);
         if self.conns[p.conn as usize].ndp {
             return self.deliver_ndp(d, p);
@@ -299,7 +307,13 @@ impl Sim {
             ts: seg.ts,
             ts_echo: seg.ts_echo,
             dsn: seg.dsn,
-            data_ack: seg.data_ack,
+            // Swift's receiver echoes its endpoint delay in the data-ack slot, which
+            // single-path connections do not use otherwise (`host_rx`).
+            data_ack: if c.host_delay > 0 && dir == TO_CLIENT {
+                c.rx_delay
+            } else {
+                seg.data_ack
+            },
             conn: conn_id,
             rwnd: seg.rwnd,
             payload: seg.len,

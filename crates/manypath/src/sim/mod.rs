@@ -17,6 +17,7 @@ pub mod estimate;
 mod fabric;
 mod forward;
 mod homa;
+mod host_rx;
 mod ndp;
 mod results;
 mod setup;
@@ -59,6 +60,11 @@ struct Conn {
     int: bool,
     /// NDP: delivered by `deliver_ndp`, its receiver's PULLs paced by its host's pacer.
     ndp: bool,
+    /// Swift's host delay: the receiving host's processing time per data packet (0:
+    /// none; `host_rx`), and the endpoint delay of the latest data packet it processed,
+    /// which its ACKs echo.
+    host_delay: SimTime,
+    rx_delay: SimTime,
     /// Each endpoint waits for room in its host's NIC queue.
     blocked: [bool; 2],
     ep: Endpoints,
@@ -152,6 +158,9 @@ pub struct Sim {
     pacers: Vec<PullPacer>,
     /// Every host's Homa agents, in a run with a Homa transport.
     homa: Option<Box<homa::HomaHosts>>,
+    /// Per host, when its receive processing is free (`host_rx`); empty when no
+    /// connection has a host delay.
+    host_rx_free: Vec<SimTime>,
 }
 
 const NO_FLOW: u32 = u32::MAX;
@@ -218,6 +227,7 @@ impl Sim {
                 EventKind::LinkChange => self.link_change(ev.a),
                 EventKind::Pause => self.pause(ev.a, ev.b()),
                 EventKind::NdpPull => self.pull_tick(ev.a),
+                EventKind::HostRx => self.host_rx_done(ev.d),
                 EventKind::PfcCheck => {
                     if self.pfc_check() {
                         self.partial = true;

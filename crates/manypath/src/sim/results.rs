@@ -167,7 +167,8 @@ impl Sim {
         let on_links = self
             .events
             .iter()
-            .filter(|e| e.kind() == EventKind::Arrive)
+            // On links, and held by a receiving host's processing (`host_rx`).
+            .filter(|e| matches!(e.kind(), EventKind::Arrive | EventKind::HostRx))
             .count() as u64;
         queued + on_links
     }

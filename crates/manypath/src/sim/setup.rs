@@ -56,6 +56,7 @@ impl Sim {
         let sampled_ports = sampled_ports(&plan, &net);
         let ndp = conns.iter().any(|c| c.ndp);
         let plan_hosts = net.host_nic.len();
+        let host_rx = conns.iter().any(|c| c.host_delay > 0);
         schedule_start(&plan, &link_events, &mut events);
         Sim {
             now: 0,
@@ -97,6 +98,11 @@ impl Sim {
                 Vec::new()
             },
             homa,
+            host_rx_free: if host_rx {
+                vec![0; plan_hosts]
+            } else {
+                Vec::new()
+            },
         }
     }
 }
@@ -356,6 +362,8 @@ impl<'a> ConnBuilder<'a> {
             roce: wire.roce,
             int: wire.int,
             ndp: wire.ndp,
+            host_delay: t.cc.host_delay(),
+            rx_delay: 0,
             blocked: [false; 2],
             ep,
             timer_at: [0; 2],

@@ -11,6 +11,7 @@ use super::cc::swift::SwiftParams;
 use super::cc::{AckEvent, Bbr, CongestionControl, Cubic, Dctcp, RateSample, Reno, Swift, Window};
 use super::mpcc::{amp, dcm, xmp, Coupled, Coupling, EcnResponse};
 use super::roce::plan::RoceCc;
+use crate::time::SimTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -276,6 +277,10 @@ pub const SWIFT_PARAMS: &[&str] = &[
     "swift_min_cwnd",
     "swift_max_cwnd",
     "swift_retx_reset",
+    "swift_host_delay_us",
+    "swift_endpoint_target_us",
+    "swift_endpoint_ai",
+    "swift_endpoint_beta",
 ];
 
 /// The `[transports.NAME]` fields of Homa's settings.
@@ -369,6 +374,27 @@ impl CcKind {
             | CcKind::Bbr
             | CcKind::Ndp
             | CcKind::Homa => None,
+        }
+    }
+
+    /// Swift's host delay: the receiving host's processing time per data packet (0 for
+    /// the others, whose hosts process at once).
+    pub fn host_delay(&self) -> SimTime {
+        match *self {
+            CcKind::Swift(p) => p.host_delay,
+            CcKind::Reno
+            | CcKind::Cubic
+            | CcKind::Dctcp { .. }
+            | CcKind::Lia
+            | CcKind::Olia
+            | CcKind::Dcm { .. }
+            | CcKind::Xmp { .. }
+            | CcKind::Amp { .. }
+            | CcKind::Mmptcp { .. }
+            | CcKind::Roce(_)
+            | CcKind::Bbr
+            | CcKind::Ndp
+            | CcKind::Homa => 0,
         }
     }
 

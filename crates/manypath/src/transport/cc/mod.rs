@@ -51,6 +51,11 @@ pub struct AckEvent {
     pub min_rtt: SimTime,
     /// The RTT this ACK measured (0: none, as for a duplicate ACK).
     pub rtt: SimTime,
+    /// Swift's endpoint delay: the receiving host's Rx queuing and processing of the
+    /// data this ACK acknowledges, as the receiver measured and echoed it (0 without a
+    /// host delay). It rides in the ACK's data-ack slot, which single-path connections
+    /// (Swift is one) never use otherwise; other controllers ignore it.
+    pub endpoint_delay: SimTime,
 }
 
 /// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3.3): the data
@@ -108,6 +113,7 @@ pub fn test_ack(acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) -> AckEvent {
         now: 0,
         min_rtt: 0,
         rtt: 0,
+        endpoint_delay: 0,
     }
 }
 

@@ -839,6 +839,7 @@ impl TcpSender {
                 now,
                 min_rtt: self.rtt.min_rtt(),
                 rtt,
+                endpoint_delay: seg.data_ack,
             };
             if self.pacing {
                 self.pass_rate_sample(now, newly);
@@ -892,6 +893,7 @@ impl TcpSender {
                 now,
                 min_rtt: self.rtt.min_rtt(),
                 rtt: 0,
+                endpoint_delay: 0,
             };
             self.cc.on_ack(&mut self.win, &ev);
             if may_enter
