@@ -151,6 +151,24 @@ def _parse_sets(items: list[str]) -> dict[str, Any]:
     return overrides
 
 
+def _capture_points(option: str, table: str, items: list[str]) -> dict[str, Any]:
+    """``--pcap``/``--trace`` values as overrides of ``table``'s ports and hosts."""
+    ports: list[dict[str, str]] = []
+    hosts: list[int] = []
+    for item in items:
+        node, colon, peer = item.partition(":")
+        if colon and node.strip() and peer.strip():
+            ports.append({"node": node.strip(), "peer": peer.strip()})
+        elif not colon and item.strip().isdigit():
+            hosts.append(int(item))
+        else:
+            raise typer.BadParameter(
+                f"expected NODE:PEER (a port, e.g. edge0:agg0) or a host number, got {item!r}",
+                param_hint=option,
+            )
+    return {f"{table}.ports": ports, f"{table}.hosts": hosts}
+
+
 @app.command()
 def run(
     file: Optional[Path] = typer.Argument(
@@ -182,6 +200,17 @@ def run(
         PROGRESS_INTERVAL_S, "--progress-interval", min=0.0, metavar="SECONDS",
         help="Seconds between progress lines when stderr is not a terminal.",
     ),
+    pcap: list[str] = typer.Option(
+        [], "--pcap", metavar="NODE:PEER|HOST",
+        help="Capture the packets NODE sends to PEER (a port), or host number HOST's "
+             "interfaces both ways, into capture.pcapng in --out; repeatable. Replaces "
+             "output.pcap's ports and hosts (its other fields stay).",
+    ),
+    trace: list[str] = typer.Option(
+        [], "--trace", metavar="NODE:PEER|HOST",
+        help="Trace the queue events of a port (or a host's interfaces) into trace.parquet "
+             "in --out; repeatable. Replaces output.trace's ports and hosts.",
+    ),
 ) -> None:
     """Run a scenario and print a summary of its results.
 
@@ -190,6 +219,11 @@ def run(
     """
     path = file if file is not None else default_scenario_path()
     overrides = _parse_sets(sets)
+    for option, table, given in (("--pcap", "output.pcap", pcap), ("--trace", "output.trace", trace)):
+        if given and out is None:
+            raise typer.BadParameter(f"{option} writes into the run's directory: give --out", param_hint=option)
+        if given:
+            overrides.update(_capture_points(option, table, given))
     bar = None if quiet else _sim_progress(path, overrides, level, progress_interval)
     with warnings.catch_warnings(record=True) as caught:
         for category in _RUN_WARNINGS:
