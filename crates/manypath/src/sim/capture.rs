@@ -167,8 +167,9 @@ fn frame_of(net: &Network, conns: &[Conn], pkts: &PacketArena, port: u32, d: &De
             let mut sack_n = 0;
             if p.has(flags::SACK) {
                 let ext = pkts.ext(d.pkt);
+                // Blocks are offsets from the cumulative ACK (`Segment::sack_blocks`).
                 for (k, &(l, r)) in ext.sack[..ext.sack_n as usize].iter().enumerate() {
-                    sack[k] = (l.wrapping_add(1), r.wrapping_add(1));
+                    sack[k] = (ack.wrapping_add(l), ack.wrapping_add(r));
                 }
                 sack_n = ext.sack_n;
             }
