@@ -486,6 +486,29 @@ def _write_experiment(exp: Any, df: Any, target: Path) -> list[Path]:
     return [csv, *(plots.save(fig, target, exp.name) if fig is not None else [])]
 
 
+@app.command("trace")
+def trace_cmd(
+    directory: Path = typer.Argument(..., help="A run directory written with an event trace (output.trace)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON records."),
+) -> None:
+    """Summarise a run's event trace: events by kind per port, peak occupancy."""
+    from . import traces
+    from .results import TRACE_FILE, load_run
+
+    if not (directory / TRACE_FILE).is_file():
+        _fail(f"{directory}: no {TRACE_FILE} (run a scenario with [output.trace], or --trace, and --out)")
+    res = _guarded(str(directory), lambda: load_run(directory))
+    assert res.trace is not None
+    summary = traces.summarise(res.trace, res.queues)
+    if as_json:
+        _print_json(summary.to_dict(orient="records"))
+        return
+    missed = res.counters.get("trace_missed", 0)
+    typer.echo(f"{len(res.trace):,} events at {len(summary)} port(s)"
+               + (f"; {missed:,} more left out by output.trace.max_events" if missed else ""))
+    typer.echo(report.frame(summary))
+
+
 @app.command("report")
 def report_cmd(
     directory: Path = typer.Argument(..., help="A run directory (run --out, a sweep's run) or a sweep directory."),

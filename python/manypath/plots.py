@@ -328,6 +328,28 @@ def queue_timeseries(samples: pd.DataFrame, queues: pd.DataFrame, *, ports: Opti
     return fig
 
 
+def trace_occupancy(trace: pd.DataFrame, queues: pd.DataFrame, *, ports: Optional[Sequence[int]] = None,
+                    top: int = 4) -> Figure:
+    """Queue length (packets) of traced ports after each event of an event trace
+    (``output.trace``): exact, every change, unlike the sampled series. Default: the
+    ``top`` ports with the highest peak."""
+    fig, ax = _figure()
+    if ports is None:
+        peaks = trace.groupby("port")["queue_packets"].max().sort_values(ascending=False)
+        ports = [int(p) for p in peaks.index[:top]]
+    names = queues.set_index("port")
+    for p in ports:
+        s = trace[trace["port"] == p]
+        label = f"{names.at[p, 'node']} → {names.at[p, 'peer']}" if p in names.index else str(p)
+        ax.plot(s["time_s"].to_numpy(dtype=float), s["queue_packets"].to_numpy(dtype=float), label=label,
+                drawstyle="steps-post")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("queue length (packets)")
+    ax.grid(True, alpha=0.3)
+    _legend(ax, "port", len(ports))
+    return fig
+
+
 def cwnd_traces(samples: pd.DataFrame, flow_id: int) -> Figure:
     """Congestion window over time of each subflow of one flow (``flow_samples``)."""
     fig, ax = _figure()
