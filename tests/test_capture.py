@@ -244,3 +244,51 @@ def test_an_uncapped_capture_of_a_long_run_warns() -> None:
     assert any(p == "output.pcap.max_packets" for p, _ in warnings), warnings
     s["output"]["pcap"]["max_packets"] = 10
     assert not any(p == "output.pcap.max_packets" for p, _ in validate(s))
+
+
+_PCAP_HOST0 = "\n[output.pcap]\nhosts = [0]\nmax_packets = 100000\n"
+
+
+def test_roce_is_bth_over_udp_4791_with_cnps(tmp_path: Path) -> None:
+    from test_roce import scenario
+
+    s = scenario("dcqcn")
+    s["duration_ms"] = 1
+    s["output"] = {"pcap": {"hosts": [0], "max_packets": 100_000}}
+    res = run(s)
+    assert res.flows["cnps"].sum() > 0
+    path = _write(res, tmp_path)
+    _assert_clean(path)
+    rows = _fields(path, "udp.dstport", "infiniband.bth.opcode", "ip.dsfield.ecn")
+    assert rows and {r[0] for r in rows} == {"4791"}
+    opcodes = [int(r[1]) for r in rows]
+    assert 0x04 in opcodes and 0x11 in opcodes
+    # The CNPs host 0 (the receiver) sends are the flows' CNPs.
+    assert opcodes.count(0x81) == res.flows["cnps"].sum()
+    assert any(r[2] == "3" for r in rows if int(r[1]) == 0x04), "CE-marked data"
+
+
+@pytest.mark.parametrize("transport, port", [("ndp", "7000"), ("homa", "7001")])
+def test_ndp_and_homa_go_over_udp_with_their_documented_header(tmp_path: Path, transport: str, port: str) -> None:
+    from test_homa import HOMA
+    from test_ndp import STAR
+
+    res = run((STAR if transport == "ndp" else HOMA) + _PCAP_HOST0)
+    path = _write(res, tmp_path)
+    _assert_clean(path)
+    rows = _fields(path, "udp.dstport", "udp.srcport", "udp.length", "data.data")
+    assert rows and all(port in (r[0], r[1]) for r in rows)
+    kinds = {r[3][:2] for r in rows}
+    assert "00" in kinds, "data packets"
+    if port == "7000":
+        trimmed = _fields(path, "frame.comment", filt='frame.comment == "trimmed to its header"')
+        assert len(trimmed) > 0
+    # The shipped Lua dissector reads the header: every packet's type and connection.
+    lua = Path(__file__).resolve().parents[1] / "docs" / "wireshark" / "manypath.lua"
+    proto = f"manypath_{transport}"
+    rows = _tshark(path, "-X", f"lua_script:{lua}", "-T", "fields", "-e", f"{proto}.type", "-e", f"{proto}.conn",
+                   "-e", "_ws.malformed", "-e", "_ws.expert.severity")
+    assert rows and all(r[0] != "" and r[1] != "" and r[2] == "" for r in rows)
+    if transport == "ndp":
+        flags = _tshark(path, "-X", f"lua_script:{lua}", "-T", "fields", "-e", "manypath_ndp.flags")
+        assert sum(int(r[0], 16) & 1 for r in flags) == len(trimmed)
