@@ -268,7 +268,7 @@ def test_roce_is_bth_over_udp_4791_with_cnps(tmp_path: Path) -> None:
     assert any(r[2] == "3" for r in rows if int(r[1]) == 0x04), "CE-marked data"
 
 
-@pytest.mark.parametrize("transport, port", [("ndp", "7000"), ("homa", "7001")])
+@pytest.mark.parametrize("transport, port", [("ndp", "61000"), ("homa", "61001")])
 def test_ndp_and_homa_go_over_udp_with_their_documented_header(tmp_path: Path, transport: str, port: str) -> None:
     from test_homa import HOMA
     from test_ndp import STAR
@@ -277,10 +277,11 @@ def test_ndp_and_homa_go_over_udp_with_their_documented_header(tmp_path: Path, t
     path = _write(res, tmp_path)
     _assert_clean(path)
     rows = _fields(path, "udp.dstport", "udp.srcport", "udp.length", "data.data")
-    assert rows and all(port in (r[0], r[1]) for r in rows)
-    kinds = {r[3][:2] for r in rows}
-    assert "00" in kinds, "data packets"
-    if port == "7000":
+    assert rows and all(r[0] == r[1] == port for r in rows)
+    assert all(r[3][:2] == "6d" for r in rows)
+    kinds = {r[3][2:4] for r in rows}
+    assert "00" in kinds and "01" in kinds, "data and control packets"
+    if port == "61000":
         trimmed = _fields(path, "frame.comment", filt='frame.comment == "trimmed to its header"')
         assert len(trimmed) > 0
     # The shipped Lua dissector reads the header: every packet's type and connection.
@@ -292,3 +293,25 @@ def test_ndp_and_homa_go_over_udp_with_their_documented_header(tmp_path: Path, t
     if transport == "ndp":
         flags = _tshark(path, "-X", f"lua_script:{lua}", "-T", "fields", "-e", "manypath_ndp.flags")
         assert sum(int(r[0], 16) & 1 for r in flags) == len(trimmed)
+
+
+def test_the_cli_captures_a_port_into_the_run_directory(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from manypath import _toml
+    from manypath.cli import app
+
+    s = _scenario({"cc": "reno"})
+    del s["output"]
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(_toml.dumps(s), encoding="utf-8")
+    out = tmp_path / "run"
+    r = CliRunner().invoke(app, ["run", str(scenario), "-q", "--out", str(out), "--pcap", "left:right",
+                                 "--set", "output.pcap.max_packets=100000"])
+    assert r.exit_code == 0, r.output
+    names = {row[0] for row in _fields(out / "capture.pcapng", "frame.interface_name")}
+    assert names == {"left->right"}
+    r = CliRunner().invoke(app, ["run", str(scenario), "-q", "--pcap", "left:right"])
+    assert r.exit_code != 0 and "--out" in r.output
+    r = CliRunner().invoke(app, ["run", str(scenario), "-q", "--out", str(out), "--pcap", "left"])
+    assert r.exit_code != 0 and "NODE:PEER" in r.output

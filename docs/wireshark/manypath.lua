@@ -1,5 +1,5 @@
 -- Wireshark dissector for the NDP and Homa headers manypath writes into its packet
--- captures (UDP ports 7000 and 7001; the layout is in docs/traces.md).
+-- captures (UDP ports 61000 and 61001; the layout is in docs/traces.md).
 -- Use: wireshark -X lua_script:docs/wireshark/manypath.lua capture.pcapng
 --      (or copy it into Wireshark's personal plugins folder).
 
@@ -18,16 +18,16 @@ local function shim(name, port, kinds, flag_text)
     }
     p.fields = { f.kind, f.flags, f.conn, f.seq, f.ack, f.len }
     function p.dissector(buf, pinfo, tree)
-        if buf:len() < 32 then return 0 end
+        if buf:len() < 32 or buf(0, 1):uint() ~= 0x6D then return 0 end
         pinfo.cols.protocol = name:sub(10):upper()
         local t = tree:add(p, buf(0, 32))
-        t:add(f.kind, buf(0, 1))
-        t:add(f.flags, buf(1, 1))
+        t:add(f.kind, buf(1, 1))
+        t:add(f.flags, buf(2, 1))
         t:add(f.conn, buf(4, 4))
         t:add(f.seq, buf(8, 8))
         t:add(f.ack, buf(16, 8))
         t:add(f.len, buf(24, 4))
-        local kind = kinds[buf(0, 1):uint()] or "?"
+        local kind = kinds[buf(1, 1):uint()] or "?"
         pinfo.cols.info = string.format("%s conn=%d seq=%s len=%d", kind, buf(4, 4):uint(),
             tostring(buf(8, 8):uint64()), buf(24, 4):uint())
         return 32
@@ -35,6 +35,6 @@ local function shim(name, port, kinds, flag_text)
     DissectorTable.get("udp.port"):add(port, p)
 end
 
-shim("ndp", 7000, { [0] = "data", [1] = "ACK", [2] = "NACK", [3] = "PULL" },
+shim("ndp", 61000, { [0] = "data", [1] = "ACK", [2] = "NACK", [3] = "PULL" },
     "Flags (0x01 trimmed, 0x02 returned)")
-shim("homa", 7001, { [0] = "DATA", [1] = "GRANT", [2] = "RESEND" }, "Priority")
+shim("homa", 61001, { [0] = "DATA", [1] = "GRANT", [2] = "RESEND" }, "Priority")

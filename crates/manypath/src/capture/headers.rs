@@ -18,9 +18,12 @@ pub const CLIENT_PORT_SPAN: u32 = 64_000;
 pub const MAX_SUBFLOW_PORTS: u32 = 16;
 /// RoCEv2's UDP destination port (IANA).
 pub const ROCE_PORT: u16 = 4791;
-/// UDP ports of NDP's and Homa's headers (no IANA assignment; see `docs/traces.md`).
-pub const NDP_PORT: u16 = 7000;
-pub const HOMA_PORT: u16 = 7001;
+/// UDP ports of NDP's and Homa's headers (no IANA assignment; in the dynamic range, where Wireshark
+/// has no dissector (7000–7009 are AFS), see `docs/traces.md`),
+/// source and destination both: a client port such as 1024 would make Wireshark pick
+/// that port's dissector (it tries the lower port first).
+pub const NDP_PORT: u16 = 61000;
+pub const HOMA_PORT: u16 = 61001;
 /// The window scale shift of every TCP connection's SYN and SYN-ACK (the advertised
 /// window is rwnd >> 7 after the handshake).
 pub const WINDOW_SHIFT: u8 = 7;
@@ -128,10 +131,9 @@ pub enum Transport {
         psn: u32,
         aeth: Option<(u8, u32)>,
     },
-    /// NDP's or Homa's header over UDP to `port` (`docs/traces.md`).
+    /// NDP's or Homa's header over UDP from and to `port` (`docs/traces.md`).
     Shim {
         port: u16,
-        sport: u16,
         kind: u8,
         flags: u8,
         conn: u32,
@@ -162,8 +164,10 @@ pub const AETH_ACK: u8 = 0x1F;
 pub const AETH_NAK_SEQ: u8 = 0x60;
 /// The ICRC after a RoCE payload.
 const ICRC: usize = 4;
-/// NDP's and Homa's header over UDP.
+/// NDP's and Homa's header over UDP, and its first byte ('m'): a type of 1 there made
+/// Wireshark's E100 heuristic claim GRANTs (it takes a first byte of 1 for its version).
 pub const SHIM_HEADER: usize = 32;
+const SHIM_MAGIC: u8 = b'm';
 
 fn checksum_add(mut sum: u32, bytes: &[u8]) -> u32 {
     let mut chunks = bytes.chunks_exact(2);
@@ -226,7 +230,6 @@ pub fn write(b: &mut Vec<u8>, f: &Frame) -> u32 {
         }
         Transport::Shim {
             port,
-            sport,
             kind,
             flags,
             conn,
@@ -234,10 +237,11 @@ pub fn write(b: &mut Vec<u8>, f: &Frame) -> u32 {
             ack,
             payload,
         } => {
-            write_udp_header(b, *sport, *port);
+            write_udp_header(b, *port, *port);
+            b.push(SHIM_MAGIC);
             b.push(*kind);
             b.push(*flags);
-            b.extend_from_slice(&[0, 0]);
+            b.push(0);
             b.extend_from_slice(&conn.to_be_bytes());
             b.extend_from_slice(&seq.to_be_bytes());
             b.extend_from_slice(&ack.to_be_bytes());
@@ -319,7 +323,7 @@ fn write_tcp(b: &mut Vec<u8>, t: &Tcp) {
             b.extend_from_slice(&r.to_be_bytes());
         }
     }
-    while (b.len() - opts) % 4 != 0 {
+    while !(b.len() - opts).is_multiple_of(4) {
         b.push(OPT_NOP);
     }
     let offset = ((b.len() - start) / 4) as u8;

@@ -33,7 +33,7 @@ fn put_u32(b: &mut Vec<u8>, v: u32) {
 }
 
 fn pad4(b: &mut Vec<u8>, start: usize) {
-    while (b.len() - start) % 4 != 0 {
+    while !(b.len() - start).is_multiple_of(4) {
         b.push(0);
     }
 }

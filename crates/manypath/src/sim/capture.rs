@@ -259,7 +259,6 @@ fn frame_of(net: &Network, conns: &[Conn], pkts: &PacketArena, port: u32, d: &De
             let returned = p.has(ndp_flags::RETURNED) as u8;
             Transport::Shim {
                 port: headers::NDP_PORT,
-                sport,
                 kind,
                 flags: trimmed as u8 | returned << 1,
                 conn: p.conn,
@@ -278,7 +277,6 @@ fn frame_of(net: &Network, conns: &[Conn], pkts: &PacketArena, port: u32, d: &De
             };
             Transport::Shim {
                 port: headers::HOMA_PORT,
-                sport,
                 kind,
                 flags: d.priority(),
                 conn: p.conn,
