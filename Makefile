@@ -32,8 +32,13 @@ run: setup
 test: setup test-deps test-rust test-python
 
 # The HTML report test renders a report in headless Chromium (Debian's package).
+# The capture tests dissect pcapng files with tshark (Debian's package; the setuid
+# question preseeded so the install never prompts).
 test-deps:
 	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; }
+	@command -v tshark >/dev/null || { \
+	  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tshark; }
 
 test-rust:
 	cargo test --release -p manypath

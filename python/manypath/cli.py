@@ -151,6 +151,24 @@ def _parse_sets(items: list[str]) -> dict[str, Any]:
     return overrides
 
 
+def _capture_points(option: str, table: str, items: list[str]) -> dict[str, Any]:
+    """``--pcap``/``--trace`` values as overrides of ``table``'s ports and hosts."""
+    ports: list[dict[str, str]] = []
+    hosts: list[int] = []
+    for item in items:
+        node, colon, peer = item.partition(":")
+        if colon and node.strip() and peer.strip():
+            ports.append({"node": node.strip(), "peer": peer.strip()})
+        elif not colon and item.strip().isdigit():
+            hosts.append(int(item))
+        else:
+            raise typer.BadParameter(
+                f"expected NODE:PEER (a port, e.g. edge0:agg0) or a host number, got {item!r}",
+                param_hint=option,
+            )
+    return {f"{table}.ports": ports, f"{table}.hosts": hosts}
+
+
 @app.command()
 def run(
     file: Optional[Path] = typer.Argument(
@@ -182,6 +200,17 @@ def run(
         PROGRESS_INTERVAL_S, "--progress-interval", min=0.0, metavar="SECONDS",
         help="Seconds between progress lines when stderr is not a terminal.",
     ),
+    pcap: list[str] = typer.Option(
+        [], "--pcap", metavar="NODE:PEER|HOST",
+        help="Capture the packets NODE sends to PEER (a port), or host number HOST's "
+             "interfaces both ways, into capture.pcapng in --out; repeatable. Replaces "
+             "output.pcap's ports and hosts (its other fields stay).",
+    ),
+    trace: list[str] = typer.Option(
+        [], "--trace", metavar="NODE:PEER|HOST",
+        help="Trace the queue events of a port (or a host's interfaces) into trace.parquet "
+             "in --out; repeatable. Replaces output.trace's ports and hosts.",
+    ),
 ) -> None:
     """Run a scenario and print a summary of its results.
 
@@ -190,6 +219,11 @@ def run(
     """
     path = file if file is not None else default_scenario_path()
     overrides = _parse_sets(sets)
+    for option, table, given in (("--pcap", "output.pcap", pcap), ("--trace", "output.trace", trace)):
+        if given and out is None:
+            raise typer.BadParameter(f"{option} writes into the run's directory: give --out", param_hint=option)
+        if given:
+            overrides.update(_capture_points(option, table, given))
     bar = None if quiet else _sim_progress(path, overrides, level, progress_interval)
     with warnings.catch_warnings(record=True) as caught:
         for category in _RUN_WARNINGS:
@@ -471,6 +505,29 @@ def _write_experiment(exp: Any, df: Any, target: Path) -> list[Path]:
     tmp.replace(csv)
     fig = exp.plot(df)
     return [csv, *(plots.save(fig, target, exp.name) if fig is not None else [])]
+
+
+@app.command("trace")
+def trace_cmd(
+    directory: Path = typer.Argument(..., help="A run directory written with an event trace (output.trace)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON records."),
+) -> None:
+    """Summarise a run's event trace: events by kind per port, peak occupancy."""
+    from . import traces
+    from .results import TRACE_FILE, load_run
+
+    if not (directory / TRACE_FILE).is_file():
+        _fail(f"{directory}: no {TRACE_FILE} (run a scenario with [output.trace], or --trace, and --out)")
+    res = _guarded(str(directory), lambda: load_run(directory))
+    assert res.trace is not None
+    summary = traces.summarise(res.trace, res.queues)
+    if as_json:
+        _print_json(summary.to_dict(orient="records"))
+        return
+    missed = res.counters.get("trace_missed", 0)
+    typer.echo(f"{len(res.trace):,} events at {len(summary)} port(s)"
+               + (f"; {missed:,} more left out by output.trace.max_events" if missed else ""))
+    typer.echo(report.frame(summary))
 
 
 @app.command("report")

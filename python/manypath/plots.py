@@ -315,16 +315,37 @@ def queue_timeseries(samples: pd.DataFrame, queues: pd.DataFrame, *, ports: Opti
     if ports is None:
         means = samples.groupby("port")["bytes"].mean().sort_values(ascending=False)
         ports = [int(p) for p in means.index[:top]]
+    _port_steps(ax, samples.sort_values("time_s"), queues, ports, "bytes", 1e3)
+    ax.set_ylabel("queue length (KB)")
+    return fig
+
+
+def _port_steps(ax: Any, rows: pd.DataFrame, queues: pd.DataFrame, ports: Sequence[int], column: str,
+                scale: float) -> None:
+    """One step line per port of ``rows[column] / scale`` over ``time_s``, labelled
+    ``node → peer`` from the queue table."""
     names = queues.set_index("port")
     for p in ports:
-        s = samples[samples["port"] == p].sort_values("time_s")
+        s = rows[rows["port"] == p]
         label = f"{names.at[p, 'node']} → {names.at[p, 'peer']}" if p in names.index else str(p)
-        ax.plot(s["time_s"].to_numpy(dtype=float), s["bytes"].to_numpy(dtype=float) / 1e3, label=label,
+        ax.plot(s["time_s"].to_numpy(dtype=float), s[column].to_numpy(dtype=float) / scale, label=label,
                 drawstyle="steps-post")
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("queue length (KB)")
     ax.grid(True, alpha=0.3)
     _legend(ax, "port", len(ports))
+
+
+def trace_occupancy(trace: pd.DataFrame, queues: pd.DataFrame, *, ports: Optional[Sequence[int]] = None,
+                    top: int = 4) -> Figure:
+    """Queue length (packets) of traced ports after each event of an event trace
+    (``output.trace``): exact, every change, unlike the sampled series. Default: the
+    ``top`` ports with the highest peak."""
+    fig, ax = _figure()
+    if ports is None:
+        peaks = trace.groupby("port")["queue_packets"].max().sort_values(ascending=False)
+        ports = [int(p) for p in peaks.index[:top]]
+    _port_steps(ax, trace, queues, ports, "queue_packets", 1.0)
+    ax.set_ylabel("queue length (packets)")
     return fig
 
 

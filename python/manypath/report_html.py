@@ -161,6 +161,9 @@ def _run_report(src: Path, res: Results) -> str:
     if len(res.queue_samples):
         figures.append(_figure(plots.queue_timeseries(res.queue_samples, res.queues),
                                "queue length over time of the four fullest sampled ports"))
+    if res.trace is not None and len(res.trace):
+        figures.append(_figure(plots.trace_occupancy(res.trace, res.queues),
+                               "queue length after each event of the traced ports (event trace)"))
     if len(res.flow_samples):
         # The flow with the most subflows, the first such: its cwnd traces.
         sub = res.flow_samples.groupby("flow_id")["subflow"].max()

@@ -34,6 +34,14 @@ FLOW_SAMPLE_COLUMNS = ["time_s", "flow_id", "subflow", "bytes_acked", "cwnd_byte
 QUEUE_SAMPLES_FILE = "queue_samples.parquet"
 QUEUE_SAMPLE_COLUMNS = ["time_s", "port", "packets", "bytes", "rwndq_window"]
 COUNTERS_FILE = "counters.json"
+#: The event trace (``output.trace``) and the packet capture (``output.pcap``), written
+#: only by runs that have them.
+TRACE_FILE = "trace.parquet"
+TRACE_COLUMNS = [
+    "time_s", "time_ps", "port", "event", "queued", "flow_id", "subflow", "class", "bytes",
+    "queue_packets", "queue_bytes",
+]
+CAPTURE_FILE = "capture.pcapng"
 
 #: The tables beside flows and queues (attribute, file, columns); older result
 #: directories may lack them.
@@ -80,6 +88,11 @@ class Results:
     #: What the scenario check found valid but likely not meant, as (field, message)
     #: pairs (e.g. an offered load above 1).
     scenario_warnings: list[tuple[str, str]] = field(default_factory=list)
+    #: The event trace (``output.trace``): one row per queue event at the traced ports;
+    #: None when the run had no trace.
+    trace: pd.DataFrame | None = None
+    #: The packet capture (``output.pcap``) as pcapng bytes; None without a capture.
+    pcap: bytes | None = None
 
     def __repr__(self) -> str:
         flows = self.flows
@@ -103,6 +116,8 @@ class Results:
             name=str(raw.get("name", "")),
             **{attr: _table(raw.get(attr), cols) for attr, _, cols in _OPTIONAL_TABLES},
             scenario_warnings=[(str(p), str(m)) for p, m in raw.get("warnings", [])],
+            trace=_trace_frame(raw["trace"]) if "trace" in raw else None,
+            pcap=bytes(raw["pcap"]) if "pcap" in raw else None,
         )
 
     @property
@@ -183,6 +198,12 @@ class Results:
         ):
             with _atomic_path(out / name) as tmp:
                 frame.to_parquet(tmp, index=False, engine="pyarrow")
+        if self.trace is not None:
+            with _atomic_path(out / TRACE_FILE) as tmp:
+                self.trace.to_parquet(tmp, index=False, engine="pyarrow")
+        if self.pcap is not None:
+            with _atomic_path(out / CAPTURE_FILE) as tmp:
+                tmp.write_bytes(self.pcap)
         meta = {"name": self.name, "counters": jsonable(self.counters)}
         with _atomic_path(out / COUNTERS_FILE) as tmp:
             tmp.write_text(json.dumps(meta, indent=2, allow_nan=False) + "\n", encoding="utf-8")
@@ -227,7 +248,25 @@ def load_run(directory: PathLike) -> Results:
             else pd.DataFrame(columns=cols)
             for attr, file, cols in _OPTIONAL_TABLES
         },
+        trace=pd.read_parquet(src / TRACE_FILE, engine="pyarrow") if (src / TRACE_FILE).is_file() else None,
+        pcap=(src / CAPTURE_FILE).read_bytes() if (src / CAPTURE_FILE).is_file() else None,
     )
+
+
+def _trace_frame(raw: Mapping[str, Any]) -> pd.DataFrame:
+    """The trace's columns with their types: integers as given, the event kind as a
+    category (it takes seven values over many rows)."""
+    frame = pd.DataFrame(raw or {c: [] for c in TRACE_COLUMNS})
+    types = {
+        "time_s": "float64", "time_ps": "uint64", "port": "uint32", "queued": "bool",
+        "flow_id": "int64", "subflow": "uint8", "class": "uint8", "bytes": "uint32",
+        "queue_packets": "uint64", "queue_bytes": "uint64",
+    }
+    frame = frame.astype(types)
+    frame["event"] = pd.Categorical(
+        frame["event"], categories=["enqueue", "dequeue", "drop", "mark", "trim", "pause", "resume"]
+    )
+    return frame
 
 
 @contextlib.contextmanager

@@ -1,13 +1,15 @@
 //! Python bindings: `manypath._core.run`, `validate`, `resolve`, `estimate` and `schema`. Results cross as
 //! columns (dicts of lists) that the Python package turns into DataFrames.
 
+use manypath::capture::trace::{TraceEvent, NO_FLOW};
+use manypath::capture::Observed;
 use manypath::metrics::Results;
 use manypath::scenario::Level;
 use manypath::time::to_secs;
 use manypath::Plan;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 use std::path::Path;
 
 /// One result table as it crosses into Python: a dict of columns, each a list of one
@@ -187,6 +189,54 @@ fn queue_samples_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'p
     Ok(t.dict)
 }
 
+/// The event trace (`output.trace`): one row per event, in time order.
+fn trace_columns<'py>(py: Python<'py>, events: &[TraceEvent]) -> PyResult<Bound<'py, PyDict>> {
+    let t = Columns::new(py, events);
+    t.add("time_s", |x| to_secs(x.time))?;
+    t.add("time_ps", |x| x.time)?;
+    t.add("port", |x| x.port)?;
+    t.add("event", |x| x.kind.name())?;
+    t.add("queued", |x| x.queued)?;
+    t.add("flow_id", |x| {
+        if x.flow == NO_FLOW {
+            -1
+        } else {
+            x.flow as i64
+        }
+    })?;
+    // As u32: a list of u8 would cross as bytes.
+    t.add("subflow", |x| x.subflow as u32)?;
+    t.add("class", |x| x.class as u32)?;
+    t.add("bytes", |x| x.bytes)?;
+    t.add("queue_packets", |x| x.queue_packets)?;
+    t.add("queue_bytes", |x| x.queue_bytes)?;
+    Ok(t.dict)
+}
+
+/// What the capture and trace recorded: the pcapng bytes, the trace's columns and
+/// their counters (only the parts the scenario asked for).
+fn observed_items(py: Python<'_>, d: &Bound<'_, PyDict>, o: &Observed) -> PyResult<()> {
+    if let Some(bytes) = &o.pcap {
+        d.set_item("pcap", PyBytes::new(py, bytes))?;
+    }
+    if let Some(events) = &o.trace {
+        d.set_item("trace", trace_columns(py, events)?)?;
+    }
+    let c = d
+        .get_item("counters")?
+        .expect("set before")
+        .downcast_into::<PyDict>()?;
+    if o.pcap.is_some() {
+        c.set_item("capture_packets", o.capture_packets)?;
+        c.set_item("capture_missed", o.capture_missed)?;
+    }
+    if let Some(events) = &o.trace {
+        c.set_item("trace_events", events.len())?;
+        c.set_item("trace_missed", o.trace_missed)?;
+    }
+    Ok(())
+}
+
 fn counters<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     let c = &r.counters;
     let d = PyDict::new(py);
@@ -278,7 +328,7 @@ fn run<'py>(
     };
     let result = py.allow_threads(move || {
         let periods = (every, flow_every);
-        manypath::run_toml_reporting(&text, &base, seed, level, periods, |now, events| {
+        manypath::run_toml_observing(&text, &base, seed, level, periods, |now, events| {
             Python::with_gil(|py| {
                 if py.check_signals().is_err() {
                     return false;
@@ -293,7 +343,7 @@ fn run<'py>(
             })
         })
     });
-    let r = result.map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let (r, observed) = result.map_err(|e| PyValueError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
     d.set_item("name", r.name.as_str())?;
     d.set_item("flows", flows_columns(py, &r)?)?;
@@ -303,6 +353,9 @@ fn run<'py>(
     d.set_item("queue_samples", queue_samples_columns(py, &r)?)?;
     d.set_item("counters", counters(py, &r)?)?;
     d.set_item("warnings", r.warnings.clone())?;
+    if let Some(o) = &observed {
+        observed_items(py, &d, o)?;
+    }
     Ok(d)
 }
 

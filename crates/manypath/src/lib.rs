@@ -4,6 +4,7 @@
 //! streams), `net` (packets, queues, switches, topologies), `transport` (sans-IO TCP and
 //! congestion control), `workload` (flow sizes and traffic patterns), `scenario` (the
 //! TOML schema and its validation), `metrics` (result records) and `sim` (the event loop).
+pub mod capture;
 pub mod connection;
 pub mod engine;
 pub mod flow;
@@ -61,9 +62,22 @@ pub fn run_toml_reporting(
     base_dir: &std::path::Path,
     seed: Option<u64>,
     level: Option<scenario::Level>,
+    periods: (u64, u32),
+    progress: impl FnMut(time::SimTime, u64) -> bool,
+) -> Result<Results, ScenarioError> {
+    run_toml_observing(text, base_dir, seed, level, periods, progress).map(|(r, _)| r)
+}
+
+/// `run_toml_reporting` that also returns what the scenario's `output.pcap` and
+/// `output.trace` recorded (`None` without either, and at flow level).
+pub fn run_toml_observing(
+    text: &str,
+    base_dir: &std::path::Path,
+    seed: Option<u64>,
+    level: Option<scenario::Level>,
     (every, flow_every): (u64, u32),
     mut progress: impl FnMut(time::SimTime, u64) -> bool,
-) -> Result<Results, ScenarioError> {
+) -> Result<(Results, Option<capture::Observed>), ScenarioError> {
     let text = match level {
         Some(l) => scenario::with_level(text, l)?,
         None => text.to_string(),
@@ -73,10 +87,13 @@ pub fn run_toml_reporting(
         plan.seed = s;
     }
     Ok(match plan.level {
-        scenario::Level::Packet => sim::run_plan_with_progress(plan, every, progress),
-        scenario::Level::Flow => flow::run_plan_with_progress(plan, flow_every, |i| {
-            progress(i as time::SimTime * time::PS_PER_S, i as u64)
-        }),
+        scenario::Level::Packet => sim::run_plan_observing(plan, every, progress),
+        scenario::Level::Flow => {
+            let r = flow::run_plan_with_progress(plan, flow_every, |i| {
+                progress(i as time::SimTime * time::PS_PER_S, i as u64)
+            });
+            (r, None)
+        }
     })
 }
 

@@ -5,6 +5,7 @@
 //! RWNDQ), `transports` (the built-in ones and `[transports.NAME]`), `traffic` (entries,
 //! patterns, sizes, jobs and requests), `faults`, and `level` (which simulator runs the
 //! plan and what it cannot represent).
+pub mod capture;
 mod checker;
 pub mod custom;
 pub mod fabric;

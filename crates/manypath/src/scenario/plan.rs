@@ -5,6 +5,7 @@
 //! the transports (`transports`), the traffic (`traffic`), the faults (`faults`), the
 //! output series, and the level's checks (`level`).
 
+use super::capture::{self, CapturePlan, Selection};
 use super::checker::{Checker, MAX_TIME_US};
 use super::fabric::{fabric, BufferPlan, PfcPlan};
 use super::faults::{fault_plan, FaultPlan};
@@ -92,6 +93,10 @@ pub struct Plan {
     pub switch_buffers: Vec<Option<BufferPlan>>,
     /// PFC (`network.pfc`; `None`: off).
     pub pfc: Option<PfcPlan>,
+    /// Packet capture (`output.pcap`; `None`: off).
+    pub pcap: Option<CapturePlan>,
+    /// Ports whose queue events are traced (`output.trace`; `None`: off).
+    pub trace: Option<Selection>,
 }
 
 impl Plan {
@@ -145,6 +150,14 @@ impl Plan {
             None => FaultPlan::default(),
         };
         let series = output_series(s, &tiers, kind.is_some(), &mut c);
+        let (pcap, trace) = capture::output_capture(
+            s,
+            topology.as_ref(),
+            &traffic.classes,
+            duration,
+            links.host_rate_bps(),
+            &mut c,
+        );
         let flow_model = model_config(&s.flow_model, &mut c);
         let level = Level::of(s.level);
         if let Some(k) = &kind {
@@ -165,7 +178,7 @@ impl Plan {
             });
         }
         let topology = topology.expect("validated");
-        Ok(Plan {
+        let plan = Plan {
             name: s.name.clone(),
             seed: s.seed,
             duration,
@@ -193,8 +206,20 @@ impl Plan {
             flow_model,
             switch_buffers: fabric.switch_buffers,
             pfc: fabric.pfc,
+            pcap,
+            trace,
             warnings: c.warnings,
-        })
+        };
+        if plan.pcap.as_ref().is_some_and(|p| p.flows.is_some()) {
+            let mut c = Checker::default();
+            capture::check_flow_ids(plan.pcap.as_ref(), plan.flows().len(), &mut c);
+            if !c.problems.is_empty() {
+                return Err(ScenarioError {
+                    problems: c.problems,
+                });
+            }
+        }
+        Ok(plan)
     }
 
     /// Draws the run's flows from the traffic entries, in entry order.

@@ -1095,6 +1095,71 @@ pub struct OutputSpec {
     pub queue_sample_us: Option<f64>,
     /// Sample only the switch ports of these tiers (default: all switch ports).
     pub queue_sample_tiers: Option<Vec<String>>,
+    /// Packet capture (packet level): the packets that leave the selected ports, written
+    /// as one pcapng file (`capture.pcapng` in the run's directory) with one interface
+    /// per captured port, nanosecond timestamps of simulated time (see `docs/traces.md`).
+    pub pcap: Option<PcapSpec>,
+    /// Event trace (packet level): every enqueue, dequeue, drop, ECN mark, trim and PFC
+    /// pause at the selected ports, as the `trace` table (`trace.parquet`).
+    pub trace: Option<TraceSpec>,
+}
+
+/// One port: the output queue of `node` on its link to `peer` (packets going from
+/// `node` to `peer`). The other direction of the link is `{ node = peer, peer = node }`.
+/// Parallel links between the two nodes are all selected.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PortSelector {
+    /// The port's node, by its name in the queue table (`host3`, `edge0`, ...).
+    pub node: String,
+    /// The node at the other end of the port's link.
+    pub peer: String,
+}
+
+/// `[output.pcap]`: what to capture. Ports and hosts add capture points; flows,
+/// classes and the time window filter the packets of every point.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PcapSpec {
+    /// Ports to capture (one interface each).
+    #[serde(default)]
+    pub ports: Vec<PortSelector>,
+    /// Hosts (by number) to capture: each of their interfaces in both directions (what
+    /// the host sends and what its switch sends it).
+    #[serde(default)]
+    pub hosts: Vec<u32>,
+    /// Keep only these flows' packets (flow ids of the flows table).
+    pub flows: Option<Vec<u32>>,
+    /// Keep only the packets of flows of these traffic classes.
+    pub classes: Option<Vec<String>>,
+    /// Keep only packets that start onto the wire at or after this time, in microseconds.
+    pub from_us: Option<f64>,
+    /// Keep only packets that start onto the wire before this time, in microseconds.
+    pub until_us: Option<f64>,
+    /// The most packets written (all points together, drops included); later ones are
+    /// counted in `capture_missed`. Default 100,000.
+    pub max_packets: Option<i64>,
+    /// Also capture the packets each selected port drops (queue and link-fault drops),
+    /// on an interface of their own per port (`NODE->PEER drops`). Default true.
+    pub drops: Option<bool>,
+}
+
+/// `[output.trace]`: the ports whose queue events are traced.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// Ports to trace.
+    #[serde(default)]
+    pub ports: Vec<PortSelector>,
+    /// Hosts (by number) whose interfaces are traced, both directions.
+    #[serde(default)]
+    pub hosts: Vec<u32>,
+    /// Keep only events at or after this time, in microseconds.
+    pub from_us: Option<f64>,
+    /// Keep only events before this time, in microseconds.
+    pub until_us: Option<f64>,
+    /// The most events kept; later ones are counted in `trace_missed`. Default 1,000,000.
+    pub max_events: Option<i64>,
 }
 
 /// The scenario JSON Schema, pretty-printed.

@@ -10,7 +10,9 @@
 //! RESUME (a quanta of 0xFFFF refreshed while congested, as switches send it, behaves
 //! the same).
 
+use super::capture::Join;
 use super::Sim;
+use crate::capture::DropReason;
 use crate::engine::queue::EventKind;
 use crate::net::fabric::NO_PORT;
 use crate::net::network::NodeKind;
@@ -58,6 +60,9 @@ impl Sim {
                 b.sb.count_refusal(bq, r);
             }
             if refused {
+                if self.observe {
+                    self.observe_drop(port_id, &d, DropReason::Buffer);
+                }
                 self.net.ports[port_id as usize].queue.stats.drops += 1;
                 self.dropped += 1;
                 self.pkts.free(d.pkt);
@@ -71,6 +76,9 @@ impl Sim {
                 Charge::Admitted => {}
                 Charge::Pause => self.send_pfc(via, class, true),
                 Charge::Overflow => {
+                    if self.observe {
+                        self.observe_drop(port_id, &d, DropReason::Buffer);
+                    }
                     self.headroom_drops += 1;
                     self.dropped += 1;
                     self.pkts.free(d.pkt);
@@ -90,6 +98,9 @@ impl Sim {
                 if lossless {
                     self.release_ingress(owner, via, class, wire);
                 }
+                if self.observe {
+                    self.observe_drop(port_id, &d, DropReason::Queue);
+                }
                 self.dropped += 1;
                 self.pkts.free(d.pkt);
             }
@@ -97,6 +108,9 @@ impl Sim {
                 if let Some(b) = self.fabric.buffers[owner].as_mut() {
                     b.account(now);
                     b.sb.enqueue(bq, wire);
+                }
+                if self.observe {
+                    self.observe_queued(port_id, &d);
                 }
                 let f = &mut self.fabric.ports[port_id as usize];
                 f.ingress[fifo].push_back(if lossless { via } else { NO_PORT });
@@ -133,7 +147,7 @@ impl Sim {
                 self.release_ingress(owner, ingress, d.priority().min(1) as usize, wire);
             }
             let start = self.start_time(port_id);
-            self.transmit(port_id, d, start);
+            self.transmit(port_id, d, start, Join::Queued);
         }
     }
 
@@ -169,6 +183,9 @@ impl Sim {
         let now = self.now;
         let (class, on) = ((b & 1) as usize, b & 2 != 0);
         let bit = 1u8 << class;
+        if self.observe {
+            self.observe_pause(port_id, class as u8, on);
+        }
         let port = &mut self.net.ports[port_id as usize];
         let f = &mut self.fabric.ports[port_id as usize];
         if on {

@@ -5,7 +5,9 @@
 //! handlers the event loop inlines are marked `#[inline]`, the rare ones are kept out
 //! of line.
 
+use super::capture::Join;
 use super::Sim;
+use crate::capture::DropReason;
 use crate::engine::queue::EventKind;
 use crate::net::fabric::NO_PORT;
 use crate::net::faults::NO_FAULT;
@@ -106,11 +108,21 @@ impl Sim {
         };
         match admit {
             Admit::Dropped => {
+                if self.observe {
+                    self.observe_drop(port_id, &d, DropReason::Queue);
+                }
                 self.dropped += 1;
                 self.pkts.free(d.pkt);
             }
-            Admit::Queued { .. } if port.queue.is_committed() => self.transmit(port_id, d, start),
-            Admit::Queued { .. } => self.schedule_tx_done(port_id),
+            Admit::Queued { .. } if port.queue.is_committed() => {
+                self.transmit(port_id, d, start, Join::Committed)
+            }
+            Admit::Queued { .. } => {
+                if self.observe {
+                    self.observe_queued(port_id, &d);
+                }
+                self.schedule_tx_done(port_id)
+            }
         }
     }
 
@@ -126,7 +138,7 @@ impl Sim {
             port.queue.count_mark();
         }
         let start = self.start_time(port_id);
-        self.transmit(port_id, d, start);
+        self.transmit(port_id, d, start, Join::Idle);
     }
 
     /// Makes sure port `port_id` has a `TxDone` event pending, when its link frees (or
@@ -143,8 +155,12 @@ impl Sim {
 
     /// Puts a packet on the wire of `port_id` from time `start` (now, or later for a
     /// host interface with send jitter, which stays busy, idle on the wire, until then).
+    /// `how` says how it came to start (a constant at each call, for capture and trace).
     #[inline]
-    pub(super) fn transmit(&mut self, port_id: u32, d: Desc, start: SimTime) {
+    pub(super) fn transmit(&mut self, port_id: u32, d: Desc, start: SimTime, how: Join) {
+        if self.observe {
+            self.observe_tx(port_id, &d, start, how);
+        }
         let port = &mut self.net.ports[port_id as usize];
         let ser = port.rate.serialization(d.wire as u32);
         port.busy_until = start + ser;
@@ -227,6 +243,9 @@ impl Sim {
 
     #[cold]
     fn lose_on_link(&mut self, port_id: u32, d: Desc) {
+        if self.observe {
+            self.observe_drop(port_id, &d, DropReason::Link);
+        }
         self.net.ports[port_id as usize].fault_drops += 1;
         self.dropped += 1;
         self.pkts.free(d.pkt);
@@ -245,7 +264,7 @@ impl Sim {
                 port.queue.count_mark();
             }
             let start = self.start_time(port_id);
-            self.transmit(port_id, d, start);
+            self.transmit(port_id, d, start, Join::Queued);
         }
         if (port_id as usize) < self.blocked.len() {
             self.unblock(port_id);

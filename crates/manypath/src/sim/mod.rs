@@ -12,6 +12,7 @@
 //! changes, RWNDQ), `endpoints` (delivery to the transports, their timers and sends, the
 //! flows' starts and finishes) and `results` (time series and the result tables).
 
+mod capture;
 mod endpoints;
 pub mod estimate;
 mod fabric;
@@ -22,6 +23,8 @@ mod ndp;
 mod results;
 mod setup;
 
+use crate::capture::trace::Trace;
+use crate::capture::{Capture, Observed};
 use crate::connection::Endpoints;
 use crate::engine::queue::EventKind;
 use crate::engine::{EventQueue, Rng};
@@ -161,6 +164,14 @@ pub struct Sim {
     /// Per host, when its receive processing is free (`host_rx`); empty when no
     /// connection has a host delay.
     host_rx_free: Vec<SimTime>,
+    /// Packet capture or event trace is on: the packet path calls `sim/capture.rs`'s
+    /// hooks (one test of this flag per transmission otherwise).
+    observe: bool,
+    capture: Option<Box<Capture>>,
+    trace: Option<Box<Trace>>,
+    /// Each connection's first flow (`NO_FLOW`: none), for the trace; empty unless
+    /// `observe`.
+    conn_flow: Vec<u32>,
 }
 
 const NO_FLOW: u32 = u32::MAX;
@@ -254,9 +265,20 @@ pub fn run_plan_with_progress(
     every: u64,
     progress: impl FnMut(SimTime, u64) -> bool,
 ) -> Results {
+    run_plan_observing(plan, every, progress).0
+}
+
+/// `run_plan_with_progress`, also returning what the capture and trace recorded.
+pub fn run_plan_observing(
+    plan: Plan,
+    every: u64,
+    progress: impl FnMut(SimTime, u64) -> bool,
+) -> (Results, Option<Observed>) {
     let t0 = std::time::Instant::now();
     let mut sim = Sim::new(plan);
     sim.run_with_progress(every, progress);
     let wall = t0.elapsed().as_secs_f64();
-    sim.results(wall)
+    let results = sim.results(wall);
+    let observed = sim.observed();
+    (results, observed)
 }

@@ -4,6 +4,7 @@
 //! pacers, woken by `NdpPull` events. None of it runs without NDP: trimming ports are
 //! never committed, and NDP connections are a flag of their own.
 
+use super::capture::Join;
 use super::Sim;
 use crate::engine::queue::EventKind;
 use crate::net::packet::{Desc, Packet, NDP, TO_SERVER};
@@ -28,11 +29,17 @@ impl Sim {
             // `TxDone` event. It does not count as waiting in the header queue.
             port.queue.pass_through();
             let start = port.busy_until;
-            return self.transmit(port_id, d, start);
+            return self.transmit(port_id, d, start, Join::Idle);
         }
         let a = self.net.ports[port_id as usize]
             .queue
             .arrive_trimming(now, d);
+        if self.observe {
+            self.observe_trimming(port_id, a.arriving, None);
+            if let Some(e) = a.evicted {
+                self.observe_trimming(port_id, e, Some(a.evicted_wire));
+            }
+        }
         for (x, fate) in [Some(a.arriving), a.evicted].into_iter().flatten() {
             match fate {
                 Fate::Data | Fate::Header => {}

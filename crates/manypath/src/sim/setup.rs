@@ -58,6 +58,24 @@ impl Sim {
         let plan_hosts = net.host_nic.len();
         let host_rx = conns.iter().any(|c| c.host_delay > 0);
         schedule_start(&plan, &link_events, &mut events);
+        let observe = plan.pcap.is_some() || plan.trace.is_some();
+        let (conn_flow, capture, trace) = if observe {
+            let mut conn_flows = vec![Vec::new(); conns.len()];
+            for (i, f) in w.flows.iter().enumerate() {
+                for &c in f.copies() {
+                    conn_flows[c as usize].push(i as u32);
+                }
+            }
+            let class: Vec<u16> = w.flows.iter().map(|f| f.spec.class).collect();
+            let (capture, trace) = super::capture::observers(&plan, &net, &conn_flows, &class);
+            let first = conn_flows
+                .iter()
+                .map(|fs| fs.first().copied().unwrap_or(NO_FLOW))
+                .collect();
+            (first, capture, trace)
+        } else {
+            (Vec::new(), None, None)
+        };
         Sim {
             now: 0,
             events,
@@ -103,6 +121,10 @@ impl Sim {
             } else {
                 Vec::new()
             },
+            observe,
+            capture,
+            trace,
+            conn_flow,
         }
     }
 }

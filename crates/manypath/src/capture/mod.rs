@@ -1,0 +1,199 @@
+//! Seeing inside a run: packet capture (`output.pcap`: the frames leaving selected ports,
+//! with real header bytes, as one pcapng file) and event traces (`output.trace`: every
+//! queue event at selected ports, as a table). Both are off unless the scenario asks;
+//! the simulator then tests one flag per transmission (`sim/capture.rs`).
+//!
+//! A capture keeps its blocks in one buffer that grows to the cap and is reused for
+//! every packet (a frame's headers are built in a scratch buffer, then appended as an
+//! enhanced packet block); the file is assembled at the end, in time order, leaving out
+//! packets a committed queue had scheduled after the run's end.
+
+pub mod headers;
+pub mod pcapng;
+pub mod trace;
+
+use crate::time::SimTime;
+use headers::Frame;
+use trace::TraceEvent;
+
+/// What a run's capture and trace recorded.
+#[derive(Clone, Debug, Default)]
+pub struct Observed {
+    /// The pcapng file (`None`: no capture).
+    pub pcap: Option<Vec<u8>>,
+    /// Packets in the file, and those left out by the cap.
+    pub capture_packets: u64,
+    pub capture_missed: u64,
+    /// The trace's events in time order (`None`: no trace), and those left out by the
+    /// cap.
+    pub trace: Option<Vec<TraceEvent>>,
+    pub trace_missed: u64,
+}
+
+/// A port that is not captured.
+pub const NOT_CAPTURED: u32 = u32::MAX;
+
+/// One capture: its interfaces (per port, the transmit and the drop interface), the
+/// filters, and the enhanced packet blocks written so far.
+pub struct Capture {
+    /// Per network port, its interface number (`NOT_CAPTURED`: none) and that of its
+    /// drops.
+    iface: Vec<u32>,
+    drop_iface: Vec<u32>,
+    /// Each interface's name and description, in number order.
+    names: Vec<(String, String)>,
+    /// Per connection, whether its packets pass the flow and class filters (empty: all).
+    conn_ok: Vec<bool>,
+    from: SimTime,
+    until: SimTime,
+    cap: u64,
+    /// Enhanced packet blocks, and per block its time, offset and length.
+    blocks: Vec<u8>,
+    index: Vec<(SimTime, u32, u32)>,
+    scratch: Vec<u8>,
+    /// Packets that passed the filters after the cap was reached.
+    pub missed: u64,
+    /// Per port, its ECN mark counter when last seen (to tell which packet it marked).
+    marks_seen: Vec<u64>,
+}
+
+/// Why a captured port dropped a packet (its pcapng comment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// The queue (or RED) refused it.
+    Queue,
+    /// The link lost it (loss model, black hole, link down).
+    Link,
+    /// The switch's shared buffer or PFC headroom refused it.
+    Buffer,
+    /// A trimming queue dropped a header (its header queue full).
+    Header,
+    /// A trimming queue sent a header back to its sender (its header queue full).
+    Returned,
+}
+
+impl DropReason {
+    pub fn comment(self) -> &'static str {
+        match self {
+            DropReason::Queue => "dropped: queue full",
+            DropReason::Link => "dropped: lost on the link",
+            DropReason::Buffer => "dropped: shared buffer or PFC headroom",
+            DropReason::Header => "dropped: trimming queue's header queue full",
+            DropReason::Returned => "returned to its sender: header queue full",
+        }
+    }
+}
+
+impl Capture {
+    /// A capture of `ports` (network port numbers with their interface names), with
+    /// drop interfaces if `drops`, keeping packets of connections for which `conn_ok`
+    /// is true (empty: all) that start in [from, until), at most `cap` of them.
+    pub fn new(
+        n_ports: usize,
+        ports: &[(u32, String)],
+        drops: bool,
+        conn_ok: Vec<bool>,
+        (from, until, cap): (SimTime, SimTime, u64),
+    ) -> Capture {
+        let mut iface = vec![NOT_CAPTURED; n_ports];
+        let mut drop_iface = vec![NOT_CAPTURED; n_ports];
+        let mut names = Vec::new();
+        for (p, name) in ports {
+            iface[*p as usize] = names.len() as u32;
+            names.push((name.clone(), format!("packets {name} sends (port {p})")));
+        }
+        if drops {
+            for (p, name) in ports {
+                drop_iface[*p as usize] = names.len() as u32;
+                names.push((
+                    format!("{name} drops"),
+                    format!("packets port {p} ({name}) dropped"),
+                ));
+            }
+        }
+        let first = cap.min(1 << 16) as usize;
+        Capture {
+            iface,
+            drop_iface,
+            names,
+            conn_ok,
+            from,
+            until,
+            cap,
+            blocks: Vec::with_capacity(first * 128),
+            index: Vec::with_capacity(first),
+            scratch: Vec::with_capacity(pcapng::SNAPLEN as usize),
+            missed: 0,
+            marks_seen: vec![0; n_ports],
+        }
+    }
+
+    /// The interface that captures what `port` sends (or drops, with `drop`), if the
+    /// port is captured and a packet of connection `conn` at time `t` passes the filters.
+    #[inline]
+    pub fn interface(&self, port: u32, conn: u32, t: SimTime, drop: bool) -> Option<u32> {
+        let i = if drop {
+            self.drop_iface[port as usize]
+        } else {
+            self.iface[port as usize]
+        };
+        let conn_ok = self.conn_ok.is_empty() || self.conn_ok[conn as usize];
+        (i != NOT_CAPTURED && conn_ok && t >= self.from && t < self.until).then_some(i)
+    }
+
+    /// Whether `port` is captured at all (sends or drops).
+    pub fn covers(&self, port: u32) -> bool {
+        self.iface[port as usize] != NOT_CAPTURED || self.drop_iface[port as usize] != NOT_CAPTURED
+    }
+
+    /// True once per new ECN mark of `port` (its counter now `marks`).
+    pub fn marked(&mut self, port: u32, marks: u64) -> bool {
+        let seen = &mut self.marks_seen[port as usize];
+        let new = marks > *seen;
+        *seen = marks;
+        new
+    }
+
+    /// Records a frame on interface `iface` at time `t`.
+    pub fn record(&mut self, iface: u32, t: SimTime, frame: &Frame, comment: &str) {
+        if self.index.len() as u64 >= self.cap {
+            self.missed += 1;
+            return;
+        }
+        let orig = headers::write(&mut self.scratch, frame);
+        let at = self.blocks.len();
+        pcapng::packet(
+            &mut self.blocks,
+            iface,
+            t / 1000,
+            &self.scratch,
+            orig,
+            pcapng::OUTBOUND,
+            comment,
+        );
+        self.index
+            .push((t, at as u32, (self.blocks.len() - at) as u32));
+    }
+
+    /// Packets recorded (all interfaces) that started by `end`.
+    pub fn count(&self, end: SimTime) -> usize {
+        self.index.iter().filter(|&&(t, _, _)| t <= end).count()
+    }
+
+    /// The pcapng file: its section, interfaces and the packets that started by `end`,
+    /// in time order (equal times in the order recorded).
+    pub fn file(&self, end: SimTime) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.blocks.len() + 256 * (self.names.len() + 1));
+        pcapng::section_header(&mut out);
+        for (name, description) in &self.names {
+            pcapng::interface(&mut out, name, description);
+        }
+        let mut order: Vec<&(SimTime, u32, u32)> =
+            self.index.iter().filter(|&&(t, _, _)| t <= end).collect();
+        order.sort_by_key(|&&(t, _, _)| t);
+        for &&(_, at, len) in &order {
+            out.extend_from_slice(&self.blocks[at as usize..(at + len) as usize]);
+        }
+        out
+    }
+}

@@ -1,0 +1,257 @@
+//! Event traces: what happened at selected ports, one record per event (a packet
+//! joining the queue, starting onto the wire, dropped, marked, trimmed; a PFC pause or
+//! resume of the port), with the queue's occupancy after the event.
+//!
+//! A committed queue (`net::queue`) fixes a packet's start as it joins, so its departure
+//! is recorded then, with a later time. Occupancy is therefore computed at the end, per
+//! port, from the events in time order: a packet that waits adds itself at its enqueue
+//! and takes itself off at its dequeue (at equal times, arrivals first: a packet that
+//! starts at the instant of an arrival still counts as waiting for it). A packet that
+//! finds the link idle has both events at the same time and never counts as waiting.
+
+use crate::time::SimTime;
+
+/// What happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TraceKind {
+    /// The packet joined the port (its queue, or straight onto an idle link).
+    Enqueue,
+    /// The packet started onto the wire.
+    Dequeue,
+    Drop,
+    /// The port marked the packet CE.
+    Mark,
+    /// The port cut the packet to its header (NDP).
+    Trim,
+    /// The port's peer paused (PFC) one of the port's classes, or resumed it.
+    Pause,
+    Resume,
+}
+
+impl TraceKind {
+    pub const ALL: [TraceKind; 7] = [
+        TraceKind::Enqueue,
+        TraceKind::Dequeue,
+        TraceKind::Drop,
+        TraceKind::Mark,
+        TraceKind::Trim,
+        TraceKind::Pause,
+        TraceKind::Resume,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceKind::Enqueue => "enqueue",
+            TraceKind::Dequeue => "dequeue",
+            TraceKind::Drop => "drop",
+            TraceKind::Mark => "mark",
+            TraceKind::Trim => "trim",
+            TraceKind::Pause => "pause",
+            TraceKind::Resume => "resume",
+        }
+    }
+
+    /// The order of simultaneous events at one port: arrivals before departures.
+    fn order(self) -> u8 {
+        match self {
+            TraceKind::Enqueue
+            | TraceKind::Drop
+            | TraceKind::Mark
+            | TraceKind::Trim
+            | TraceKind::Pause
+            | TraceKind::Resume => 0,
+            TraceKind::Dequeue => 1,
+        }
+    }
+}
+
+/// A flow id for events that are not a flow's (PFC frames).
+pub const NO_FLOW: u32 = u32::MAX;
+
+/// One event at one port.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TraceEvent {
+    pub time: SimTime,
+    pub port: u32,
+    pub kind: TraceKind,
+    /// The packet waits in the queue (enqueue and dequeue of a packet that did not go
+    /// straight onto an idle link; drop and trim of a packet that had been waiting).
+    pub queued: bool,
+    pub flow: u32,
+    pub subflow: u8,
+    /// The packet's priority class, or the paused class.
+    pub class: u8,
+    /// The packet's size on the wire.
+    pub bytes: u32,
+    /// Packets and bytes waiting in the port's queue after the event (filled in by
+    /// `Trace::events`).
+    pub queue_packets: u64,
+    pub queue_bytes: u64,
+}
+
+/// The trace of a run: which ports, the window, the cap, and the events so far.
+pub struct Trace {
+    traced: Vec<bool>,
+    from: SimTime,
+    until: SimTime,
+    cap: u64,
+    events: Vec<TraceEvent>,
+    /// Events in the window after the cap was reached.
+    pub missed: u64,
+    /// Per port, its ECN mark counter when last seen.
+    marks_seen: Vec<u64>,
+}
+
+impl Trace {
+    pub fn new(
+        n_ports: usize,
+        ports: &[u32],
+        (from, until, cap): (SimTime, SimTime, u64),
+    ) -> Trace {
+        let mut traced = vec![false; n_ports];
+        for &p in ports {
+            traced[p as usize] = true;
+        }
+        Trace {
+            traced,
+            from,
+            until,
+            cap,
+            events: Vec::with_capacity(cap.min(1 << 16) as usize),
+            missed: 0,
+            marks_seen: vec![0; n_ports],
+        }
+    }
+
+    #[inline]
+    pub fn covers(&self, port: u32) -> bool {
+        self.traced[port as usize]
+    }
+
+    /// True once per new ECN mark of `port` (its counter now `marks`).
+    pub fn marked(&mut self, port: u32, marks: u64) -> bool {
+        let seen = &mut self.marks_seen[port as usize];
+        let new = marks > *seen;
+        *seen = marks;
+        new
+    }
+
+    /// Records `e` if its port is traced and its time in the window.
+    pub fn push(&mut self, e: TraceEvent) {
+        if !self.traced[e.port as usize] || e.time < self.from || e.time >= self.until {
+            return;
+        }
+        if self.events.len() as u64 >= self.cap {
+            self.missed += 1;
+            return;
+        }
+        self.events.push(e);
+    }
+
+    /// The events up to `end` in time order (per time, arrivals first, then in the
+    /// order recorded), with each port's occupancy after each event.
+    pub fn events(&self, end: SimTime) -> Vec<TraceEvent> {
+        let mut out: Vec<TraceEvent> = self
+            .events
+            .iter()
+            .filter(|e| e.time <= end)
+            .copied()
+            .collect();
+        out.sort_by_key(|e| (e.time, e.kind.order()));
+        let mut occupancy: std::collections::HashMap<u32, (u64, u64)> = Default::default();
+        for e in &mut out {
+            let q = occupancy.entry(e.port).or_default();
+            if e.queued {
+                match e.kind {
+                    TraceKind::Enqueue => {
+                        q.0 += 1;
+                        q.1 += e.bytes as u64;
+                    }
+                    TraceKind::Dequeue => {
+                        q.0 = q.0.saturating_sub(1);
+                        q.1 = q.1.saturating_sub(e.bytes as u64);
+                    }
+                    // A packet that waited and is dropped (trimmed off the tail, its
+                    // header then dropped or returned) leaves the queue; one trimmed
+                    // while it waited leaves its payload's bytes.
+                    TraceKind::Drop => {
+                        q.0 = q.0.saturating_sub(1);
+                        q.1 = q.1.saturating_sub(e.bytes as u64);
+                    }
+                    TraceKind::Trim => q.1 = q.1.saturating_sub(e.bytes as u64),
+                    TraceKind::Mark | TraceKind::Pause | TraceKind::Resume => {}
+                }
+            }
+            (e.queue_packets, e.queue_bytes) = *q;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(time: SimTime, kind: TraceKind, queued: bool) -> TraceEvent {
+        TraceEvent {
+            time,
+            port: 0,
+            kind,
+            queued,
+            flow: 0,
+            subflow: 0,
+            class: 0,
+            bytes: 100,
+            queue_packets: 0,
+            queue_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn occupancy_follows_the_events_in_time_order() {
+        let mut t = Trace::new(1, &[0], (0, SimTime::MAX, 100));
+        // A packet onto an idle link, then two that wait; the committed queue records
+        // their departures as they join.
+        t.push(ev(0, TraceKind::Enqueue, false));
+        t.push(ev(0, TraceKind::Dequeue, false));
+        t.push(ev(5, TraceKind::Enqueue, true));
+        t.push(ev(10, TraceKind::Dequeue, true));
+        t.push(ev(6, TraceKind::Enqueue, true));
+        t.push(ev(20, TraceKind::Dequeue, true));
+        // Arrives as the first waiting packet starts: counts it as waiting.
+        t.push(ev(10, TraceKind::Enqueue, true));
+        t.push(ev(30, TraceKind::Dequeue, true));
+        let occ: Vec<(SimTime, u64)> = t
+            .events(100)
+            .iter()
+            .map(|e| (e.time, e.queue_packets))
+            .collect();
+        assert_eq!(
+            occ,
+            [
+                (0, 0),
+                (0, 0),
+                (5, 1),
+                (6, 2),
+                (10, 3),
+                (10, 2),
+                (20, 1),
+                (30, 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_cap_and_window_are_honoured() {
+        let mut t = Trace::new(2, &[0], (10, 20, 2));
+        for time in 0..30 {
+            t.push(ev(time, TraceKind::Drop, false));
+        }
+        let mut other = ev(15, TraceKind::Drop, false);
+        other.port = 1;
+        t.push(other);
+        assert_eq!(t.events(100).len(), 2);
+        assert_eq!(t.missed, 8);
+    }
+}
