@@ -79,7 +79,11 @@ fn swift_holds_the_queue_at_its_target_delay() {
 /// The shipped Linux-timers scenario with the preset on or off (`exact`).
 fn linux_64k(timers: &str) -> manypath::Results {
     let text = std::fs::read_to_string("../../scenarios/linux-timers-64k.toml").unwrap();
-    let text = text.replace(r#"timers = "linux""#, &format!(r#"timers = "{timers}""#));
+    let mut text = text.replace(r#"timers = "linux""#, &format!(r#"timers = "{timers}""#));
+    if timers != "linux" {
+        // The tick rate belongs to the Linux preset.
+        text = text.replace("\nhz = 250\n", "\n");
+    }
     run_toml(&text, Path::new("."), None).unwrap()
 }
 
@@ -98,12 +102,31 @@ fn summary(r: &manypath::Results) -> (u32, u32, f64, f64, f64) {
     (probes, timeouts, mean, at(0.5), at(0.99))
 }
 
-/// Linux sends 15 loss probes in the 1,000 transfers of this setting; the preset must
-/// come within a factor of 2. (The exact timers, with the same delayed ACKs, probe at
-/// 2·SRTT while the receiver holds an ACK, and time out spuriously.)
+/// What one data timeout adds to a transfer, in ms: the mean, over the transfers with
+/// exactly one timeout and that not of the SYN, of their FCT above the median (a
+/// lossless transfer). It is the wait from the last (re)transmission or ACK that armed
+/// the timer to the retransmission, plus the round trip that the repair takes.
+fn timeout_cost(r: &manypath::Results, p50: f64) -> (f64, usize) {
+    let costs: Vec<f64> = r
+        .flows
+        .iter()
+        .filter(|f| f.recovery.syn_timeouts == 0 && f.timeouts == 1)
+        .map(|f| (f.finish.unwrap() - f.start) as f64 / 1e9 - p50)
+        .collect();
+    (costs.iter().sum::<f64>() / costs.len() as f64, costs.len())
+}
+
+/// Linux sends 15 loss probes in the 1,000 transfers of this setting and reports an
+/// effective RTO of 12 ms; the preset must come within a factor of 2 of both. (The
+/// exact timers, with the same delayed ACKs, probe at 2·SRTT while the receiver holds
+/// an ACK, and time out spuriously.) The scenario runs at HZ 250, where rto_min 5 ms is
+/// 2 jiffies and the RTO srtt + 8 ms is 3 jiffies (12 ms): a timeout then waits more
+/// than 2 jiffies (8 ms) after what armed it. Unrounded, rto_min would make the RTO 2
+/// jiffies and the wait at most 8 ms.
 #[test]
 fn linux_timers_preset_reproduces_linux_probe_counts() {
     let mut probes_of = Vec::new();
+    let mut cost_of = Vec::new();
     for timers in ["exact", "linux"] {
         let r = linux_64k(timers);
         assert_eq!(r.flows.len(), 1000);
@@ -114,10 +137,22 @@ fn linux_timers_preset_reproduces_linux_probe_counts() {
             "{timers}: probes {probes} timeouts {timeouts} (SYN {syn}) \
              fct mean {mean:.3} p50 {p50:.3} p99 {p99:.3} ms"
         );
+        let (cost, n) = timeout_cost(&r, p50);
+        eprintln!("{timers}: a data timeout adds {cost:.3} ms (mean of {n} transfers)");
         probes_of.push(probes);
+        cost_of.push(cost);
     }
     let linux = probes_of[1] as f64;
     assert!((7.5..=30.0).contains(&linux), "{linux} probes; Linux: 15");
+    let cost = cost_of[1];
+    assert!(
+        (6.0..=24.0).contains(&cost),
+        "{cost} ms; Linux's RTO: 12 ms"
+    );
+    assert!(
+        cost > 8.0,
+        "{cost} ms: a 3-jiffy timer at HZ 250 waits over 8 ms"
+    );
     assert!(
         probes_of[0] as f64 > 2.0 * 15.0,
         "the exact timers probe far more"

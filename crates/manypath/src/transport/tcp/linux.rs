@@ -10,6 +10,12 @@
 //! that is srtt + max(4·deviation, rto_min), rounded up to whole jiffies. A timer armed
 //! for J jiffies fires on the J-th tick after the current one, so it waits between J−1
 //! and J jiffies.
+//!
+//! rto_min is itself a number of jiffies: a route's `rto_min` (`ip route ... rto_min`,
+//! given in ms) is converted with `msecs_to_jiffies`, which rounds up, and the estimator
+//! floors the deviation at that many jiffies. At HZ 250 an rto_min of 5 ms is 2 jiffies
+//! (8 ms), so an RTO of srtt + 8 ms on a short path is 3 jiffies: the 12 ms that
+//! `ss -i` (`tcpi_rto`) shows. At HZ 1000 the rounding changes nothing for whole ms.
 
 use crate::time::{SimTime, PS_PER_MS, PS_PER_S};
 
@@ -19,8 +25,12 @@ pub const DELACK_MIN: SimTime = 40 * PS_PER_MS;
 /// Segments acknowledged at once at the start of a connection (quick-ACK mode,
 /// `TCP_MAX_QUICKACKS`).
 pub const QUICKACKS: u8 = 16;
-/// The loss probe's allowance with several segments outstanding (`TCP_TIMEOUT_MIN_US`).
-pub const PTO_MIN_EXTRA: SimTime = 2 * PS_PER_MS;
+/// The loss probe's allowance with several segments outstanding, in jiffies
+/// (`TCP_TIMEOUT_MIN`, "2 ticks" in the change that set Linux's probe timeout to
+/// 2·srtt plus this): 2 ms at HZ 1000, 8 ms at HZ 250. (Later kernels add 2 ms before
+/// rounding to jiffies instead; at HZ 250 that probes 114 times in linux-timers-64k
+/// where Linux's measurement shows 15: the measured kernel had the 2 ticks.)
+pub const PTO_MIN_EXTRA_JIFFIES: SimTime = 2;
 
 /// One jiffy at `hz` ticks per second.
 pub fn jiffy(hz: u32) -> SimTime {
@@ -31,6 +41,11 @@ pub fn jiffy(hz: u32) -> SimTime {
 /// (`usecs_to_jiffies`), counted from the current tick.
 pub fn tick_deadline(now: SimTime, timeout: SimTime, jiffy: SimTime) -> SimTime {
     (now / jiffy + timeout.div_ceil(jiffy).max(1)) * jiffy
+}
+
+/// rto_min as Linux holds it: rounded up to whole jiffies (`msecs_to_jiffies`).
+pub fn rto_min_in_jiffies(rto_min: SimTime, jiffy: SimTime) -> SimTime {
+    rto_min.div_ceil(jiffy) * jiffy
 }
 
 /// Linux's RTT estimator (`tcp_rtt_estimator`, `tcp_set_rto`), in picoseconds.
@@ -165,5 +180,27 @@ mod tests {
         // Anything below a jiffy waits for the next tick at least.
         assert_eq!(tick_deadline(10 * PS_PER_MS, US, j), 11 * PS_PER_MS);
         assert_eq!(jiffy(250), 4 * PS_PER_MS);
+    }
+
+    /// rto_min 5 ms is 2 jiffies at HZ 250: on a 60 µs path the RTO is 8.06 ms, which
+    /// is 3 jiffies (12 ms) — what Linux reports there — where 5 ms unrounded would
+    /// give 5.06 ms, 2 jiffies (8 ms).
+    #[test]
+    fn rto_min_is_whole_jiffies_so_five_ms_at_hz_250_makes_a_12_ms_rto() {
+        let j = jiffy(250);
+        let rto_min = rto_min_in_jiffies(5 * PS_PER_MS, j);
+        assert_eq!(rto_min, 8 * PS_PER_MS);
+        assert_eq!(
+            rto_min_in_jiffies(5 * PS_PER_MS, jiffy(1000)),
+            5 * PS_PER_MS
+        );
+        assert_eq!(rto_min_in_jiffies(8 * PS_PER_MS, j), 8 * PS_PER_MS);
+        let mut r = LinuxRtt::default();
+        r.sample(60 * US, 0, 10, rto_min);
+        let rto = r.rto().unwrap();
+        assert_eq!(rto, 8060 * US);
+        assert_eq!(tick_deadline(0, rto, j), 12 * PS_PER_MS);
+        // Armed anywhere within a tick, it fires after more than 2 jiffies.
+        assert_eq!(tick_deadline(3999 * US, rto, j) - 3999 * US, 8001 * US);
     }
 }

@@ -467,8 +467,13 @@ impl TcpSender {
     /// ACK path a flag test only).
     #[inline(never)]
     fn linux_sample(&mut self, rtt: SimTime, ack: u64) {
-        let rto_min = self.x.cfg.rto_min;
+        let rto_min = self.linux_rto_min();
         self.x.linux.sample(rtt, ack, self.snd_nxt, rto_min);
+    }
+
+    /// rto_min as the Linux preset uses it: in whole jiffies, as Linux holds it.
+    fn linux_rto_min(&self) -> SimTime {
+        linux::rto_min_in_jiffies(self.x.cfg.rto_min, self.x.jiffy)
     }
 
     /// A pacing sender's delivery-rate sample of an ACK that moved `snd_una` by `newly`,
@@ -759,7 +764,7 @@ impl TcpSender {
                     self.state = SenderState::Established;
                     self.rtt.sample(now.saturating_sub(seg.ts_echo));
                     if self.linux {
-                        let rto_min = self.x.cfg.rto_min;
+                        let rto_min = self.linux_rto_min();
                         let m = now.saturating_sub(seg.ts_echo);
                         self.x.linux.sample(m, 0, 0, rto_min);
                     }

@@ -144,7 +144,7 @@ impl TcpSender {
     }
 
     /// Linux's probe timeout: 2·srtt, plus rto_min when one segment is outstanding (its
-    /// ACK may be delayed) or 2 ms otherwise, in jiffies; when the RTO would come
+    /// ACK may be delayed) or 2 jiffies otherwise, in jiffies; when the RTO would come
     /// first, the probe takes its place (it fires at the RTO's time).
     fn arm_linux_tlp(&mut self, now: SimTime) {
         let Some(srtt) = self.x.linux.srtt() else {
@@ -153,9 +153,9 @@ impl TcpSender {
         };
         let lone = self.snd_max - self.snd_una <= self.mss as u64;
         let extra = if lone {
-            self.x.cfg.rto_min
+            self.linux_rto_min()
         } else {
-            linux::PTO_MIN_EXTRA
+            linux::PTO_MIN_EXTRA_JIFFIES * self.x.jiffy
         };
         let at = linux::tick_deadline(now, 2 * srtt + extra, self.x.jiffy);
         self.x.tlp.arm_at(at, self.rto_deadline);
