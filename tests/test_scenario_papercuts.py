@@ -96,7 +96,8 @@ def test_two_topologies_get_a_hint() -> None:
     assert errors(text) == (
         "topology: wanted exactly 1 element, more than 1 element (line 2); give exactly one of "
         "[topology.star], [topology.dumbbell], [topology.leaf_spine], [topology.fat_tree], "
-        "[topology.fuso_testbed], [topology.fuso_fabric], [topology.vl2], [topology.bcube]"
+        "[topology.fuso_testbed], [topology.fuso_fabric], [topology.vl2], [topology.bcube], "
+        "[topology.custom]"
     )
 
 
