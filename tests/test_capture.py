@@ -121,16 +121,30 @@ def test_dctcp_ce_marks_are_the_bottleneck_ports_marks(tmp_path: Path) -> None:
     assert {r[0] for r in rows} <= {"0", "1", "3"}
 
 
-def test_mptcp_four_subflows_carry_their_options_and_data_sequence_numbers(tmp_path: Path) -> None:
+_MPTCP_FIELDS = ("ip.src", "tcp.srcport", "tcp.flags.syn", "tcp.flags.ack",
+                 "tcp.options.mptcp.subtype", "tcp.options.mptcp.rawdataseqno",
+                 "tcp.options.mptcp.datalvllen", "tcp.options.mptcp.subflowseqno",
+                 "tcp.seq_raw", "tcp.len", "tcp.options.mptcp.rawdataack",
+                 "tcp.options.mptcp.sendkey", "tcp.options.mptcp.recvkey",
+                 "tcp.options.mptcp.datafin.flag")
+
+
+def _mptcp_rows(tmp_path: Path) -> tuple[list[list[str]], list[list[str]]]:
+    """A 4-subflow MPTCP flow's packets from host 0, and back to it."""
     res = run(_scenario({"cc": "lia", "subflows": 4}, pairs=1))
     path = _write(res, tmp_path)
     _assert_clean(path)
-    rows = _fields(path, "ip.src", "tcp.srcport", "tcp.flags.syn", "tcp.flags.ack",
-                   "tcp.options.mptcp.subtype", "tcp.options.mptcp.rawdataseqno",
-                   "tcp.options.mptcp.datalvllen", "tcp.options.mptcp.subflowseqno",
-                   "tcp.seq_raw", "tcp.len", "tcp.options.mptcp.rawdataack")
-    out = [r for r in rows if r[0] == "10.0.0.1"]
-    back = [r for r in rows if r[0] == "10.0.0.2"]
+    rows = _fields(path, *_MPTCP_FIELDS)
+    return [r for r in rows if r[0] == "10.0.0.1"], [r for r in rows if r[0] == "10.0.0.2"]
+
+
+def _third_acks(out: list[list[str]]) -> list[list[str]]:
+    """The client's segments with data and MP_CAPABLE: its third ACK of the handshake."""
+    return [r for r in out if r[2] == "0" and r[4] == "0" and int(r[9]) > 0]
+
+
+def test_mptcp_four_subflows_carry_their_options_and_data_sequence_numbers(tmp_path: Path) -> None:
+    out, back = _mptcp_rows(tmp_path)
     syns = [r for r in out if r[2] == "1"]
     assert len({r[1] for r in syns}) == 4, "four subflows, four source ports"
     assert sorted(r[4] for r in syns).count("0") >= 1, "MP_CAPABLE on the first subflow's SYN"
@@ -139,21 +153,58 @@ def test_mptcp_four_subflows_carry_their_options_and_data_sequence_numbers(tmp_p
     assert {r[4] for r in synacks} == {"0", "1"}
     mapped = [r for r in out if r[5]]
     assert len({r[1] for r in mapped}) == 4, "every subflow carries data"
-    # Each mapping: the data-level length is the segment's, the subflow sequence number
-    # the segment's (relative, first byte 1), and the data sequence space is the flow's.
+    # Each mapping: the data-level length is the segment's (and the DATA_FIN's), the
+    # subflow sequence number the segment's (relative, first byte 1), and the data
+    # sequence space is the flow's.
     for r in mapped:
-        assert int(r[6]) == int(r[9])
+        assert int(r[6]) == int(r[9]) + (r[13] == "1")
         assert int(r[7]) == int(r[8])
-    assert max(int(r[5]) + int(r[6]) for r in mapped) == SIZE
-    assert min(int(r[5]) for r in mapped) == 0
-    assert max(int(r[10]) for r in back if r[10]) == SIZE
-    # The subflows' data sequence numbers tile the flow.
-    covered = sorted({(int(r[5]), int(r[6])) for r in mapped})
+    assert max(int(r[5]) + int(r[9]) for r in mapped) == SIZE
+    # The first data segment's mapping is implicit (data sequence number 0, its
+    # MP_CAPABLE's data-level length); with the DSS mappings, they tile the flow.
+    first = [(0, int(r[6])) for r in _third_acks(out)]
+    covered = sorted({(int(r[5]), int(r[9])) for r in mapped} | set(first))
+    assert covered[0][0] == 0
     end = 0
     for dsn, length in covered:
         assert dsn <= end
         end = max(end, dsn + length)
     assert end == SIZE
+
+
+def test_mptcp_third_ack_carries_both_keys_and_the_first_data_length(tmp_path: Path) -> None:
+    out, back = _mptcp_rows(tmp_path)
+    synack_keys = {r[11] for r in back if r[2] == "1" and r[4] == "0"}
+    assert len(synack_keys) == 1 and "" not in synack_keys, "the server's key on the SYN-ACK"
+    # The simulator's client sends no ACK of its own after the SYN-ACK: its first data
+    # segment (subflow 0, sequence number 1) is the third ACK, with the client's key,
+    # the server's key echoed and the data's length (RFC 8684 section 3.1, length 22).
+    third = _third_acks(out)
+    assert third, "MP_CAPABLE on the first data segment"
+    first_port = [r[1] for r in out if r[2] == "1" and r[4] == "0"][0]
+    for r in third:
+        assert r[1] == first_port and r[8] == "1" and r[3] == "1"
+        assert r[11] and r[11] not in synack_keys, "the client's own key"
+        assert {r[12]} == synack_keys
+        assert int(r[6]) == int(r[9])
+        assert r[5] == "", "no DSS beside it"
+    # Every other data segment carries a DSS mapping.
+    assert all(r[5] for r in out if r[2] == "0" and int(r[9]) > 0 and r not in third)
+
+
+def test_mptcp_data_fin_rides_on_the_last_byte_and_is_acknowledged(tmp_path: Path) -> None:
+    out, back = _mptcp_rows(tmp_path)
+    mapped = [r for r in out if r[5]]
+    last = [r for r in mapped if int(r[5]) + int(r[9]) == SIZE]
+    assert last, "the segment with the flow's last byte was captured"
+    # Exactly the segments that carry the last data byte set F, and their data-level
+    # length counts the DATA_FIN's octet (RFC 8684 section 3.3.3).
+    assert all(r[13] == "1" and int(r[6]) == int(r[9]) + 1 for r in last)
+    assert all(r[13] == "0" for r in mapped if r not in last)
+    # The data ACK of every byte acknowledges the DATA_FIN too.
+    acks = [int(r[10]) for r in back if r[10]]
+    assert max(acks) == SIZE + 1
+    assert SIZE not in acks
 
 
 def test_port_and_drop_captures_count_what_the_queue_table_counts(tmp_path: Path) -> None:

@@ -75,9 +75,15 @@ pub fn client_port(conn: u32, sub: u8) -> u16 {
 /// An MPTCP option (RFC 8684) on a subflow's segment.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Mptcp {
-    /// MP_CAPABLE (version 1) on the first subflow's SYN (no key) or SYN-ACK (its key).
+    /// MP_CAPABLE (version 1, RFC 8684 §3.1): on the first subflow's SYN (no key), its
+    /// SYN-ACK (the server's key as `key`), and the client's third ACK (its own key as
+    /// `key`, the server's as `peer_key`) — which, when it carries the connection's first
+    /// data, adds that data's data-level length (`data_len`), the implicit mapping of the
+    /// first data sequence number.
     Capable {
         key: Option<u64>,
+        peer_key: Option<u64>,
+        data_len: Option<u16>,
     },
     /// MP_JOIN on another subflow's SYN (the receiver's token, a nonce) or SYN-ACK (a
     /// truncated HMAC, a nonce).
@@ -92,10 +98,13 @@ pub enum Mptcp {
         nonce: u32,
     },
     /// DSS: the data ACK and the mapping (data sequence number, relative subflow
-    /// sequence number, length), each optional; 8-byte data numbers.
+    /// sequence number, length), each optional; 8-byte data numbers. `data_fin` sets
+    /// the F flag: the mapping's length then counts the DATA_FIN's one octet of data
+    /// sequence space (RFC 8684 §3.3.3).
     Dss {
         data_ack: Option<u64>,
         map: Option<(u64, u32, u16)>,
+        data_fin: bool,
     },
 }
 
@@ -332,11 +341,23 @@ fn write_tcp(b: &mut Vec<u8>, t: &Tcp) {
 
 fn write_mptcp(b: &mut Vec<u8>, m: &Mptcp) {
     match *m {
-        Mptcp::Capable { key } => {
+        Mptcp::Capable {
+            key,
+            peer_key,
+            data_len,
+        } => {
+            // Length 4 (SYN), 12 (SYN-ACK), 20 (third ACK), 22 (third ACK with data, no
+            // checksum).
+            let len = 4
+                + 8 * (key.is_some() as u8 + peer_key.is_some() as u8)
+                + 2 * data_len.is_some() as u8;
             // Subtype 0, version 1; flags: H (HMAC-SHA256), no checksums.
-            b.extend_from_slice(&[OPT_MPTCP, if key.is_some() { 12 } else { 4 }, 0x01, 0x01]);
-            if let Some(k) = key {
+            b.extend_from_slice(&[OPT_MPTCP, len, 0x01, 0x01]);
+            for k in [key, peer_key].into_iter().flatten() {
                 b.extend_from_slice(&k.to_be_bytes());
+            }
+            if let Some(l) = data_len {
+                b.extend_from_slice(&l.to_be_bytes());
             }
         }
         Mptcp::JoinSyn {
@@ -357,8 +378,13 @@ fn write_mptcp(b: &mut Vec<u8>, m: &Mptcp) {
             b.extend_from_slice(&hmac.to_be_bytes());
             b.extend_from_slice(&nonce.to_be_bytes());
         }
-        Mptcp::Dss { data_ack, map } => {
-            let mut flags = 0u8;
+        Mptcp::Dss {
+            data_ack,
+            map,
+            data_fin,
+        } => {
+            // F: DATA_FIN.
+            let mut flags = if data_fin { 0x10 } else { 0 };
             let mut len = 4u8;
             if data_ack.is_some() {
                 // A: data ACK present; a: 8 bytes.
@@ -438,12 +464,63 @@ mod tests {
         t.mptcp = Some(Mptcp::Dss {
             data_ack: Some(7),
             map: None,
+            data_fin: false,
         });
         write(&mut b, &frame(Transport::Tcp(t), 0));
         let opts = (b[14 + 20 + 12] >> 4) as usize * 4 - 20;
         assert!(opts <= 40);
         // Timestamps 12, DSS 12, then room for one SACK block (4 + 8).
         assert_eq!(opts, 36);
+    }
+
+    /// The MPTCP option's bytes in a written frame (the first option of kind 30).
+    fn mptcp_option(b: &[u8]) -> &[u8] {
+        let end = 14 + 20 + (b[14 + 20 + 12] >> 4) as usize * 4;
+        let mut i = 14 + 20 + 20;
+        while b[i] != OPT_MPTCP {
+            i += if b[i] == OPT_NOP {
+                1
+            } else {
+                b[i + 1] as usize
+            };
+            assert!(i < end, "no MPTCP option");
+        }
+        &b[i..i + b[i + 1] as usize]
+    }
+
+    #[test]
+    fn the_third_ack_with_data_carries_both_keys_and_the_data_level_length() {
+        let mut b = Vec::new();
+        let mut t = tcp();
+        t.sack_n = 0;
+        t.mptcp = Some(Mptcp::Capable {
+            key: Some(0x1111),
+            peer_key: Some(0x2222),
+            data_len: Some(1400),
+        });
+        write(&mut b, &frame(Transport::Tcp(t), 1400));
+        let o = mptcp_option(&b);
+        assert_eq!(o.len(), 22);
+        assert_eq!(&o[2..4], &[0x01, 0x01], "subtype 0, version 1, H");
+        assert_eq!(u64::from_be_bytes(o[4..12].try_into().unwrap()), 0x1111);
+        assert_eq!(u64::from_be_bytes(o[12..20].try_into().unwrap()), 0x2222);
+        assert_eq!(u16::from_be_bytes([o[20], o[21]]), 1400);
+    }
+
+    #[test]
+    fn a_data_fin_sets_the_f_flag() {
+        let mut b = Vec::new();
+        let mut t = tcp();
+        t.mptcp = Some(Mptcp::Dss {
+            data_ack: None,
+            map: Some((10, 11, 101)),
+            data_fin: true,
+        });
+        write(&mut b, &frame(Transport::Tcp(t), 100));
+        let o = mptcp_option(&b);
+        assert_eq!(o.len(), 18);
+        assert_eq!(o[3], 0x10 | 0x08 | 0x04, "F, m, M");
+        assert_eq!(u16::from_be_bytes([o[16], o[17]]), 101);
     }
 
     #[test]

@@ -174,12 +174,24 @@ fn frame_of(net: &Network, conns: &[Conn], pkts: &PacketArena, port: u32, d: &De
                 sack_n = ext.sack_n;
             }
             let mptcp = match &c.ep {
-                Endpoints::Mptcp { .. } => {
+                Endpoints::Mptcp { client, .. } => {
                     let key = mptcp_key(p.conn, 1);
                     let nonce = mptcp_key(p.conn, 2 + p.sub as u64 * 2 + p.dir as u64) as u32;
+                    // The data stream's end (`u64::MAX`: it has none). The sender closes
+                    // its subflows once the data ACK covers every byte, which is what a
+                    // DATA_FIN on the last byte's segment, acknowledged, brings about.
+                    let end = client.size;
                     match (syn, to_server, p.sub) {
-                        (true, true, 0) => Some(Mptcp::Capable { key: None }),
-                        (true, false, 0) => Some(Mptcp::Capable { key: Some(key) }),
+                        (true, true, 0) => Some(Mptcp::Capable {
+                            key: None,
+                            peer_key: None,
+                            data_len: None,
+                        }),
+                        (true, false, 0) => Some(Mptcp::Capable {
+                            key: Some(key),
+                            peer_key: None,
+                            data_len: None,
+                        }),
                         (true, true, s) => Some(Mptcp::JoinSyn {
                             addr_id: s,
                             token: (key >> 32) as u32,
@@ -190,13 +202,34 @@ fn frame_of(net: &Network, conns: &[Conn], pkts: &PacketArena, port: u32, d: &De
                             hmac: mptcp_key(p.conn, 3),
                             nonce,
                         }),
-                        (false, true, _) if p.payload > 0 => Some(Mptcp::Dss {
-                            data_ack: None,
-                            map: Some((p.dsn, (p.seq as u32).wrapping_add(1), p.payload as u16)),
-                        }),
+                        // The client sends no ACK of its own after the SYN-ACK: its first
+                        // data segment is the third ACK, and carries MP_CAPABLE with both
+                        // keys and its data-level length (RFC 8684 §3.1), as do its
+                        // retransmissions.
+                        (false, true, 0) if p.payload > 0 && p.seq == 0 && p.dsn == 0 => {
+                            Some(Mptcp::Capable {
+                                key: Some(mptcp_key(p.conn, 0)),
+                                peer_key: Some(key),
+                                data_len: Some(p.payload as u16),
+                            })
+                        }
+                        (false, true, _) if p.payload > 0 => {
+                            let data_fin = p.dsn + p.payload as u64 == end;
+                            Some(Mptcp::Dss {
+                                data_ack: None,
+                                map: Some((
+                                    p.dsn,
+                                    (p.seq as u32).wrapping_add(1),
+                                    p.payload as u16 + data_fin as u16,
+                                )),
+                                data_fin,
+                            })
+                        }
+                        // Every byte received: the DATA_FIN too, one octet past them.
                         (false, false, _) if p.has(flags::ACK) => Some(Mptcp::Dss {
-                            data_ack: Some(p.data_ack),
+                            data_ack: Some(p.data_ack + (p.data_ack == end) as u64),
                             map: None,
+                            data_fin: false,
                         }),
                         (false, _, _) => None,
                     }
