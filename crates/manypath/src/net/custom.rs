@@ -122,16 +122,7 @@ mod tests {
             n_hosts: 4,
         };
         let topo = TopologyKind::Custom(Box::new(c)).build();
-        let p = LinkParams {
-            rate: Rate::from_gbps(10.0),
-            delay: 1_000_000,
-            queue: QueueConfig::default(),
-            rwndq: None,
-            red: None,
-            ecn_red: None,
-            pfc: false,
-            trim: None,
-        };
+        let p = LinkParams::plain_for_tests(10.0);
         Network::build(
             &topo,
             &[p, p],
@@ -184,16 +175,7 @@ mod tests {
                 }),
             ],
         };
-        let p = LinkParams {
-            rate: Rate::from_gbps(10.0),
-            delay: 1_000_000,
-            queue: QueueConfig::default(),
-            rwndq: None,
-            red: None,
-            ecn_red: None,
-            pfc: false,
-            trim: None,
-        };
+        let p = LinkParams::plain_for_tests(10.0);
         let net = Network::build(
             &c,
             &[p, p, p],

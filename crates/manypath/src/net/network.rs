@@ -49,6 +49,24 @@ pub struct LinkParams {
     pub trim: Option<TrimConfig>,
 }
 
+impl LinkParams {
+    /// A link at `gbps` with a 1 µs delay, the default queue and no queue feature (for
+    /// unit tests).
+    #[cfg(test)]
+    pub(crate) fn plain_for_tests(gbps: f64) -> LinkParams {
+        LinkParams {
+            rate: Rate::from_gbps(gbps),
+            delay: 1_000_000,
+            queue: QueueConfig::default(),
+            rwndq: None,
+            red: None,
+            ecn_red: None,
+            pfc: false,
+            trim: None,
+        }
+    }
+}
+
 /// An output port: a queue feeding one direction of a link.
 pub struct Port {
     pub owner: u32,
@@ -602,16 +620,7 @@ impl Network {
     #[cfg(test)]
     pub(crate) fn uniform_for_tests(kind: super::topology::TopologyKind, gbps: f64) -> Network {
         let topo = kind.build();
-        let p = LinkParams {
-            rate: Rate::from_gbps(gbps),
-            delay: 1_000_000,
-            queue: QueueConfig::default(),
-            rwndq: None,
-            red: None,
-            ecn_red: None,
-            pfc: false,
-            trim: None,
-        };
+        let p = LinkParams::plain_for_tests(gbps);
         Network::build(
             &topo,
             &vec![p; topo.tiers.len()],
