@@ -113,6 +113,34 @@ impl Endpoints {
         }
     }
 
+    /// Swaps the server endpoints of two copies of one connection (a run over several
+    /// threads gathers each endpoint from the partition that ran it).
+    pub fn swap_server(&mut self, other: &mut Endpoints) {
+        match (self, other) {
+            (Endpoints::Tcp { server: a, .. }, Endpoints::Tcp { server: b, .. }) => {
+                std::mem::swap(a, b)
+            }
+            (Endpoints::Mptcp { server: a, .. }, Endpoints::Mptcp { server: b, .. }) => {
+                std::mem::swap(a, b)
+            }
+            (Endpoints::Roce { server: a, .. }, Endpoints::Roce { server: b, .. }) => {
+                std::mem::swap(a, b)
+            }
+            (Endpoints::Ndp { server: a, .. }, Endpoints::Ndp { server: b, .. }) => {
+                std::mem::swap(a, b)
+            }
+            (Endpoints::Homa(a), Endpoints::Homa(b)) => std::mem::swap(a, b),
+            (
+                Endpoints::Tcp { .. }
+                | Endpoints::Mptcp { .. }
+                | Endpoints::Roce { .. }
+                | Endpoints::Ndp { .. }
+                | Endpoints::Homa(_),
+                _,
+            ) => panic!("copies of one connection have the same transport"),
+        }
+    }
+
     pub fn subflows(&self) -> usize {
         match self {
             Endpoints::Tcp { .. } => 1,

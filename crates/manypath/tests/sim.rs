@@ -248,6 +248,8 @@ fn closed_loop_jobs_start_when_the_job_before_has_ended() {
         duration_ms = 200
         [topology.fat_tree]
         k = 4
+        [network.link]
+        delay_us = 2
         [[traffic]]
         pattern = "jobs"
         transport = "dctcp"
@@ -267,10 +269,12 @@ fn closed_loop_jobs_start_when_the_job_before_has_ended() {
                 assert!(f.finish.is_some(), "job {job} flow {} unfinished", f.id);
                 let answer = f.size == Some(20_000);
                 if answer {
-                    // It started when its request finished.
+                    // It started when its request finished, told across the fabric
+                    // in one smallest link delay (2 µs): the finish is seen at the
+                    // request's sender, the answer leaves its receiver.
                     let req = &r.flows[f.id as usize - 1];
                     assert_eq!(req.size, Some(2048));
-                    assert_eq!(Some(f.start), req.finish);
+                    assert_eq!(Some(f.start), req.finish.map(|t| t + 2_000_000));
                 } else {
                     assert_eq!(f.start, start, "requests start with the job");
                 }

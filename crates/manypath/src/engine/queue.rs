@@ -1,9 +1,17 @@
-//! The event queue, ordered by (time, insertion order).
+//! The event queue, ordered by time and, at equal times, by what the events are.
 //!
 //! Events are 32-byte plain values (no boxed closures), so the heap stays compact and a
-//! run is a pure function of its inputs: two events at the same time always run in the
-//! order they were scheduled.
+//! run is a pure function of its inputs. Events at the same time run in an order fixed
+//! by their content (`Event::order`), not by when they were scheduled: arrivals first,
+//! then the other kinds in the order of `EventKind`, each kind in an order drawn from
+//! a hash of its time and operands. That order does not depend on which part of the simulator scheduled an
+//! event first, so a run split over threads (each part scheduling its own events, with
+//! the others' arriving in batches) runs every node's events in the same order as one
+//! thread does. Events scheduled for the time being processed run after those already
+//! due at that time, in the order they were scheduled (only a node's own handlers
+//! schedule such events, for itself).
 
+use crate::engine::rng::mix64;
 use crate::net::packet::Desc;
 use crate::time::SimTime;
 
@@ -69,6 +77,32 @@ impl Event {
         self.tag
     }
 
+    /// The order of events at equal times (see the module's comment): `Arrive`s first,
+    /// then the other kinds in the order of `EventKind`; within a kind, by a hash of
+    /// the time and the operands (an `Arrive`'s node and incoming port, unique to the
+    /// link, which delivers one packet at a time), then the operands themselves. The
+    /// hash keeps ties fair: packets reaching a switch at the same instant by different
+    /// links (common with equal links and synchronised starts) join its queues in an
+    /// order that varies from one instant to the next instead of always favouring the
+    /// lowest port. A `HostRx` carries a packet's descriptor, whose arena slot is no
+    /// content: its host orders it (one packet at a time is processed per host).
+    #[inline]
+    pub fn order(&self) -> (u32, u64, u64) {
+        let (rank, b) = if self.tag < KIND_TAG {
+            (0, 0)
+        } else if self.tag == KIND_TAG + EventKind::HostRx as u32 {
+            (self.tag, 0)
+        } else {
+            (self.tag, self.d.pkt)
+        };
+        let operands = if rank == 0 {
+            (self.tag as u64) << 32 | self.a as u64
+        } else {
+            (self.a as u64) << 32 | b as u64
+        };
+        (rank, mix64(self.time ^ operands), operands)
+    }
+
     #[inline]
     pub fn kind(&self) -> EventKind {
         match self.tag.wrapping_sub(KIND_TAG) {
@@ -102,10 +136,10 @@ impl Event {
 /// sift-downs miss the cache. (Hex digits moved events more often and ran 3-6% slower at
 /// k = 8; 7-bit digits, with their 128-bit masks, 10% slower.)
 ///
-/// Events at equal times run in the order they were scheduled, without a sequence
-/// number: events of equal time always share a bucket (a bucket is a function of the time
-/// and `last`), a bucket keeps its events in the order they entered, and a bucket's
-/// events move together, so within a bucket equal times stay in scheduling order.
+/// Events at equal times run in their content order (`Event::order`): when a time's
+/// events become `due`, they are sorted (a dozen or so in the fat-tree benchmarks, so an
+/// insertion sort); events scheduled at the current time while it is processed join the
+/// end of `due`.
 pub struct EventQueue {
     /// The events at time `last` not yet popped: `due[due_next..]`.
     due: Vec<Event>,
@@ -200,6 +234,14 @@ impl EventQueue {
         self.len += 1;
     }
 
+    /// Schedules an event as it is (a replica of the simulator keeping the events of its
+    /// own nodes).
+    pub fn reschedule(&mut self, e: Event) {
+        debug_assert!(e.time >= self.last, "event scheduled in the past");
+        self.put(e);
+        self.len += 1;
+    }
+
     /// Makes `due` hold the earliest pending events. Most calls find it non-empty (in
     /// the fat-tree benchmarks a dozen events share each time stamp: packet times and
     /// link delays are whole multiples of each other), so only that check is inlined.
@@ -232,6 +274,7 @@ impl EventQueue {
         if l == 0 || self.buckets[b].len() == 1 {
             std::mem::swap(&mut self.due, &mut self.buckets[b]);
             self.last = self.due[0].time;
+            sort_due(&mut self.due);
             return true;
         }
         let mut items = std::mem::take(&mut self.buckets[b]);
@@ -247,7 +290,15 @@ impl EventQueue {
             self.put(e);
         }
         self.buckets[b] = items;
+        sort_due(&mut self.due);
         true
+    }
+
+    /// Sorts the events due at the current time that have not run yet into content
+    /// order: after events from elsewhere join at the current time (a parallel run's
+    /// batch from other threads), as at a refill.
+    pub fn sort_pending_due(&mut self) {
+        sort_due(&mut self.due[self.due_next..]);
     }
 
     #[inline]
@@ -260,6 +311,34 @@ impl EventQueue {
         self.len -= 1;
         self.processed += 1;
         Some(e)
+    }
+
+    /// The time of the earliest pending event, without making it current: the queue
+    /// stays open to events before it (and after the current time).
+    pub fn next_time(&self) -> Option<SimTime> {
+        if self.due_next < self.due.len() {
+            return Some(self.last);
+        }
+        if self.levels == 0 {
+            return None;
+        }
+        let l = self.levels.trailing_zeros() as usize;
+        let d = self.level_mask[l].trailing_zeros() as usize;
+        self.buckets[l * WAYS + d].iter().map(|e| e.time).min()
+    }
+
+    /// `peek_time`, if the earliest event comes before `until`; otherwise `None`, and
+    /// the queue has not moved past its current time, so another part of a run over
+    /// several threads may still schedule events from `until` on.
+    #[inline]
+    pub fn peek_time_before(&mut self, until: SimTime) -> Option<SimTime> {
+        if self.due_next < self.due.len() {
+            return Some(self.last);
+        }
+        match self.next_time() {
+            Some(t) if t < until => self.peek_time(),
+            _ => None,
+        }
     }
 
     pub fn peek_time(&mut self) -> Option<SimTime> {
@@ -291,19 +370,141 @@ impl EventQueue {
     }
 }
 
+/// Puts one time's events in content order. The batches are small and often already
+/// in order, where an insertion sort is one comparison per event.
+#[inline]
+fn sort_due(due: &mut [Event]) {
+    for i in 1..due.len() {
+        let e = due[i];
+        let key = e.order();
+        let mut j = i;
+        while j > 0 && due[j - 1].order() > key {
+            due[j] = due[j - 1];
+            j -= 1;
+        }
+        due[j] = e;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn pops_in_time_then_insertion_order() {
+    fn pops_in_time_then_content_order() {
         let mut q = EventQueue::new();
-        q.schedule(5, EventKind::Arrive, 1, 0);
-        q.schedule(3, EventKind::TxDone, 2, 0);
+        q.schedule(5, EventKind::Timer, 3, 1);
         q.schedule(5, EventKind::Timer, 3, 0);
-        q.schedule(3, EventKind::Arrive, 4, 0);
-        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|e| e.a).collect();
-        assert_eq!(order, vec![2, 4, 1, 3]);
+        q.schedule(3, EventKind::TxDone, 2, 0);
+        q.schedule_arrival(5, 1, 7, Desc::default());
+        q.schedule(3, EventKind::TxDone, 1, 0);
+        q.schedule_arrival(3, 4, 9, Desc::default());
+        q.schedule_arrival(3, 8, 2, Desc::default());
+        let popped: Vec<Event> = std::iter::from_fn(|| q.pop()).collect();
+        let kinds: Vec<(u64, EventKind)> = popped.iter().map(|e| (e.time, e.kind())).collect();
+        use EventKind::*;
+        // By time; at each time the arrivals first, then the kinds in their order.
+        assert_eq!(
+            kinds,
+            vec![
+                (3, Arrive),
+                (3, Arrive),
+                (3, TxDone),
+                (3, TxDone),
+                (5, Arrive),
+                (5, Timer),
+                (5, Timer)
+            ]
+        );
+        assert!(popped
+            .windows(2)
+            .all(|w| (w[0].time, w[0].order()) < (w[1].time, w[1].order())));
+    }
+
+    /// Two links delivering at the same instants: neither always goes first.
+    #[test]
+    fn ties_between_links_do_not_always_favour_one() {
+        let mut q = EventQueue::new();
+        let instants = 1_000u64;
+        for t in 0..instants {
+            q.schedule_arrival(1_000 * t + 7, 3, 2, Desc::default());
+            q.schedule_arrival(1_000 * t + 7, 3, 1, Desc::default());
+        }
+        let mut first = 0;
+        while let Some(e) = q.pop() {
+            let second = q.pop().unwrap();
+            assert_eq!(e.time, second.time);
+            first += (e.via() == 1) as u64;
+        }
+        assert!(
+            (400..=600).contains(&first),
+            "port 1 first at {first} of {instants}"
+        );
+    }
+
+    /// The order of a time's events is the same whichever order they were scheduled
+    /// in, and events scheduled at the current time run after the ones due.
+    #[test]
+    fn equal_times_run_in_the_same_order_whatever_the_scheduling_order() {
+        let run = |reverse: bool| {
+            let mut q = EventQueue::new();
+            let mut ids: Vec<u32> = (0..40).collect();
+            if reverse {
+                ids.reverse();
+            }
+            for &i in &ids {
+                q.schedule(10 + (i % 3) as u64, EventKind::FlowStart, i, 0);
+                q.schedule_arrival(10 + (i % 2) as u64, i, 100 + i, Desc::default());
+            }
+            let mut out = Vec::new();
+            while let Some(e) = q.pop() {
+                if e.a == 5 && e.kind() == EventKind::FlowStart {
+                    q.schedule(e.time, EventKind::Timer, 0, 0);
+                }
+                out.push((e.time, e.kind() as u8, e.a));
+            }
+            out
+        };
+        let forward = run(false);
+        assert_eq!(forward, run(true));
+        let timer = forward
+            .iter()
+            .position(|&(_, k, _)| k == EventKind::Timer as u8)
+            .unwrap();
+        // Flow 5 starts at 12; the timer it schedules then runs after every event due at 12.
+        assert_eq!(forward[timer].0, 12);
+        assert!(forward[timer + 1..].iter().all(|&(t, _, _)| t > 12));
+    }
+
+    #[test]
+    fn peeking_before_a_bound_keeps_the_queue_open_to_earlier_events() {
+        let mut q = EventQueue::new();
+        q.schedule(1, EventKind::TxDone, 1, 0);
+        q.schedule(500, EventKind::TxDone, 2, 0);
+        q.schedule(90_000, EventKind::TxDone, 3, 0);
+        assert_eq!(q.peek_time_before(100), Some(1));
+        q.pop();
+        assert_eq!(q.peek_time_before(100), None);
+        assert_eq!(q.next_time(), Some(500));
+        // Events from elsewhere, after the bound but before the next one.
+        q.schedule(100, EventKind::TxDone, 4, 0);
+        q.schedule(499, EventKind::TxDone, 5, 0);
+        let order: Vec<u64> = std::iter::from_fn(|| q.pop()).map(|e| e.time).collect();
+        assert_eq!(order, vec![100, 499, 500, 90_000]);
+    }
+
+    #[test]
+    fn sorting_pending_due_orders_a_late_batch() {
+        let mut q = EventQueue::new();
+        q.schedule(4, EventKind::TxDone, 9, 0);
+        assert_eq!(q.peek_time(), Some(4));
+        // A batch from elsewhere joins at the time already due.
+        q.schedule(4, EventKind::TxDone, 3, 0);
+        q.schedule_arrival(4, 1, 5, Desc::default());
+        q.sort_pending_due();
+        let popped: Vec<Event> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(popped[0].kind(), EventKind::Arrive);
+        assert!(popped.windows(2).all(|w| w[0].order() < w[1].order()));
     }
 
     /// Interleaves random schedules (up to `spread` ps ahead, a quarter at the current
@@ -313,27 +514,39 @@ mod tests {
         let mut q = EventQueue::new();
         let mut r = Rng::new(seed, 0, 0);
         let mut now = 0;
+        // (time, scheduled at the current time, content order)
         let mut popped = Vec::new();
+        let mut late = std::collections::HashSet::new();
         let mut id = 0;
+        let mut pop = |q: &mut EventQueue, late: &std::collections::HashSet<u32>| {
+            q.pop().map(|e| (e.time, late.contains(&e.a), e.order()))
+        };
         for _ in 0..ops {
             if r.below(3) < 2 {
                 let t = now + if r.below(4) == 0 { 0 } else { r.below(spread) };
-                q.schedule(t, EventKind::Arrive, id, 0);
+                if t == now {
+                    late.insert(id);
+                }
+                q.schedule_arrival(t, id, r.below(1 << 20) as u32, Desc::default());
                 id += 1;
-            } else if let Some(e) = q.pop() {
-                assert!(e.time >= now);
-                now = e.time;
-                popped.push((e.time, e.a));
+            } else if let Some(e) = pop(&mut q, &late) {
+                assert!(e.0 >= now);
+                now = e.0;
+                popped.push(e);
             }
         }
         assert_eq!(q.len(), q.iter().count());
-        while let Some(e) = q.pop() {
-            popped.push((e.time, e.a));
+        while let Some(e) = pop(&mut q, &late) {
+            popped.push(e);
         }
         assert_eq!(popped.len(), id as usize);
+        // Time first; at one time, the events scheduled before it came in content order,
+        // then those scheduled at it.
         assert!(
-            popped.windows(2).all(|w| w[0] < w[1]),
-            "strictly increasing (time, order)"
+            popped.windows(2).all(|w| w[0].0 < w[1].0
+                || (w[0].0 == w[1].0 && (w[0].1 as u8, w[0].2) <= (w[1].1 as u8, w[1].2))
+                || (w[0].0 == w[1].0 && w[0].1 && w[1].1)),
+            "(time, order)"
         );
     }
 

@@ -92,6 +92,9 @@ pub struct Port {
     pub fault: u32,
     /// Packets the link lost to faults (apart from queue drops).
     pub fault_drops: u64,
+    /// In a run over several threads, the peer belongs to another partition: packets
+    /// go to it as messages (`sim::parallel`). Always false on one thread.
+    pub remote: bool,
 }
 
 pub struct Network {
@@ -203,6 +206,7 @@ impl Network {
                     busy_time: 0,
                     fault: NO_FAULT,
                     fault_drops: 0,
+                    remote: false,
                 });
             }
         }

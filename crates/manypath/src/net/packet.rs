@@ -158,6 +158,15 @@ impl PacketArena {
         }
     }
 
+    /// Takes in a packet another arena created (a run over several threads hands a
+    /// packet crossing between partitions to the receiving one's arena): alive here,
+    /// but not created again.
+    pub fn adopt(&mut self, p: Packet) -> PacketId {
+        let id = self.alloc(p);
+        self.created -= 1;
+        id
+    }
+
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PacketId {
         self.live += 1;

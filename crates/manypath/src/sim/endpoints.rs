@@ -8,6 +8,7 @@ use super::{Sim, NO_FLOW};
 use crate::engine::queue::EventKind;
 use crate::net::packet::flags;
 use crate::net::packet::{Desc, Ecn, Packet, PacketExt, INT, NDP, PINNED, TO_CLIENT, TO_SERVER};
+use crate::time::SimTime;
 use crate::transport::roce;
 use crate::transport::tcp::Segment;
 
@@ -38,7 +39,7 @@ impl Sim {
             }
             self.blocked[waiting].pop_front();
             self.conns[conn_id as usize].blocked[ep] = false;
-            self.flush(conn_id);
+            self.flush_ep(conn_id, ep);
         }
         if self.homa.is_some() {
             self.homa_nic_free(nic);
@@ -98,7 +99,7 @@ impl Sim {
         } else {
             conn.ep.on_segment(self.now, ep, p.sub as usize, &seg);
         }
-        self.flush(p.conn);
+        self.flush_ep(p.conn, ep);
     }
 
     /// `deliver` to an HPCC endpoint, with packet `pkt`'s INT records: on its data the
@@ -122,28 +123,31 @@ impl Sim {
             conn.timer_at[endpoint as usize] = 0;
         }
         conn.ep.on_timer(now, endpoint as usize);
-        self.flush(conn_id);
+        self.flush_ep(conn_id, endpoint as usize);
     }
 
-    /// Sends whatever both endpoints of a connection have to send, and keeps one timer
-    /// event pending per endpoint at or before its deadline.
-    pub(super) fn flush(&mut self, conn_id: u32) {
-        let (src, dst) = {
+    /// Sends whatever endpoint `ep` (0: client, 1: server) of a connection has to send,
+    /// keeps one timer event pending for it at or before its deadline, and completes the
+    /// flows whose bytes are acknowledged. Only the endpoint whose host handled the event
+    /// acts: the other one's state has not changed, and a host's events never touch
+    /// another host's endpoint (which a run split over threads needs).
+    pub(super) fn flush_ep(&mut self, conn_id: u32, ep: usize) {
+        let host = {
             let c = &self.conns[conn_id as usize];
-            (c.src, c.dst)
+            if ep == 0 {
+                c.src
+            } else {
+                c.dst
+            }
         };
-        self.pump(conn_id, 0, src);
-        self.pump(conn_id, 1, dst);
+        self.pump(conn_id, ep, host);
         let conn = &mut self.conns[conn_id as usize];
-        let deadlines = [conn.ep.timer_deadline(0), conn.ep.timer_deadline(1)];
-        for (ep, d) in deadlines.into_iter().enumerate() {
-            if let Some(d) = d {
-                let at = conn.timer_at[ep];
-                if at == 0 || at > d {
-                    conn.timer_at[ep] = d;
-                    self.events
-                        .schedule(d, EventKind::Timer, conn_id, ep as u32);
-                }
+        if let Some(d) = conn.ep.timer_deadline(ep) {
+            let at = conn.timer_at[ep];
+            if at == 0 || at > d {
+                conn.timer_at[ep] = d;
+                self.events
+                    .schedule(d, EventKind::Timer, conn_id, ep as u32);
             }
         }
         loop {
@@ -186,7 +190,7 @@ impl Sim {
                     conn.pending.push_back((f, conn.offered));
                 }
             }
-            self.flush(id);
+            self.flush_ep(id, 0);
         }
     }
 
@@ -204,22 +208,42 @@ impl Sim {
         self.unfinished -= 1;
         let next = self.successor[f as usize];
         if next != NO_FLOW {
-            self.start_later(next);
+            let here = self.flows[f as usize].spec.src;
+            let signal = if self.flows[next as usize].spec.src == here {
+                0
+            } else {
+                self.step
+            };
+            self.start_later(next, signal);
         }
         let job = self.flows[f as usize].spec.job;
         if job >= 0 && (job as usize) < self.job_left.len() {
+            if let Some(part) = self.part.as_deref_mut() {
+                // A job's flows finish in many partitions: they count at the window's
+                // end (`parallel::count_job_finishes`).
+                part.job_done.push((self.now, f));
+                return;
+            }
             self.job_left[job as usize] -= 1;
             if self.job_left[job as usize] == 0 {
                 for w in std::mem::take(&mut self.job_waiters[job as usize]) {
-                    self.start_later(w);
+                    self.start_later(w, self.step);
                 }
             }
         }
     }
 
-    /// A waiting flow's turn has come: it starts after its think time.
-    fn start_later(&mut self, f: u32) {
-        let at = self.now + self.think[f as usize];
+    /// A waiting flow's turn has come: it starts after its think time, and no sooner
+    /// than `signal` after the finish that released it. The finish of a flow from
+    /// another host, or of a job's last flow (its flows finish on many hosts), is news
+    /// that has to cross the fabric: `signal` is then one synchronisation step (the
+    /// smallest link delay), which is also what lets a run split over threads tell
+    /// another thread of it in time.
+    fn start_later(&mut self, f: u32, signal: SimTime) {
+        let at = self.now + self.think[f as usize].max(signal);
+        if !self.owns_flow(f) {
+            return self.send_flow_start(at, f);
+        }
         self.flows[f as usize].spec.start = at;
         self.events.schedule(at, EventKind::FlowStart, f, 0);
     }
@@ -327,7 +351,7 @@ impl Sim {
             dst,
             // A scattered packet takes a random source port, hence a random ECMP path.
             hash: if seg.scatter {
-                self.scatter_rng.next_u64() as u32
+                self.scatter_rng[src as usize].next_u64() as u32
             } else {
                 c.hash[sub][dir as usize]
             },
@@ -352,7 +376,6 @@ impl Sim {
                 },
             );
         }
-        self.peak_packets = self.peak_packets.max(self.pkts.live());
         let nic = if d.class & PINNED != 0 {
             self.net
                 .pinned_first(d.hash)

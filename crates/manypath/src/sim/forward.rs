@@ -172,11 +172,12 @@ impl Sim {
             self.stamp_int(port_id, &d, start);
         }
         let port = &mut self.net.ports[port_id as usize];
-        let (arrive_at, peer, via, faulty) = (
+        let (arrive_at, peer, via, faulty, remote) = (
             start + ser + port.delay,
             port.peer,
             port.reverse,
             port.fault != NO_FAULT,
+            port.remote,
         );
         if !port.queue.is_empty() && !port.queue.is_committed() {
             port.txdone_pending = true;
@@ -186,6 +187,9 @@ impl Sim {
         if faulty && self.net.link_loses(port_id, d.hash) {
             self.lose_on_link(port_id, d);
             return;
+        }
+        if remote {
+            return self.send_remote(arrive_at, peer, via, d);
         }
         self.events.schedule_arrival(arrive_at, peer, via, d);
     }

@@ -145,7 +145,7 @@ impl Sim {
                         m.finish = Some(now);
                     }
                     // Its flow completes (the connection's pending bytes are delivered).
-                    self.flush(p.conn);
+                    self.flush_ep(p.conn, 1);
                 }
                 Arrival::Partial => self.homa_arm(p.conn, 1, now + timeout),
                 Arrival::Duplicate => {}

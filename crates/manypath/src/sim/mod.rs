@@ -20,13 +20,15 @@ mod forward;
 mod homa;
 mod host_rx;
 mod ndp;
+pub mod parallel;
+mod partition;
 mod results;
 mod setup;
 
 use crate::capture::trace::Trace;
 use crate::capture::{Capture, Observed};
 use crate::connection::Endpoints;
-use crate::engine::queue::EventKind;
+use crate::engine::queue::{Event, EventKind};
 use crate::engine::{EventQueue, Rng};
 use crate::metrics::{FlowSample, QueueSample, Results};
 use crate::net::fabric::Fabric;
@@ -116,6 +118,8 @@ pub struct Sim {
     hops: u64,
     delivered: u64,
     dropped: u64,
+    /// The most packets alive at a window boundary (sampled there, the same for any
+    /// number of threads).
     peak_packets: u64,
     unfinished: u64,
     long_lived: u64,
@@ -124,8 +128,9 @@ pub struct Sim {
     blocked: Vec<VecDeque<u32>>,
     /// The hosts relay packets (BCube): they send without waiting for room.
     relaying: bool,
-    /// Draws the random paths of MMPTCP's scattered packets.
-    scatter_rng: Rng,
+    /// Per host, draws the random paths of the MMPTCP packets it scatters (a stream per
+    /// host, so a host's draws do not depend on other hosts' sends).
+    scatter_rng: Vec<Rng>,
     /// Send jitter at the hosts' interfaces (`network.host_jitter_us`).
     jitter: NicJitter,
     /// The run was stopped before its end (by the progress callback).
@@ -172,6 +177,18 @@ pub struct Sim {
     /// Each connection's first flow (`NO_FLOW`: none), for the trace; empty unless
     /// `observe`.
     conn_flow: Vec<u32>,
+    /// The synchronisation step: the smallest link delay of the fabric (at least 1 ps).
+    /// Time is cut into windows of this length, whatever the number of threads: one
+    /// node's events reach another's at least one step later, so a window's events of
+    /// different nodes never depend on each other (see `window_end`).
+    step: SimTime,
+    /// The first window boundary not yet passed, where `peak_packets` is sampled.
+    next_boundary: SimTime,
+    /// In a run over several threads, this replica's partition (`None`: one thread
+    /// runs everything).
+    part: Option<Box<parallel::Part>>,
+    /// A run over several threads merged into this replica: its counts.
+    merged: Option<parallel::Merged>,
 }
 
 const NO_FLOW: u32 = u32::MAX;
@@ -189,6 +206,22 @@ impl Sim {
         self.plan.stop_when_done && self.unfinished == 0 && self.long_lived == 0
     }
 
+    /// The last instant of the synchronisation window holding time `t`. A run whose
+    /// flows are all done ends there: a thread learns that every other thread's flows
+    /// are done only at a window's end, so every run ends at one, whatever the number
+    /// of threads.
+    fn window_end(&self, t: SimTime) -> SimTime {
+        (t / self.step + 1) * self.step - 1
+    }
+
+    /// Passes the window boundaries up to time `t`: the packets alive there count
+    /// towards `peak_packets`.
+    #[inline(never)]
+    fn pass_boundary(&mut self, t: SimTime) {
+        self.peak_packets = self.peak_packets.max(self.pkts.live());
+        self.next_boundary = self.window_end(t) + 1;
+    }
+
     /// Runs until the scenario's duration, or until every flow is done.
     pub fn run(&mut self) {
         self.run_with_progress(u64::MAX, |_, _| true);
@@ -201,14 +234,19 @@ impl Sim {
         every: u64,
         mut progress: impl FnMut(SimTime, u64) -> bool,
     ) {
-        let end = self.plan.duration;
+        let mut end = self.plan.duration;
         if self.all_done() {
             return;
         }
         let mut next_report = every;
+        // The events scheduled at setup for time 0 joined `due` as they came.
+        self.events.sort_pending_due();
         while let Some(t) = self.events.peek_time() {
             if t > end {
                 break;
+            }
+            if t >= self.next_boundary {
+                self.pass_boundary(t);
             }
             if self.events.processed() >= next_report {
                 next_report = next_report.saturating_add(every);
@@ -218,39 +256,69 @@ impl Sim {
                 }
             }
             let ev = self.events.pop().expect("peeked");
-            self.now = ev.time;
-            match ev.kind() {
-                EventKind::Arrive => self.arrive(ev.a, ev.via(), ev.d),
-                EventKind::TxDone => self.tx_done(ev.a),
-                EventKind::FlowStart => self.start_flow(ev.a),
-                EventKind::ConnOpen => {
-                    self.conns[ev.a as usize].ep.open();
-                    self.flush(ev.a);
-                }
-                EventKind::Timer => self.timer(ev.a, ev.b()),
-                EventKind::Warmup => {
-                    for c in &mut self.conns {
-                        c.acked_at_warmup = c.ep.data_acked();
-                    }
-                }
-                EventKind::Sample => self.sample(ev.a),
-                EventKind::RwndqTick => self.rwndq_tick(ev.a),
-                EventKind::LinkChange => self.link_change(ev.a),
-                EventKind::Pause => self.pause(ev.a, ev.b()),
-                EventKind::NdpPull => self.pull_tick(ev.a),
-                EventKind::HostRx => self.host_rx_done(ev.d),
-                EventKind::PfcCheck => {
-                    if self.pfc_check() {
-                        self.partial = true;
-                        return;
-                    }
-                }
+            if !self.dispatch(ev) {
+                self.partial = true;
+                return;
             }
             if self.unfinished == 0 && self.all_done() {
-                return;
+                end = end.min(self.window_end(self.now));
             }
         }
         self.now = self.now.max(end);
+        self.pass_boundary(self.now);
+    }
+}
+
+impl Sim {
+    /// Runs event `ev`: false when the run must stop there (a PFC deadlock).
+    #[inline(always)]
+    fn dispatch(&mut self, ev: Event) -> bool {
+        self.now = ev.time;
+        match ev.kind() {
+            EventKind::Arrive => self.arrive(ev.a, ev.via(), ev.d),
+            EventKind::TxDone => self.tx_done(ev.a),
+            EventKind::FlowStart => self.start_flow(ev.a),
+            EventKind::ConnOpen => {
+                self.conns[ev.a as usize].ep.open();
+                self.flush_ep(ev.a, 0);
+            }
+            EventKind::Timer => self.timer(ev.a, ev.b()),
+            EventKind::Warmup => {
+                for c in &mut self.conns {
+                    c.acked_at_warmup = c.ep.data_acked();
+                }
+                self.count_replicated();
+            }
+            EventKind::Sample => {
+                self.sample(ev.a);
+                self.count_replicated();
+            }
+            EventKind::RwndqTick => self.rwndq_tick(ev.a),
+            EventKind::LinkChange => {
+                self.link_change(ev.a);
+                self.count_replicated();
+            }
+            EventKind::Pause => self.pause(ev.a, ev.b()),
+            EventKind::NdpPull => self.pull_tick(ev.a),
+            EventKind::HostRx => self.host_rx_done(ev.d),
+            EventKind::PfcCheck => return !self.pfc_check(),
+        }
+        true
+    }
+
+    /// Whether this replica runs node `node`'s events (always, on one thread).
+    #[inline]
+    fn owns_node(&self, node: u32) -> bool {
+        match self.part.as_deref() {
+            None => true,
+            Some(p) => p.owner[node as usize] == p.me,
+        }
+    }
+
+    /// Whether this replica runs flow `f` (its source host's).
+    #[inline]
+    fn owns_flow(&self, f: u32) -> bool {
+        self.owns_node(self.flows[f as usize].spec.src)
     }
 }
 

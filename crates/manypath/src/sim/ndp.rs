@@ -112,7 +112,7 @@ impl Sim {
             }
             self.wake_pacer(host);
         }
-        self.flush(conn_id);
+        self.flush_ep(conn_id, ep);
     }
 
     /// Makes sure host `host`'s pacer has a wake-up pending if it has requests; a pacer
@@ -141,7 +141,7 @@ impl Sim {
                     .rate
                     .serialization(conn.max_wire);
                 self.pacers[h].sent(now, interval);
-                self.flush(conn_id);
+                self.flush_ep(conn_id, 1);
                 break;
             }
         }

@@ -84,8 +84,10 @@ impl Sim {
             let since = now.saturating_sub(period);
             for (i, f) in self.flows.iter().enumerate() {
                 // Running flows of their own, and those that finished since the previous
-                // sample (the first copy stands for the flow).
+                // sample (the first copy stands for the flow); in a run over several
+                // threads, the flows this partition runs.
                 if f.spec.conn.is_some()
+                    || !self.owns_node(f.spec.src)
                     || f.spec.start > now
                     || f.finish.is_some_and(|t| t <= since)
                 {
@@ -118,6 +120,11 @@ impl Sim {
         } else {
             for &p in &self.sampled_ports {
                 let port = &mut self.net.ports[p as usize];
+                if let Some(part) = self.part.as_deref() {
+                    if part.owner[port.owner as usize] != part.me {
+                        continue;
+                    }
+                }
                 port.queue.advance(now, port.rate);
                 self.queue_samples.push(QueueSample {
                     time: now,
@@ -157,7 +164,7 @@ impl Sim {
 
     /// Packets still queued or on a link, counted from the queues and pending events
     /// (independently of the arena's own count).
-    fn packets_in_flight(&self) -> u64 {
+    pub(super) fn packets_in_flight(&self) -> u64 {
         let queued = self
             .net
             .ports
@@ -473,14 +480,23 @@ impl Sim {
             })
             .collect();
         let counters = RunCounters {
-            events: self.events.processed(),
+            events: self
+                .merged
+                .as_ref()
+                .map_or(self.events.processed(), |m| m.events),
             packet_hops: self.hops - late_hops,
             sim_time: end,
             wall_secs,
-            packets_created: self.pkts.created(),
+            packets_created: self
+                .merged
+                .as_ref()
+                .map_or(self.pkts.created(), |m| m.created),
             packets_delivered: self.delivered,
             packets_dropped: self.dropped,
-            packets_in_flight: self.packets_in_flight(),
+            packets_in_flight: self
+                .merged
+                .as_ref()
+                .map_or_else(|| self.packets_in_flight(), |m| m.in_flight),
             flows: self.flows.len() as u64,
             flows_started: flows.iter().filter(|f| f.started).count() as u64,
             flows_completed: flows.iter().filter(|f| f.finish.is_some()).count() as u64,

@@ -76,6 +76,7 @@ impl Sim {
         } else {
             (Vec::new(), None, None)
         };
+        let step = net.ports.iter().map(|p| p.delay).min().unwrap_or(0).max(1);
         Sim {
             now: 0,
             events,
@@ -92,7 +93,9 @@ impl Sim {
             long_lived: w.long_lived,
             blocked: vec![VecDeque::new(); host_ports],
             relaying,
-            scatter_rng: Rng::new(seed, stream::HOST, u64::MAX),
+            scatter_rng: (0..plan_hosts)
+                .map(|h| Rng::new(seed, stream::HOST, (2 << 32) | h as u64))
+                .collect(),
             jitter,
             partial: false,
             rwndq_on,
@@ -125,6 +128,10 @@ impl Sim {
             capture,
             trace,
             conn_flow,
+            step,
+            next_boundary: step,
+            part: None,
+            merged: None,
         }
     }
 }

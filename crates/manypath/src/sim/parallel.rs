@@ -1,0 +1,616 @@
+//! One packet-level run over several threads, with the same results as on one.
+//!
+//! The fabric's nodes are split into partitions (`sim::partition`, or the scenario's
+//! own split). Each partition is run by a replica of the whole simulator that handles
+//! only its own nodes' events: its switches' ports, its hosts' endpoints (a
+//! connection's client with its source host, its server with its destination host),
+//! its flows (with their source host). A thread runs one or more partitions.
+//!
+//! Synchronisation is conservative, in windows one synchronisation step long (the
+//! fabric's smallest link delay; `Sim::step`), aligned on multiples of it: a node's
+//! events reach another node at least one link delay later, so what a partition sends
+//! during a window is due in a later window. Each window, every partition runs its
+//! events before the window's end; then the partitions swap what they sent each other
+//! (packets crossing a link between them, flows started across them) and the finished
+//! flows of closed-loop jobs, and all agree on the next window (the earliest pending
+//! event) and on whether every flow is done.
+//!
+//! Why the results do not depend on the threads or the split: events at equal times
+//! run in content order (`engine::queue`), so a node's events run in the same order
+//! whichever replica scheduled them and when; no handler touches another node's state
+//! (a host's event acts on its own endpoint only; random streams are per port, switch
+//! or host); and what has no link delay to wait for is given one on every run, one
+//! thread included: a finish releasing a flow on another host, or a job, is signalled a
+//! step later (`Sim::start_later`); a run whose flows are all done ends at its window's
+//! end (`Sim::window_end`); the peak of live packets is sampled at window boundaries.
+//! Events of the whole fabric (the warm-up, samples, link changes) run in every
+//! replica, each for its own nodes, and count once.
+
+use super::Sim;
+use crate::engine::queue::{Event, EventKind};
+use crate::metrics::Results;
+use crate::net::int::IntStack;
+use crate::net::packet::{flags, Desc, Packet, PacketExt};
+use crate::scenario::Plan;
+use crate::time::SimTime;
+use crate::workload::Pattern;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// A replica's partition: what it runs and what it sends the others.
+pub(super) struct Part {
+    /// Per node, the partition that runs it.
+    pub owner: Vec<u32>,
+    pub me: u32,
+    /// Per partition, what this one sent it during the current window.
+    out: Vec<Outbox>,
+    /// Flows of closed-loop jobs that finished during the current window, with their
+    /// finish times (every partition counts every job's finishes at the window's end).
+    pub job_done: Vec<(SimTime, u32)>,
+    /// Events that every replica runs (the warm-up, samples, link changes), which the
+    /// run's event count counts once.
+    replicated: u64,
+}
+
+/// What one partition sends another in a window. Packets' SACK blocks and INT records
+/// ride alongside, referred to by index.
+#[derive(Default)]
+struct Outbox {
+    msgs: Vec<Remote>,
+    exts: Vec<PacketExt>,
+    ints: Vec<IntStack>,
+}
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+enum Remote {
+    /// Packet `pkt` arrives at node `node` by its port `via` at `at`.
+    Arrive {
+        at: SimTime,
+        node: u32,
+        via: u32,
+        d: Desc,
+        pkt: Packet,
+        ext: u32,
+        int: u32,
+    },
+    /// Flow `flow` starts at `at`.
+    FlowStart { at: SimTime, flow: u32 },
+}
+
+impl Sim {
+    /// Counts an event every replica runs (nothing on one thread).
+    #[inline]
+    pub(super) fn count_replicated(&mut self) {
+        if let Some(p) = self.part.as_deref_mut() {
+            p.replicated += 1;
+        }
+    }
+
+    /// A packet leaves for a node of another partition: it goes there as a message,
+    /// and leaves this replica's arena.
+    #[inline(never)]
+    pub(super) fn send_remote(&mut self, at: SimTime, node: u32, via: u32, d: Desc) {
+        let part = self
+            .part
+            .as_deref_mut()
+            .expect("remote ports only in parts");
+        let out = &mut part.out[part.owner[node as usize] as usize];
+        let pkt = *self.pkts.get(d.pkt);
+        let ext = if pkt.has(flags::SACK | flags::CODED) {
+            out.exts.push(self.pkts.ext(d.pkt));
+            out.exts.len() as u32 - 1
+        } else {
+            NONE
+        };
+        let int = if d.has_int() {
+            out.ints.push(*self.pkts.int(d.pkt));
+            out.ints.len() as u32 - 1
+        } else {
+            NONE
+        };
+        out.msgs.push(Remote::Arrive {
+            at,
+            node,
+            via,
+            d,
+            pkt,
+            ext,
+            int,
+        });
+        self.pkts.free(d.pkt);
+    }
+
+    /// A flow of another partition is released to start at `at` (at least a step
+    /// ahead: `start_later`).
+    pub(super) fn send_flow_start(&mut self, at: SimTime, flow: u32) {
+        let src = self.flows[flow as usize].spec.src;
+        let part = self.part.as_deref_mut().expect("parts only");
+        part.out[part.owner[src as usize] as usize]
+            .msgs
+            .push(Remote::FlowStart { at, flow });
+    }
+
+    /// Takes in what another partition sent this one.
+    fn receive(&mut self, from: &mut Outbox) {
+        for m in from.msgs.drain(..) {
+            match m {
+                Remote::Arrive {
+                    at,
+                    node,
+                    via,
+                    mut d,
+                    pkt,
+                    ext,
+                    int,
+                } => {
+                    let id = self.pkts.adopt(pkt);
+                    if ext != NONE {
+                        self.pkts.set_ext(id, from.exts[ext as usize]);
+                    }
+                    if int != NONE {
+                        self.pkts.clear_int(id);
+                        *self.pkts.int_mut(id) = from.ints[int as usize];
+                    }
+                    d.pkt = id;
+                    self.events.schedule_arrival(at, node, via, d);
+                }
+                Remote::FlowStart { at, flow } => {
+                    self.flows[flow as usize].spec.start = at;
+                    self.events.schedule(at, EventKind::FlowStart, flow, 0);
+                }
+            }
+        }
+        from.exts.clear();
+        from.ints.clear();
+    }
+
+    /// Makes this replica run partition `me` of `parts`: only its own nodes' events
+    /// stay, its ports to other partitions send messages, and it counts only its own
+    /// flows as unfinished.
+    fn become_part(&mut self, owner: Vec<u32>, me: u32, parts: usize) {
+        for p in &mut self.net.ports {
+            let (o, peer) = (owner[p.owner as usize], owner[p.peer as usize]);
+            p.remote = o == me && peer != me;
+        }
+        let mine = |n: u32| owner[n as usize] == me;
+        let pending: Vec<Event> = self.events.iter().copied().collect();
+        self.events = Default::default();
+        for e in pending {
+            let keep = match e.kind() {
+                EventKind::Arrive | EventKind::NdpPull => mine(e.a),
+                EventKind::HostRx => mine(e.d.dst),
+                EventKind::TxDone | EventKind::RwndqTick | EventKind::Pause => {
+                    mine(self.net.ports[e.a as usize].owner)
+                }
+                EventKind::FlowStart => mine(self.flows[e.a as usize].spec.src),
+                EventKind::ConnOpen => mine(self.conns[e.a as usize].src),
+                EventKind::Timer => {
+                    let c = &self.conns[e.a as usize];
+                    mine(if e.b() == 0 { c.src } else { c.dst })
+                }
+                EventKind::Warmup
+                | EventKind::Sample
+                | EventKind::LinkChange
+                | EventKind::PfcCheck => true,
+            };
+            if keep {
+                self.events.reschedule(e);
+            }
+        }
+        self.events.sort_pending_due();
+        self.unfinished = self
+            .flows
+            .iter()
+            .filter(|f| f.spec.size.is_some() && f.finish.is_none() && mine(f.spec.src))
+            .count() as u64;
+        self.part = Some(Box::new(Part {
+            owner,
+            me,
+            out: (0..parts).map(|_| Outbox::default()).collect(),
+            job_done: Vec::new(),
+            replicated: 0,
+        }));
+    }
+
+    /// Runs this partition's events before `until`.
+    fn run_until(&mut self, until: SimTime) -> bool {
+        // The queue must not move past `until`: other partitions' packets may still
+        // arrive from then on.
+        while self.events.peek_time_before(until).is_some() {
+            let ev = self.events.pop().expect("peeked");
+            if !self.dispatch(ev) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The flows of jobs that finished in the window, from every partition in (time,
+    /// flow) order: the job whose last flow this is releases its waiters, which start a
+    /// step after that finish at the earliest (`start_later`), in the partition of
+    /// their source host.
+    fn count_job_finishes(&mut self, done: &[(SimTime, u32)]) {
+        for &(at, f) in done {
+            let job = self.flows[f as usize].spec.job as usize;
+            self.job_left[job] -= 1;
+            if self.job_left[job] == 0 {
+                for w in std::mem::take(&mut self.job_waiters[job]) {
+                    if self.owns_flow(w) {
+                        let start = at + self.think[w as usize].max(self.step);
+                        self.flows[w as usize].spec.start = start;
+                        self.events.schedule(start, EventKind::FlowStart, w, 0);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Why a plan cannot run over several threads yet (`None`: it can). These features
+/// read or write state across nodes within one instant: PFC's deadlock check looks at
+/// the whole fabric, Homa's receivers update their senders' agents, capture and trace
+/// cap and order one file for the run, and a persistent connection's flows read their
+/// server's counters from the client's host.
+pub fn unsupported(plan: &Plan) -> Option<&'static str> {
+    if plan.pfc.is_some() || plan.switch_buffers.iter().any(|b| b.is_some()) {
+        return Some("PFC and shared buffers (network.pfc, network.buffer)");
+    }
+    if plan.transports.iter().any(|t| t.homa.is_some()) {
+        return Some("Homa transports");
+    }
+    if plan.pcap.is_some() || plan.trace.is_some() {
+        return Some("packet capture and event traces (output.pcap, output.trace)");
+    }
+    if plan.traffic.iter().any(|g| g.pattern == Pattern::Requests) {
+        return Some("persistent connections (traffic[].pattern = \"requests\")");
+    }
+    None
+}
+
+/// A barrier that spins briefly, then yields: windows are short (microseconds of work
+/// on a small fabric), where an OS wake-up would cost more than the window; yielding
+/// keeps runs with more threads than cores moving.
+struct SpinBarrier {
+    n: usize,
+    count: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn new(n: usize) -> SpinBarrier {
+        SpinBarrier {
+            n,
+            count: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+        }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.count.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            if spins < 2_000 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// What the partitions share: their messages, job finishes, and per partition what
+/// the window's end agrees on.
+struct Shared {
+    parts: usize,
+    /// `mail[from * parts + to]`.
+    mail: Vec<Mutex<Outbox>>,
+    jobs: Vec<Mutex<Vec<(SimTime, u32)>>>,
+    next: Vec<AtomicU64>,
+    unfinished: Vec<AtomicU64>,
+    live: Vec<AtomicU64>,
+    processed: Vec<AtomicU64>,
+    barrier: SpinBarrier,
+    /// The progress callback asked to stop.
+    stop: AtomicBool,
+    /// A partition stopped the run (a PFC deadlock).
+    halted: AtomicBool,
+}
+
+/// How a parallel run ended, the same for every partition.
+struct Ending {
+    now: SimTime,
+    partial: bool,
+    peak_packets: u64,
+}
+
+/// Runs `plan` on `threads` threads over `parts` partitions (`owner`: per node, its
+/// partition; `None`: the automatic split), calling `progress` as `run_plan_observing`
+/// does (at window ends, with the events run so far). The results are those of a
+/// one-thread run.
+pub fn run_parallel(
+    plan: Plan,
+    threads: usize,
+    parts: usize,
+    owner: Option<Vec<u32>>,
+    mut progress: impl FnMut(SimTime, u64) -> bool,
+) -> Results {
+    let t0 = std::time::Instant::now();
+    let parts = parts.max(1);
+    let threads = threads.clamp(1, parts);
+    let shared = Shared {
+        parts,
+        mail: (0..parts * parts)
+            .map(|_| Mutex::new(Outbox::default()))
+            .collect(),
+        jobs: (0..parts).map(|_| Mutex::new(Vec::new())).collect(),
+        next: (0..parts).map(|_| AtomicU64::new(0)).collect(),
+        unfinished: (0..parts).map(|_| AtomicU64::new(0)).collect(),
+        live: (0..parts).map(|_| AtomicU64::new(0)).collect(),
+        processed: (0..parts).map(|_| AtomicU64::new(0)).collect(),
+        barrier: SpinBarrier::new(threads),
+        stop: AtomicBool::new(false),
+        halted: AtomicBool::new(false),
+    };
+    // The split is made once, from one replica's network, and shared by all.
+    let first = Sim::new(plan.clone());
+    let owner = owner.unwrap_or_else(|| super::partition::partition(&first.net, parts));
+    let mut first = Some(first);
+    let mut replicas: Vec<(usize, Sim)> = std::thread::scope(|scope| {
+        let shared = &shared;
+        let handles: Vec<_> = (1..threads)
+            .map(|t| {
+                let plan = plan.clone();
+                let owner = owner.clone();
+                scope.spawn(move || {
+                    let mine = build(&plan, None, &owner, t, threads, parts);
+                    run_thread(mine, shared, t == 0, &mut |_, _| true).0
+                })
+            })
+            .collect();
+        let mine = build(&plan, first.take(), &owner, 0, threads, parts);
+        let (mut out, _) = run_thread(mine, shared, true, &mut progress);
+        for h in handles {
+            out.extend(h.join().expect("a simulation thread panicked"));
+        }
+        out
+    });
+    replicas.sort_by_key(|(i, _)| *i);
+    let sims: Vec<Sim> = replicas.into_iter().map(|(_, s)| s).collect();
+    let mut merged = merge(sims, &owner);
+    merged.results(t0.elapsed().as_secs_f64())
+}
+
+/// The replicas of thread `t`: partitions t, t + threads, ...
+fn build(
+    plan: &Plan,
+    mut first: Option<Sim>,
+    owner: &[u32],
+    t: usize,
+    threads: usize,
+    parts: usize,
+) -> Vec<(usize, Sim)> {
+    (t..parts)
+        .step_by(threads)
+        .map(|i| {
+            let mut sim = first.take().unwrap_or_else(|| Sim::new(plan.clone()));
+            sim.become_part(owner.to_vec(), i as u32, parts);
+            (i, sim)
+        })
+        .collect()
+}
+
+/// One thread's loop over windows.
+fn run_thread(
+    mut mine: Vec<(usize, Sim)>,
+    shared: &Shared,
+    reporter: bool,
+    progress: &mut dyn FnMut(SimTime, u64) -> bool,
+) -> (Vec<(usize, Sim)>, Ending) {
+    let parts = shared.parts;
+    let (step, duration, stop_when_done, long_lived) = {
+        let s = &mine[0].1;
+        (s.step, s.plan.duration, s.plan.stop_when_done, s.long_lived)
+    };
+    for (i, sim) in &mut mine {
+        publish(*i, sim, shared);
+    }
+    shared.barrier.wait();
+    let mut peak = 0u64;
+    let mut ran_window = false;
+    let mut until = 0;
+    let mut next_report = 0u64;
+    let ending = loop {
+        let (mut next, mut unfinished, mut live) = (SimTime::MAX, 0u64, 0u64);
+        for i in 0..parts {
+            next = next.min(shared.next[i].load(Ordering::Acquire));
+            unfinished += shared.unfinished[i].load(Ordering::Acquire);
+            live += shared.live[i].load(Ordering::Acquire);
+        }
+        peak = peak.max(live);
+        let done = stop_when_done && unfinished == 0 && long_lived == 0;
+        if shared.stop.load(Ordering::Acquire) || shared.halted.load(Ordering::Acquire) {
+            let now = mine.iter().map(|(_, s)| s.now).max().unwrap_or(0);
+            break Ending {
+                now,
+                partial: true,
+                peak_packets: peak,
+            };
+        }
+        if done {
+            // One thread's run stops where this window ends (`Sim::window_end`); one
+            // done before any event stays at time 0.
+            let now = if ran_window { until - 1 } else { 0 };
+            break Ending {
+                now,
+                partial: false,
+                peak_packets: peak,
+            };
+        }
+        if next > duration {
+            break Ending {
+                now: duration,
+                partial: false,
+                peak_packets: peak,
+            };
+        }
+        let start = next / step * step;
+        until = (start + step).min(duration + 1);
+        ran_window = true;
+        for (i, sim) in &mut mine {
+            shared.jobs[*i].lock().expect("jobs").clear();
+            let ok = sim.run_until(until);
+            if !ok {
+                shared.halted.store(true, Ordering::Release);
+            }
+            let part = sim.part.as_deref_mut().expect("a partition");
+            for (to, out) in part.out.iter_mut().enumerate() {
+                if !out.msgs.is_empty() {
+                    std::mem::swap(
+                        out,
+                        &mut *shared.mail[*i * parts + to].lock().expect("mail"),
+                    );
+                }
+            }
+            std::mem::swap(
+                &mut part.job_done,
+                &mut *shared.jobs[*i].lock().expect("jobs"),
+            );
+        }
+        shared.barrier.wait();
+        let mut done_jobs = Vec::new();
+        for from in 0..parts {
+            done_jobs.extend_from_slice(&shared.jobs[from].lock().expect("jobs"));
+        }
+        done_jobs.sort_unstable();
+        for (i, sim) in &mut mine {
+            for from in 0..parts {
+                let mut mail = shared.mail[from * parts + *i].lock().expect("mail");
+                sim.receive(&mut mail);
+            }
+            if !done_jobs.is_empty() {
+                sim.count_job_finishes(&done_jobs);
+            }
+            sim.events.sort_pending_due();
+            publish(*i, sim, shared);
+        }
+        if reporter {
+            let processed: u64 = (0..parts)
+                .map(|i| shared.processed[i].load(Ordering::Acquire))
+                .sum();
+            if processed >= next_report {
+                next_report = processed.saturating_add(1 << 20);
+                if !progress(until - 1, processed) {
+                    shared.stop.store(true, Ordering::Release);
+                }
+            }
+        }
+        shared.barrier.wait();
+    };
+    for (_, sim) in &mut mine {
+        sim.now = ending.now;
+        sim.partial = ending.partial;
+        sim.peak_packets = ending.peak_packets;
+    }
+    (mine, ending)
+}
+
+/// What partition `i` tells the others at a window's end.
+fn publish(i: usize, sim: &mut Sim, shared: &Shared) {
+    let next = sim.events.next_time().unwrap_or(SimTime::MAX);
+    shared.next[i].store(next, Ordering::Release);
+    shared.unfinished[i].store(sim.unfinished, Ordering::Release);
+    shared.live[i].store(sim.pkts.live(), Ordering::Release);
+    shared.processed[i].store(sim.events.processed(), Ordering::Release);
+}
+
+/// One simulator holding every partition's own state, for the result tables: each
+/// port, connection endpoint and flow from the replica that ran it; counters summed.
+fn merge(mut sims: Vec<Sim>, owner: &[u32]) -> Sim {
+    let mut events = 0;
+    let mut in_flight = 0;
+    let mut created = 0;
+    for (i, s) in sims.iter().enumerate() {
+        let part = s.part.as_deref().expect("a partition");
+        events += s.events.processed() - if i == 0 { 0 } else { part.replicated };
+        in_flight += s.packets_in_flight();
+        created += s.pkts.created();
+    }
+    let mut rest = sims.split_off(1);
+    let mut base = sims.pop().expect("one replica at least");
+    for (k, other) in rest.iter_mut().enumerate() {
+        let o = (k + 1) as u32;
+        base.hops += other.hops;
+        base.delivered += other.delivered;
+        base.dropped += other.dropped;
+        base.route_drops += other.route_drops;
+        base.headroom_drops += other.headroom_drops;
+        base.flow_samples.append(&mut other.flow_samples);
+        base.queue_samples.append(&mut other.queue_samples);
+        for p in 0..base.net.ports.len() {
+            if owner[base.net.ports[p].owner as usize] != o {
+                continue;
+            }
+            std::mem::swap(&mut base.net.ports[p], &mut other.net.ports[p]);
+            let f = base.net.ports[p].fault as usize;
+            if f < base.net.faults.len() {
+                std::mem::swap(&mut base.net.faults[f], &mut other.net.faults[f]);
+            }
+            let r = base.net.ports[p].rwndq as usize;
+            if r < base.net.rwndq.len() {
+                std::mem::swap(&mut base.net.rwndq[r], &mut other.net.rwndq[r]);
+            }
+        }
+        for c in 0..base.conns.len() {
+            let (src, dst) = (base.conns[c].src, base.conns[c].dst);
+            if owner[src as usize] == o {
+                // The client's side: the connection with its client endpoint; its
+                // server endpoint is put back from its own partition below.
+                std::mem::swap(&mut base.conns[c], &mut other.conns[c]);
+                if owner[dst as usize] != o {
+                    base.conns[c].ep.swap_server(&mut other.conns[c].ep);
+                    std::mem::swap(&mut base.conns[c].rx_delay, &mut other.conns[c].rx_delay);
+                }
+            } else if owner[dst as usize] == o {
+                base.conns[c].ep.swap_server(&mut other.conns[c].ep);
+                std::mem::swap(&mut base.conns[c].rx_delay, &mut other.conns[c].rx_delay);
+            }
+        }
+        for f in 0..base.flows.len() {
+            if owner[base.flows[f].spec.src as usize] == o {
+                std::mem::swap(&mut base.flows[f], &mut other.flows[f]);
+            }
+        }
+    }
+    base.flow_samples
+        .sort_by_key(|s| (s.time, s.flow, s.subflow));
+    let position: Vec<usize> = {
+        let mut pos = vec![0; base.net.ports.len()];
+        for (k, &p) in base.sampled_ports.iter().enumerate() {
+            pos[p as usize] = k;
+        }
+        pos
+    };
+    base.queue_samples
+        .sort_by_key(|s| (s.time, position[s.port as usize]));
+    base.merged = Some(Merged {
+        events,
+        in_flight,
+        created,
+    });
+    base
+}
+
+/// A merged run's counts, which no single replica holds.
+pub(super) struct Merged {
+    pub events: u64,
+    pub in_flight: u64,
+    pub created: u64,
+}
