@@ -140,7 +140,7 @@ fn threads(spec: &ThreadsSpec, c: &mut Checker) -> Option<u32> {
             let got = match v {
                 toml::Value::String(s) => format!("the unknown value {s:?}"),
                 toml::Value::Float(x) => format!("{x} (not a whole number)"),
-                other => format!("a {} ({other})", other.type_str()),
+                other => format!("a value of type {} ({other})", other.type_str()),
             };
             c.err(PATH, format!("must be {EXPECTED}, got {got}"));
             None
@@ -310,7 +310,7 @@ mod tests {
             ("0", "got 0"),
             ("-2", "got -2"),
             ("1.5", "1.5 (not a whole number)"),
-            ("true", "a boolean"),
+            ("true", "a value of type boolean (true)"),
             ("\"all\"", "the unknown value \"all\""),
             ("8589934592", "must be at most 4294967295"),
         ] {
