@@ -16,25 +16,13 @@ from manypath import sweeps
 from manypath.cli import app
 from manypath.sweeps import SweepError
 from refusals import assert_refused
+from test_validation_errors import FAT_TREE as VALID_FAT_TREE
 
 cli = CliRunner()
 
 # A 4-ary fat tree (16 hosts, 20 switches) for 1 ms: small enough to run in every case.
-FAT_TREE = """\
-duration_ms = 1
-
-[topology.fat_tree]
-k = 4
-
-[network.queue]
-limit_packets = 100
-ecn_k_packets = 20
-
-[[traffic]]
-pattern = "permutation"
-transport = "dctcp"
-size = "long_lived"
-"""
+FAT_TREE = VALID_FAT_TREE.replace("duration_ms = 10", "duration_ms = 1")
+assert "duration_ms = 1\n" in FAT_TREE
 
 # The switches of pods 0-1 and 2-3, with a core each half: a valid two-way partitioning.
 HALF = [

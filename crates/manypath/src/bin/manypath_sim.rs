@@ -21,6 +21,21 @@ fn peak_rss_mib() -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// The value after option `name` (`None` when the option is not given); an error, said
+/// on stderr, when the option is last with no value (`what` says what it needs).
+fn option_value<'a>(args: &'a [String], name: &str, what: &str) -> Result<Option<&'a str>, ()> {
+    match args.iter().position(|a| a == name) {
+        Some(i) => match args.get(i + 1) {
+            Some(v) => Ok(Some(v.as_str())),
+            None => {
+                eprintln!("{name} needs {what}");
+                Err(())
+            }
+        },
+        None => Ok(None),
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(file) = args.first() else {
@@ -38,25 +53,11 @@ fn main() -> ExitCode {
         None => None,
     };
     // Checked with the scenario, as `parallel.threads`.
-    let threads = match args.iter().position(|a| a == "--threads") {
-        Some(i) => match args.get(i + 1) {
-            Some(t) => Some(t.as_str()),
-            None => {
-                eprintln!("--threads needs a number of threads or \"auto\"");
-                return ExitCode::from(2);
-            }
-        },
-        None => None,
+    let Ok(threads) = option_value(&args, "--threads", "a number of threads or \"auto\"") else {
+        return ExitCode::from(2);
     };
-    let flows_out = match args.iter().position(|a| a == "--flows") {
-        Some(i) => match args.get(i + 1) {
-            Some(p) => Some(p.clone()),
-            None => {
-                eprintln!("--flows needs an output file");
-                return ExitCode::from(2);
-            }
-        },
-        None => None,
+    let Ok(flows_out) = option_value(&args, "--flows", "an output file") else {
+        return ExitCode::from(2);
     };
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
@@ -80,7 +81,7 @@ fn main() -> ExitCode {
         for f in &r.flows {
             csv += &format!("{},{:e}\n", f.id, f.goodput_bps);
         }
-        if let Err(e) = std::fs::write(&out, csv) {
+        if let Err(e) = std::fs::write(out, csv) {
             eprintln!("cannot write {out}: {e}");
             return ExitCode::from(1);
         }
