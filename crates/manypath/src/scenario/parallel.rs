@@ -140,6 +140,8 @@ fn threads(spec: &ThreadsSpec, c: &mut Checker) -> Option<u32> {
             let got = match v {
                 toml::Value::String(s) => format!("the unknown value {s:?}"),
                 toml::Value::Float(x) => format!("{x} (not a whole number)"),
+                // Shown as its type: its value would print as the TOML reader's own form.
+                toml::Value::Datetime(_) => "a date or time".into(),
                 other => format!("a value of type {} ({other})", other.type_str()),
             };
             c.err(PATH, format!("must be {EXPECTED}, got {got}"));
