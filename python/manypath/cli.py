@@ -135,6 +135,16 @@ def _check_seed(value: Optional[int]) -> Optional[int]:
     return value
 
 
+def _check_threads(value: Optional[str]) -> Optional[str]:
+    # The simulator checks it too (as parallel.threads, against the partitions); this
+    # names the option for what is wrong on its own.
+    if value is None or value == "auto":
+        return value
+    if not value.isdigit() or int(value) < 1:
+        raise typer.BadParameter(f"--threads must be a whole number ≥ 1 or 'auto', got {value!r}")
+    return value
+
+
 def _parse_sets(items: list[str]) -> dict[str, Any]:
     """``--set PATH=VALUE`` options as overrides; VALUE is read as a TOML value, and taken
     as a string when it is none (so ``--set traffic.0.transport=dctcp`` works)."""
@@ -196,6 +206,11 @@ def run(
     level: Optional[str] = typer.Option(
         None, "--level", help="Run at 'packet' or 'flow' level, replacing the scenario's level."
     ),
+    threads: Optional[str] = typer.Option(
+        None, "--threads", metavar="N|auto", callback=_check_threads,
+        help="Threads of the run, replacing parallel.threads: a whole number ≥ 1 or 'auto' "
+             "(1 below 512 hosts, else every core). Results are the same for any count.",
+    ),
     progress_interval: float = typer.Option(
         PROGRESS_INTERVAL_S, "--progress-interval", min=0.0, metavar="SECONDS",
         help="Seconds between progress lines when stderr is not a terminal.",
@@ -232,7 +247,8 @@ def run(
             res = _guarded(
                 str(path),
                 lambda: runner.run(path, seed=seed, overrides=overrides,
-                                   progress=bar.update if bar else None, level=level),
+                                   progress=bar.update if bar else None, level=level,
+                                   threads=threads),
                 hint=lambda: _did_you_mean(path, "sweep"),
             )
         finally:

@@ -63,9 +63,13 @@ def now_utc() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def record(scenario_text: str, seed: Optional[int], ran_at: Optional[str] = None) -> dict[str, Any]:
+def record(
+    scenario_text: str, seed: Optional[int], ran_at: Optional[str] = None, threads: Optional[int] = None
+) -> dict[str, Any]:
     """What to keep beside a run's tables: version, source revision, seed, when it ran,
-    the scenario's digest and the Python and platform it ran on."""
+    the scenario's digest, the Python and platform it ran on, and the threads the
+    simulator was given (None until it has run). The thread count is kept here, not in
+    the tables: results are the same for any count, it only says how fast they came."""
     return {
         "manypath_version": version(),
         "source_revision": source_revision(),
@@ -74,4 +78,5 @@ def record(scenario_text: str, seed: Optional[int], ran_at: Optional[str] = None
         "scenario_sha256": scenario_digest(scenario_text),
         "python": platform.python_version(),
         "platform": platform.platform(),
+        "threads": threads,
     }

@@ -69,6 +69,7 @@ def run(
     progress: Callable[[float, int], bool | None] | None = None,
     progress_every: int = 1_000_000,
     level: str | None = None,
+    threads: int | str | None = None,
 ) -> Results:
     """Run a scenario given as a TOML file path, TOML text or a dict.
 
@@ -79,6 +80,11 @@ def run(
     level, ``counters`` also holds ``iterations``, ``converged`` and ``residual``; a run
     that did not converge warns with ``NotConvergedWarning``).
 
+    ``threads`` (a whole number ≥ 1 or ``"auto"``) replaces ``parallel.threads``. The
+    results are the same for any thread count, so it is in none of the tables and the
+    scenario text is kept as given; the threads the run was given are recorded in
+    ``Results.provenance["threads"]``.
+
     ``progress(sim_time_s, events)`` is called about every ``progress_every`` events (at
     flow level: ``progress(iteration, iteration)``); returning ``False`` stops the run. A
     stopped run (or one interrupted with Ctrl-C) returns what it measured, with
@@ -88,6 +94,7 @@ def run(
     seed written in) and its provenance (``Results.provenance``). Raises ``ValueError``
     for an invalid scenario or override and ``FileNotFoundError`` for a missing file.
     """
+    threads_text = threads_option(threads)
     ready = prepare(resolve(scenario, base_dir), overrides, seed, default("seed"))
     from . import _core
 
@@ -96,21 +103,21 @@ def run(
         if message:
             warnings.warn(message, MemoryWarning, stacklevel=2)
     ran_at = provenance.now_utc()
-    res = Results.from_native(
-        _core.run(
-            ready.text,
-            ready.base_dir,
-            seed,
-            progress=progress,
-            progress_every=progress_every,
-            level=level,
-        )
+    raw = _core.run(
+        ready.text,
+        ready.base_dir,
+        seed,
+        progress=progress,
+        progress_every=progress_every,
+        level=level,
+        threads=threads_text,
     )
+    res = Results.from_native(raw)
     res.scenario = dict(ready.doc) if ready.doc is not None else {}
     res.scenario_text = ready.text
     res.resolved_text = _core.resolve(ready.text, ready.base_dir)
     used_seed = ready.doc.get("seed") if ready.doc is not None else seed
-    res.provenance = provenance.record(ready.text, used_seed, ran_at)
+    res.provenance = provenance.record(ready.text, used_seed, ran_at, threads=raw.get("threads"))
     for path, text in res.scenario_warnings:
         warnings.warn(f"{path}: {text}" if path else text, ScenarioWarning, stacklevel=2)
     message = convergence_warning(res.counters, ready)
@@ -119,6 +126,16 @@ def run(
     if res.counters.get("deadlock_message"):
         warnings.warn(str(res.counters["deadlock_message"]), DeadlockWarning, stacklevel=2)
     return res
+
+
+def threads_option(threads: int | str | None) -> str | None:
+    """``threads`` as the simulator takes it (text, checked there as ``parallel.threads``);
+    a value of another type is refused here, naming the option."""
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, (int, str)):
+        raise ValueError(f'threads: must be a whole number of threads ≥ 1 or "auto", got {threads!r}')
+    return str(threads)
 
 
 def convergence_warning(counters: Mapping[str, Any], ready: Prepared | None = None) -> Optional[str]:

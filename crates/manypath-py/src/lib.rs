@@ -295,8 +295,11 @@ fn counters<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
 /// `level` ("packet" or "flow") replaces the scenario's own.
 /// At flow level, `progress(iterations, iterations)` (the count as a float first) is
 /// called every `progress_iterations` iterations of the TCP model.
+/// `threads` (`"auto"` or a whole number, as text) replaces the scenario's
+/// `parallel.threads`; the threads the run was given are returned as `threads`, beside
+/// the tables (results are the same for any thread count).
 #[pyfunction]
-#[pyo3(signature = (toml_text, base_dir, seed=None, progress=None, progress_every=1_000_000, level=None, progress_iterations=100))]
+#[pyo3(signature = (toml_text, base_dir, seed=None, progress=None, progress_every=1_000_000, level=None, progress_iterations=100, threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -307,6 +310,7 @@ fn run<'py>(
     progress_every: u64,
     level: Option<&str>,
     progress_iterations: u32,
+    threads: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let level = match level {
         None => None,
@@ -328,24 +332,34 @@ fn run<'py>(
     };
     let result = py.allow_threads(move || {
         let periods = (every, flow_every);
-        manypath::run_toml_observing(&text, &base, seed, level, periods, |now, events| {
-            Python::with_gil(|py| {
-                if py.check_signals().is_err() {
-                    return false;
-                }
-                match &progress {
-                    Some(cb) => cb
-                        .call1(py, (to_secs(now), events))
-                        .map(|r| r.is_truthy(py).unwrap_or(true) || r.is_none(py))
-                        .unwrap_or(false),
-                    None => true,
-                }
-            })
-        })
+        let threads = threads.as_deref();
+        manypath::run_toml_threads(
+            &text,
+            &base,
+            seed,
+            level,
+            threads,
+            periods,
+            |now, events| {
+                Python::with_gil(|py| {
+                    if py.check_signals().is_err() {
+                        return false;
+                    }
+                    match &progress {
+                        Some(cb) => cb
+                            .call1(py, (to_secs(now), events))
+                            .map(|r| r.is_truthy(py).unwrap_or(true) || r.is_none(py))
+                            .unwrap_or(false),
+                        None => true,
+                    }
+                })
+            },
+        )
     });
-    let (r, observed) = result.map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let (r, observed, used) = result.map_err(|e| PyValueError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
     d.set_item("name", r.name.as_str())?;
+    d.set_item("threads", used)?;
     d.set_item("flows", flows_columns(py, &r)?)?;
     d.set_item("queues", queues_columns(py, &r)?)?;
     d.set_item("subflows", subflows_columns(py, &r)?)?;

@@ -75,18 +75,39 @@ pub fn run_toml_observing(
     base_dir: &std::path::Path,
     seed: Option<u64>,
     level: Option<scenario::Level>,
+    periods: (u64, u32),
+    progress: impl FnMut(time::SimTime, u64) -> bool,
+) -> Result<(Results, Option<capture::Observed>), ScenarioError> {
+    run_toml_threads(text, base_dir, seed, level, None, periods, progress).map(|r| (r.0, r.1))
+}
+
+/// `run_toml_observing` with `threads` (when given: `"auto"` or a whole number, as on a
+/// command line) replacing the scenario's `parallel.threads`; also returns the threads
+/// the run was given (`ParallelPlan::threads_used`), for its metadata: results are the
+/// same for any thread count, so the count is in none of their tables.
+pub fn run_toml_threads(
+    text: &str,
+    base_dir: &std::path::Path,
+    seed: Option<u64>,
+    level: Option<scenario::Level>,
+    threads: Option<&str>,
     (every, flow_every): (u64, u32),
     mut progress: impl FnMut(time::SimTime, u64) -> bool,
-) -> Result<(Results, Option<capture::Observed>), ScenarioError> {
+) -> Result<(Results, Option<capture::Observed>, u32), ScenarioError> {
     let text = match level {
         Some(l) => scenario::with_level(text, l)?,
         None => text.to_string(),
+    };
+    let text = match threads {
+        Some(t) => scenario::with_threads(&text, t)?,
+        None => text,
     };
     let mut plan = Plan::from_toml(&text, base_dir)?;
     if let Some(s) = seed {
         plan.seed = s;
     }
-    Ok(match plan.level {
+    let used = plan.parallel.threads_used(plan.topology.n_hosts as usize);
+    let (results, observed) = match plan.level {
         scenario::Level::Packet => sim::run_plan_observing(plan, every, progress),
         scenario::Level::Flow => {
             let r = flow::run_plan_with_progress(plan, flow_every, |i| {
@@ -94,7 +115,8 @@ pub fn run_toml_observing(
             });
             (r, None)
         }
-    })
+    };
+    Ok((results, observed, used))
 }
 
 /// The scenario given as TOML text, checked, re-written with every default filled in

@@ -28,6 +28,11 @@ SweepSpec = Union[PathLike, Mapping[str, Any]]
 
 _SWEEP_KEYS = {"name", "scenario", "grid", "points", "seeds", "results"}
 
+#: Top-level tables of a scenario that change how a run is executed, never what it
+#: computes (the tables are bit-identical for any thread count): left out of a run's id
+#: and of a base scenario's digest, so runs differing only there are one result.
+NOT_IN_IDENTITY = ("parallel",)
+
 
 class SweepError(ValueError):
     """A sweep file that cannot be expanded into runs (the message names the key)."""
@@ -50,8 +55,9 @@ class Sweep:
     """A sweep file expanded: its runs in grid order and where results go by default.
 
     ``base`` is the base scenario before any override and ``base_digest`` the SHA-256 of
-    its canonical JSON: two sweeps of equal digests share their base, whatever the file's
-    formatting, comments or key order.
+    its canonical JSON (``[parallel]`` left out, see ``identity``): two sweeps of equal
+    digests share their base, whatever the file's formatting, comments, key order or
+    threads.
     """
 
     name: str
@@ -110,7 +116,7 @@ def expand(spec: SweepSpec, base_dir: PathLike | None = None) -> Sweep:
         raise SweepError("results: must be a directory path (a string)")
     out = (root / results) if results else Path("results") / name
     return Sweep(name=name, params=params, runs=runs, results_dir=out, base=base,
-                 base_digest=scenario_digest(canonical(base)))
+                 base_digest=scenario_digest(canonical(identity(base))))
 
 
 def _base_scenario(value: Any, root: Path) -> tuple[dict[str, Any], Path]:
@@ -173,6 +179,10 @@ def _combinations(grid: Any, points: Any) -> list[dict[str, Any]]:
 def _check_param(path: str, where: str) -> None:
     if path == "seed":
         raise SweepError(f'{where}: "seed" is not a parameter; list the seeds in `seeds`')
+    top = path.split(".", 1)[0]
+    if top in NOT_IN_IDENTITY:
+        raise SweepError(f"{where}: {path!r} is not a parameter: [{top}] changes how fast a run goes, "
+                         "never its results; set it in the base scenario")
     if not path or any(part == "" for part in path.split(".")):
         raise SweepError(f"{where}: {path!r} is not a dotted field path")
 
@@ -257,6 +267,12 @@ def canonical(scenario: Mapping[str, Any]) -> str:
     return json.dumps(jsonable(scenario), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
+def identity(scenario: Mapping[str, Any]) -> dict[str, Any]:
+    """What of a scenario decides its results: all but the tables in ``NOT_IN_IDENTITY``."""
+    return {k: v for k, v in scenario.items() if k not in NOT_IN_IDENTITY}
+
+
 def run_id_of(scenario: Mapping[str, Any]) -> str:
-    """A stable name for a scenario with its seed: equal scenarios get equal ids anywhere."""
-    return hashlib.sha256(canonical(scenario).encode("utf-8")).hexdigest()[:16]
+    """A stable name for a scenario with its seed: equal scenarios get equal ids anywhere
+    (``[parallel]`` aside: runs differing only in their threads are one result)."""
+    return hashlib.sha256(canonical(identity(scenario)).encode("utf-8")).hexdigest()[:16]

@@ -5,7 +5,8 @@ second writer.
 A *generation* is every run stored here under one base scenario (identified by the
 SHA-256 of its canonical JSON). Rerunning a sweep whose base changed starts a new
 generation beside the old one: run directories are named by the hash of their whole
-scenario, so the two never share a directory unless they simulate the same thing, and
+scenario (but ``[parallel]``, which never changes results), so the two never share a
+directory unless they simulate the same thing, and
 the manifest lists which runs belong to which generation. Readers take the current
 generation (the latest sweep's) unless asked for more.
 """

@@ -38,6 +38,7 @@ def execute(task: RunSpec) -> Outcome:
     try:
         res = run(task.text, seed=task.seed, base_dir=task.base_dir)
         wall = time.perf_counter() - start
+        record["threads"] = res.provenance.get("threads")
         if res.counters.get("partial"):
             return Outcome(task.run_id, wall, provenance=record, interrupted=True)
         return Outcome(task.run_id, wall, results=res, provenance=record)

@@ -1,7 +1,8 @@
-//! `manypath-sim FILE [--seed N] [--flows OUT]`: runs a scenario without Python and prints
-//! the run counters, the goodput fraction and the peak memory as JSON. The benchmarks use
-//! it. `--flows OUT` also writes each flow's id and goodput (bits/s) to OUT as CSV, to
-//! compare two builds' allocations flow by flow.
+//! `manypath-sim FILE [--seed N] [--threads N|auto] [--flows OUT]`: runs a scenario without
+//! Python and prints the run counters, the goodput fraction, the peak memory and the
+//! threads the run was given as JSON. The benchmarks use it. `--threads` replaces the
+//! scenario's `parallel.threads`. `--flows OUT` also writes each flow's id and goodput
+//! (bits/s) to OUT as CSV, to compare two builds' allocations flow by flow.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -20,10 +21,25 @@ fn peak_rss_mib() -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// The value after option `name` (`None` when the option is not given); an error, said
+/// on stderr, when the option is last with no value (`what` says what it needs).
+fn option_value<'a>(args: &'a [String], name: &str, what: &str) -> Result<Option<&'a str>, ()> {
+    match args.iter().position(|a| a == name) {
+        Some(i) => match args.get(i + 1) {
+            Some(v) => Ok(Some(v.as_str())),
+            None => {
+                eprintln!("{name} needs {what}");
+                Err(())
+            }
+        },
+        None => Ok(None),
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(file) = args.first() else {
-        eprintln!("usage: manypath-sim FILE [--seed N] [--flows OUT]");
+        eprintln!("usage: manypath-sim FILE [--seed N] [--threads N|auto] [--flows OUT]");
         return ExitCode::from(2);
     };
     let seed = match args.iter().position(|a| a == "--seed") {
@@ -36,15 +52,12 @@ fn main() -> ExitCode {
         },
         None => None,
     };
-    let flows_out = match args.iter().position(|a| a == "--flows") {
-        Some(i) => match args.get(i + 1) {
-            Some(p) => Some(p.clone()),
-            None => {
-                eprintln!("--flows needs an output file");
-                return ExitCode::from(2);
-            }
-        },
-        None => None,
+    // Checked with the scenario, as `parallel.threads`.
+    let Ok(threads) = option_value(&args, "--threads", "a number of threads or \"auto\"") else {
+        return ExitCode::from(2);
+    };
+    let Ok(flows_out) = option_value(&args, "--flows", "an output file") else {
+        return ExitCode::from(2);
     };
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
@@ -54,8 +67,10 @@ fn main() -> ExitCode {
         }
     };
     let base = Path::new(file).parent().unwrap_or(Path::new("."));
-    let r = match manypath::run_toml(&text, base, seed) {
-        Ok(r) => r,
+    let every = (u64::MAX, u32::MAX);
+    let run = manypath::run_toml_threads(&text, base, seed, None, threads, every, |_, _| true);
+    let (r, threads) = match run {
+        Ok((r, _, threads)) => (r, threads),
         Err(e) => {
             eprintln!("{file}: invalid scenario\n{e}");
             return ExitCode::from(1);
@@ -66,7 +81,7 @@ fn main() -> ExitCode {
         for f in &r.flows {
             csv += &format!("{},{:e}\n", f.id, f.goodput_bps);
         }
-        if let Err(e) = std::fs::write(&out, csv) {
+        if let Err(e) = std::fs::write(out, csv) {
             eprintln!("cannot write {out}: {e}");
             return ExitCode::from(1);
         }
@@ -81,7 +96,7 @@ fn main() -> ExitCode {
         None => ", \"level\": \"packet\"".into(),
     };
     println!(
-        "{{\"name\": {:?}, \"events\": {}, \"packet_hops\": {}, \"sim_time_s\": {}, \"wall_s\": {:.4}, \"events_per_s\": {:.0}, \"hops_per_s\": {:.0}, \"goodput_fraction\": {:.4}, \"peak_rss_mib\": {:.1}, \"flows\": {}, \"flows_completed\": {}, \"drops\": {}, \"conserved\": {}{}}}",
+        "{{\"name\": {:?}, \"events\": {}, \"packet_hops\": {}, \"sim_time_s\": {}, \"wall_s\": {:.4}, \"events_per_s\": {:.0}, \"hops_per_s\": {:.0}, \"goodput_fraction\": {:.4}, \"peak_rss_mib\": {:.1}, \"flows\": {}, \"flows_completed\": {}, \"drops\": {}, \"conserved\": {}, \"threads\": {}{}}}",
         r.name,
         c.events,
         c.packet_hops,
@@ -95,6 +110,7 @@ fn main() -> ExitCode {
         c.flows_completed,
         c.packets_dropped,
         c.conserved(),
+        threads,
         flow
     );
     ExitCode::SUCCESS

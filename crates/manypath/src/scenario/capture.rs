@@ -6,6 +6,7 @@ use super::level::Level;
 use super::schema::{PcapSpec, PortSelector, Scenario, TraceSpec};
 use crate::net::topology::{NodeRole, Topology};
 use crate::time::SimTime;
+use std::collections::HashMap;
 
 /// The packets a capture keeps when the scenario sets no cap.
 pub const DEFAULT_MAX_PACKETS: u64 = 100_000;
@@ -163,8 +164,9 @@ fn selection(
         );
     }
     if let Some(topo) = topo {
+        let names = NodeNames::new(topo);
         for (i, sel) in ports.iter().enumerate() {
-            if let Some(r) = resolve_port(&format!("{path}.ports[{i}]"), sel, topo, c) {
+            if let Some(r) = resolve_port(&format!("{path}.ports[{i}]"), sel, &names, c) {
                 if !refs.contains(&r) {
                     refs.push(r);
                 }
@@ -222,39 +224,60 @@ fn selection(
     }
 }
 
+/// The nodes of a topology by name (as the queue table names them). Every field that
+/// names nodes (`output.pcap`, `output.trace`, `parallel.partitions`) resolves them here,
+/// with one error wording; built once per field, as a partitioning may name every node
+/// of a large fabric.
+pub(super) struct NodeNames<'t> {
+    topo: &'t Topology,
+    ids: HashMap<&'t str, u32>,
+}
+
+impl<'t> NodeNames<'t> {
+    pub(super) fn new(topo: &'t Topology) -> Self {
+        let ids = topo
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i as u32))
+            .collect();
+        NodeNames { topo, ids }
+    }
+
+    /// The node named `name`, or an error at `path` with an example of each role's names.
+    pub(super) fn resolve(&self, path: &str, name: &str, c: &mut Checker) -> Option<u32> {
+        if let Some(&i) = self.ids.get(name) {
+            return Some(i);
+        }
+        let topo = self.topo;
+        let example = |role: NodeRole| {
+            topo.roles
+                .iter()
+                .position(|&r| r == role)
+                .map_or(String::new(), |i| topo.names[i].clone())
+        };
+        c.err(
+            path,
+            format!(
+                "no node of this topology has that name (hosts are named like {:?}, switches like {:?}), got {name:?}",
+                example(NodeRole::Host),
+                example(NodeRole::Switch),
+            ),
+        );
+        None
+    }
+}
+
 /// The port `sel` names, if its nodes exist and are linked.
 fn resolve_port(
     path: &str,
     sel: &PortSelector,
-    topo: &Topology,
+    names: &NodeNames,
     c: &mut Checker,
 ) -> Option<PortRef> {
-    let find = |name: &str| topo.names.iter().position(|n| n == name).map(|i| i as u32);
-    let example = |role: NodeRole| {
-        topo.roles
-            .iter()
-            .position(|&r| r == role)
-            .map_or(String::new(), |i| topo.names[i].clone())
-    };
-    let Some(node) = find(&sel.node) else {
-        c.err(
-            &format!("{path}.node"),
-            format!(
-                "no node of this topology has that name (hosts are named like {:?}, switches like {:?}), got {:?}",
-                example(NodeRole::Host),
-                example(NodeRole::Switch),
-                sel.node
-            ),
-        );
-        return None;
-    };
-    let Some(peer) = find(&sel.peer) else {
-        c.err(
-            &format!("{path}.peer"),
-            format!("no node of this topology has that name, got {:?}", sel.peer),
-        );
-        return None;
-    };
+    let topo = names.topo;
+    let node = names.resolve(&format!("{path}.node"), &sel.node, c)?;
+    let peer = names.resolve(&format!("{path}.peer"), &sel.peer, c)?;
     let linked = topo
         .links
         .iter()

@@ -3,8 +3,8 @@
 //! Validation is split by concern; `plan` runs the steps in order and each reports to
 //! one `checker::Checker`: `topology` (kind, tiers, links), `queues` (queues, RED,
 //! RWNDQ), `transports` (the built-in ones and `[transports.NAME]`), `traffic` (entries,
-//! patterns, sizes, jobs and requests), `faults`, and `level` (which simulator runs the
-//! plan and what it cannot represent).
+//! patterns, sizes, jobs and requests), `faults`, `level` (which simulator runs the
+//! plan and what it cannot represent) and `parallel` (threads and partitions).
 pub mod capture;
 mod checker;
 pub mod custom;
@@ -14,6 +14,7 @@ mod graph_files;
 mod homa;
 pub mod level;
 pub mod ndp;
+pub mod parallel;
 pub mod plan;
 mod queues;
 mod roce;
@@ -24,6 +25,7 @@ pub mod transports;
 
 pub use crate::transport::protocol::CcKind;
 pub use level::{FlowModelConfig, FlowModelKind, Level};
+pub use parallel::{resolve_threads, with_threads, ParallelPlan};
 pub use plan::{Plan, ScenarioError};
 pub use schema::{json_schema, Scenario};
 pub use transports::TransportPlan;

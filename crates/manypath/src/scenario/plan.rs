@@ -3,7 +3,8 @@
 //! names the dotted path of its field and what was expected. `from_scenario` runs the
 //! steps in order: the run's length, the topology and its links (`topology`, `queues`),
 //! the transports (`transports`), the traffic (`traffic`), the faults (`faults`), the
-//! output series, and the level's checks (`level`).
+//! output series, the threads and partitions (`parallel`), and the level's checks
+//! (`level`).
 
 use super::capture::{self, CapturePlan, Selection};
 use super::checker::{Checker, MAX_TIME_US};
@@ -12,6 +13,7 @@ use super::faults::{fault_plan, FaultPlan};
 use super::homa;
 use super::level::{check_level, check_unpinned, model_config, FlowModelConfig, Level};
 use super::ndp;
+use super::parallel::{parallel_plan, ParallelPlan};
 use super::queues::switch_features;
 use super::roce;
 use super::schema::{LoadBalancingSpec, Scenario};
@@ -97,6 +99,8 @@ pub struct Plan {
     pub pcap: Option<CapturePlan>,
     /// Ports whose queue events are traced (`output.trace`; `None`: off).
     pub trace: Option<Selection>,
+    /// Threads and partitions of the run (`[parallel]`); never changes its results.
+    pub parallel: ParallelPlan,
 }
 
 impl Plan {
@@ -158,6 +162,7 @@ impl Plan {
             links.host_rate_bps(),
             &mut c,
         );
+        let parallel = parallel_plan(&s.parallel, topology.as_ref(), &mut c);
         let flow_model = model_config(&s.flow_model, &mut c);
         let level = Level::of(s.level);
         if let Some(k) = &kind {
@@ -208,6 +213,7 @@ impl Plan {
             pfc: fabric.pfc,
             pcap,
             trace,
+            parallel,
             warnings: c.warnings,
         };
         if plan.pcap.as_ref().is_some_and(|p| p.flows.is_some()) {

@@ -75,6 +75,67 @@ pub struct Scenario {
     /// Settings of the flow-level model (used with `level = "flow"`).
     #[serde(default)]
     pub flow_model: FlowModelSpec,
+    /// How many threads run the simulation and how the fabric is split between them.
+    /// Results are the same for every thread count: this table changes how fast a run
+    /// goes, never what it computes (nor a sweep's run identity).
+    #[serde(default)]
+    pub parallel: ParallelSpec,
+}
+
+/// `[parallel]`: the threads of one run and the partitions of the fabric they share.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ParallelSpec {
+    /// Threads of the run: a whole number ≥ 1, or `"auto"` (default): 1 thread for
+    /// fabrics of fewer than 512 hosts, all of the machine's cores for larger ones (small
+    /// fabrics have too few events per synchronisation window to pay for it). With
+    /// `partitions`, at most their number. `manypath run --threads` replaces it.
+    #[serde(default)]
+    pub threads: ThreadsSpec,
+    /// The fabric's partitions (default: chosen automatically), each a list of node
+    /// names as the queue table and `output.pcap` name them (`host3`, `edge0.1`, ...).
+    /// Every switch is listed exactly once; a host not listed goes with the switch its
+    /// first NIC connects to, and may be listed to place it elsewhere.
+    pub partitions: Option<Vec<Vec<String>>>,
+}
+
+/// `parallel.threads` as written: `"auto"`, a whole number, or anything else, which the
+/// checker refuses naming the field (so a float or a wrong type is reported with the
+/// other problems, in words, not as a parse error).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum ThreadsSpec {
+    Auto(AutoSpec),
+    Count(i64),
+    Other(toml::Value),
+}
+
+impl Default for ThreadsSpec {
+    fn default() -> Self {
+        ThreadsSpec::Auto(AutoSpec::Auto)
+    }
+}
+
+/// The one word `parallel.threads` takes.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AutoSpec {
+    Auto,
+}
+
+impl JsonSchema for ThreadsSpec {
+    fn schema_name() -> String {
+        "ThreadsSpec".into()
+    }
+    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        serde_json::from_value(serde_json::json!({
+            "anyOf": [
+                { "type": "integer", "minimum": 1 },
+                { "type": "string", "enum": ["auto"] }
+            ]
+        }))
+        .expect("a valid schema")
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]

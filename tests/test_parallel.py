@@ -1,0 +1,157 @@
+"""`[parallel]` and `--threads`: bad values refused naming the field, the thread count
+replaced from the API and the command line, recorded in a run's provenance and nowhere
+in its tables, and left out of a result's identity (sweep run ids and generations)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import manypath
+from manypath import sweeps
+from manypath.cli import app
+from manypath.sweeps import SweepError
+from refusals import assert_refused
+from test_validation_errors import FAT_TREE as VALID_FAT_TREE
+
+cli = CliRunner()
+
+# A 4-ary fat tree (16 hosts, 20 switches) for 1 ms: small enough to run in every case.
+FAT_TREE = VALID_FAT_TREE.replace("duration_ms = 10", "duration_ms = 1")
+assert "duration_ms = 1\n" in FAT_TREE
+
+# The switches of pods 0-1 and 2-3, with a core each half: a valid two-way partitioning.
+HALF = [
+    [f"edge{p}.{i}" for p in (0, 1) for i in (0, 1)] + [f"agg{p}.{a}" for p in (0, 1) for a in (0, 1)]
+    + ["core0", "core1"],
+    [f"edge{p}.{i}" for p in (2, 3) for i in (0, 1)] + [f"agg{p}.{a}" for p in (2, 3) for a in (0, 1)]
+    + ["core2", "core3"],
+]
+
+
+def with_parallel(threads: str | None = None, partitions: list[list[str]] | None = None) -> str:
+    lines = ["", "[parallel]"]
+    if threads is not None:
+        lines.append(f"threads = {threads}")
+    if partitions is not None:
+        lines.append(f"partitions = {json.dumps(partitions)}")
+    return FAT_TREE + "\n".join(lines) + "\n"
+
+
+def test_the_valid_partitioning_is_valid() -> None:
+    # Otherwise a refusal below could come from another mistake than the one it makes.
+    assert manypath.validate(with_parallel("2", HALF)) == []
+    assert manypath.validate(with_parallel('"auto"')) == []
+
+
+CASES = [
+    ("threads-zero", with_parallel("0"), ("parallel.threads", "≥ 1", "got 0")),
+    ("threads-negative", with_parallel("-3"), ("parallel.threads", "got -3")),
+    ("threads-float", with_parallel("2.5"), ("parallel.threads", "2.5 (not a whole number)")),
+    ("threads-wrong-type", with_parallel("[2]"), ("parallel.threads", "got a value of type array ([2])")),
+    ("threads-unknown-string", with_parallel('"all"'), ("parallel.threads", 'the unknown value "all"')),
+    ("partition-unknown-node",
+     with_parallel(None, [HALF[0], HALF[1][:3] + ["edge9.9"] + HALF[1][3:]]),
+     ("parallel.partitions[1][3]", "no node of this topology has that name", "edge9.9")),
+    ("partition-node-twice",
+     with_parallel(None, [HALF[0], HALF[1] + ["edge0.1"]]),
+     ("parallel.partitions[1][10]", '"edge0.1" is listed already, at parallel.partitions[0][1]')),
+    ("partition-switch-missing",
+     with_parallel(None, [HALF[0], HALF[1][:-1]]),
+     ("parallel.partitions", "every switch must be in a partition", "core3")),
+    ("partition-empty",
+     with_parallel(None, [HALF[0], [], HALF[1]]),
+     ("parallel.partitions[1]", "an empty partition")),
+    ("more-threads-than-partitions",
+     with_parallel("3", HALF),
+     ("parallel.threads", "more threads than partitions", "3 threads for the 2 partition(s)")),
+]
+
+
+@pytest.mark.parametrize("entry", [pytest.param(manypath.validate, id="validate"),
+                                   pytest.param(manypath.run, id="run")])
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_bad_parallel_table_names_the_field(case: tuple[str, str, tuple[str, ...]],
+                                            entry: Callable[..., object], tmp_path: Path) -> None:
+    name, toml, expect = case
+    assert_refused(entry, toml, expect, tmp_path, name)
+
+
+def test_the_run_keyword_replaces_the_scenarios_threads_and_is_checked_the_same(tmp_path: Path) -> None:
+    text = with_parallel("2", HALF)
+    assert_refused(lambda t, base_dir: manypath.run(t, base_dir=base_dir, threads=3), text,
+                   ("parallel.threads", "more threads than partitions"), tmp_path)
+    assert_refused(lambda t, base_dir: manypath.run(t, base_dir=base_dir, threads=0), FAT_TREE,
+                   ("parallel.threads", "got 0"), tmp_path)
+    with pytest.raises(ValueError, match="threads: must be a whole number"):
+        manypath.run(FAT_TREE, threads=True)
+    with pytest.raises(ValueError, match="threads: must be a whole number"):
+        manypath.run(FAT_TREE, threads=2.0)  # type: ignore[arg-type]
+
+
+def test_threads_are_in_the_provenance_and_in_no_table() -> None:
+    one = manypath.run(with_parallel("1"))
+    two = manypath.run(with_parallel("1"), threads=2)
+    auto = manypath.run(FAT_TREE, threads="auto")
+    # 16 hosts: below the auto rule's 512, one thread.
+    assert (one.provenance["threads"], two.provenance["threads"], auto.provenance["threads"]) == (1, 2, 1)
+    # The keyword does not rewrite the scenario: the text as given is what is kept.
+    assert two.scenario_text == one.scenario_text
+    for res in (one, two):
+        assert "threads" not in res.counters
+        for table in (res.flows, res.queues, res.subflows, res.flow_samples, res.queue_samples):
+            assert not any("thread" in str(c) for c in table.columns)
+    assert one.flows.equals(two.flows) and one.queues.equals(two.queues)
+    counters = {k: v for k, v in one.counters.items() if k not in ("wall_s", "events_per_s", "hops_per_s")}
+    assert counters == {k: two.counters[k] for k in counters}
+
+
+def test_cli_threads_option(tmp_path: Path) -> None:
+    scenario = tmp_path / "ft.toml"
+    scenario.write_text(FAT_TREE)
+    out = tmp_path / "run"
+    res = cli.invoke(app, ["run", str(scenario), "--threads", "2", "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "provenance.json").read_text())["threads"] == 2
+    assert "threads" not in json.loads((out / "counters.json").read_text())
+    assert "parallel" not in (out / "scenario.toml").read_text()
+    for bad in ("0", "two", "-1"):
+        res = cli.invoke(app, ["run", str(scenario), "--threads", bad, "--quiet"])
+        assert res.exit_code == 2 and "--threads" in res.output, res.output
+    # What only the scenario can tell is refused by the simulator, naming the field.
+    scenario.write_text(with_parallel(None, HALF))
+    res = cli.invoke(app, ["run", str(scenario), "--threads", "4", "--quiet"])
+    assert res.exit_code != 0 and "parallel.threads" in res.output and "more threads than partitions" in res.output
+
+
+def test_parallel_is_not_in_a_runs_identity() -> None:
+    base = sweeps.spec.tomllib.loads(FAT_TREE)
+    threaded = {**base, "parallel": {"threads": 2, "partitions": HALF}}
+    assert sweeps.run_id_of(base) == sweeps.run_id_of(threaded)
+    other = {**base, "duration_ms": 2}
+    assert sweeps.run_id_of(base) != sweeps.run_id_of(other)
+    assert sweeps.expand({"scenario": base}).base_digest == sweeps.expand({"scenario": threaded}).base_digest
+
+
+def test_parallel_is_not_a_sweep_parameter() -> None:
+    base = sweeps.spec.tomllib.loads(FAT_TREE)
+    with pytest.raises(SweepError, match="'parallel.threads' is not a parameter"):
+        sweeps.expand({"scenario": base, "grid": {"parallel.threads": [1, 2]}})
+    with pytest.raises(SweepError, match="points\\[0\\]: 'parallel' is not a parameter"):
+        sweeps.expand({"scenario": base, "points": [{"parallel": {"threads": 2}}]})
+
+
+def test_a_sweep_rerun_with_other_threads_reuses_its_results(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    base = sweeps.spec.tomllib.loads(with_parallel("1"))
+    first = manypath.sweep({"name": "ft", "scenario": base, "seeds": [1, 2]}, out=out, jobs=1)
+    assert first.ok and first.ran == 2
+    stored = sorted(d for d in out.iterdir() if (d / "run.json").is_file())
+    assert [json.loads((d / "provenance.json").read_text())["threads"] for d in stored] == [1, 1]
+    base["parallel"]["threads"] = 2
+    second = manypath.sweep({"name": "ft", "scenario": base, "seeds": [1, 2]}, out=out, jobs=1)
+    assert (second.ran, second.skipped, second.generation, second.new_generation) == (0, 2, 1, False)
