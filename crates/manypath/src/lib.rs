@@ -106,7 +106,7 @@ pub fn run_toml_threads(
     if let Some(s) = seed {
         plan.seed = s;
     }
-    let used = plan.parallel.threads_used(plan.topology.n_hosts as usize);
+    let used = scenario::parallel::threads_for(&plan);
     let (results, observed) = match plan.level {
         scenario::Level::Packet => sim::run_plan_observing(plan, every, progress),
         scenario::Level::Flow => {

@@ -342,6 +342,18 @@ pub fn run_plan_observing(
     every: u64,
     progress: impl FnMut(SimTime, u64) -> bool,
 ) -> (Results, Option<Observed>) {
+    let threads = crate::scenario::parallel::threads_for(&plan) as usize;
+    if threads > 1 {
+        let parts = match plan.parallel.partitions {
+            0 => threads,
+            given => given as usize,
+        };
+        let owner = plan.parallel.partition.clone();
+        return (
+            parallel::run_parallel(plan, threads, parts, owner, progress),
+            None,
+        );
+    }
     let t0 = std::time::Instant::now();
     let mut sim = Sim::new(plan);
     sim.run_with_progress(every, progress);

@@ -33,7 +33,6 @@ use crate::net::int::IntStack;
 use crate::net::packet::{flags, Desc, Packet, PacketExt};
 use crate::scenario::Plan;
 use crate::time::SimTime;
-use crate::workload::Pattern;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -246,27 +245,6 @@ impl Sim {
             }
         }
     }
-}
-
-/// Why a plan cannot run over several threads yet (`None`: it can). These features
-/// read or write state across nodes within one instant: PFC's deadlock check looks at
-/// the whole fabric, Homa's receivers update their senders' agents, capture and trace
-/// cap and order one file for the run, and a persistent connection's flows read their
-/// server's counters from the client's host.
-pub fn unsupported(plan: &Plan) -> Option<&'static str> {
-    if plan.pfc.is_some() || plan.switch_buffers.iter().any(|b| b.is_some()) {
-        return Some("PFC and shared buffers (network.pfc, network.buffer)");
-    }
-    if plan.transports.iter().any(|t| t.homa.is_some()) {
-        return Some("Homa transports");
-    }
-    if plan.pcap.is_some() || plan.trace.is_some() {
-        return Some("packet capture and event traces (output.pcap, output.trace)");
-    }
-    if plan.traffic.iter().any(|g| g.pattern == Pattern::Requests) {
-        return Some("persistent connections (traffic[].pattern = \"requests\")");
-    }
-    None
 }
 
 /// A barrier that spins briefly, then yields: windows are short (microseconds of work
