@@ -9,11 +9,16 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import manypath
 from manypath.experiments import amp
 
 RunChecked = Callable[..., manypath.Results]
+
+
+#: The fabric's smallest link delay, with which a finish reaches another host.
+SIGNAL_S = amp.FATTREE_DELAY_US * 1e-6
 
 
 def incast_run(run_checked: RunChecked) -> manypath.Results:
@@ -43,17 +48,19 @@ def test_every_job_has_its_requests_and_answers_and_the_loops_are_closed(
         assert len(set(servers)) == 10 and client not in servers
         assert sorted(ans["src"]) == servers
         assert (req["size"] == 2048).all() and (ans["size"] == 65536).all()
-        # Requests start with the job; each answer when its request has finished.
+        # Requests start with the job; each answer when its request has finished, told
+        # to the server in one link delay (the finish is seen at the client).
         assert req["start_s"].nunique() == 1
         finish_of = dict(zip(req["dst"], req["finish_s"]))
         for _, a in ans.iterrows():
-            assert a["start_s"] == finish_of[a["src"]]
+            assert a["start_s"] == pytest.approx(finish_of[a["src"]] + SIGNAL_S, abs=1e-12)
         jct = (ans["finish_s"].max() - req["start_s"].min()) * 1e3
         assert abs(stats.loc[job, "jct_ms"] - jct) < 1e-9
-        # A loop's next job starts the moment this one's last answer arrives.
+        # A loop's next job starts one link delay after this one's last answer arrives
+        # (a job's end is news from many hosts).
         if (job + 1) % jobs_per_loop and job + 1 in reads["job"].values:
             nxt = reads[reads["job"] == job + 1]
-            assert nxt["start_s"].min() == ans["finish_s"].max()
+            assert nxt["start_s"].min() == pytest.approx(ans["finish_s"].max() + SIGNAL_S, abs=1e-12)
     # Never more than the 8 loops' jobs at once.
     starts = reads.groupby("job")["start_s"].min().dropna()
     ends = reads.groupby("job")["finish_s"].max()

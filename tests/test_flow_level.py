@@ -11,6 +11,10 @@ import manypath
 from manypath.experiments import flowlevel as fl
 
 
+#: The permutations a cross-validation averages over.
+SEEDS = (1, 2, 3)
+
+
 def permutation(k: int, cc: str, subflows: int, *, seed: int = 1) -> dict[str, Any]:
     """The packet-level permutation of the mptcp-permutation experiment, 40 ms with the
     second half measured: long enough for TCP's start-up and early timeouts to pass."""
@@ -30,12 +34,18 @@ def permutation(k: int, cc: str, subflows: int, *, seed: int = 1) -> dict[str, A
 @pytest.mark.parametrize("k", [4, 8])
 @pytest.mark.parametrize("cc,subflows", [("reno", 1), ("lia", 2), ("lia", 4), ("lia", 8)])
 def test_flow_level_matches_packet_level(k: int, cc: str, subflows: int) -> None:
-    doc = permutation(k, cc, subflows)
-    packet = manypath.run(doc).counters["goodput_fraction"]
-    flow = manypath.run(doc, level="flow")
-    assert flow.counters["level"] == "flow" and flow.counters["converged"]
-    ratio = flow.counters["goodput_fraction"] / packet
-    assert abs(ratio - 1) < 0.10, f"flow {flow.counters['goodput_fraction']:.3f} vs packet {packet:.3f}"
+    # Over three permutations: one packet-level run's goodput varies by several percent
+    # with its ties and timeouts (0.78-0.91 for LIA-8 at k = 4 over six seeds), around
+    # the expectation the flow level computes.
+    packet, flow = 0.0, 0.0
+    for seed in SEEDS:
+        doc = permutation(k, cc, subflows, seed=seed)
+        packet += manypath.run(doc).counters["goodput_fraction"]
+        f = manypath.run(doc, level="flow")
+        assert f.counters["level"] == "flow" and f.counters["converged"]
+        flow += f.counters["goodput_fraction"]
+    ratio = flow / packet
+    assert abs(ratio - 1) < 0.10, f"flow {flow / 3:.3f} vs packet {packet / 3:.3f} (means)"
 
 
 def frac(kind: str, size: int, subflows: Optional[int]) -> float:
@@ -118,10 +128,12 @@ def bcube_permutation(cc: str, subflows: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize("cc,subflows", [("reno", 1), ("lia", 2), ("lia", 4)])
 def test_bcube_flow_level_matches_packet_level(cc: str, subflows: int) -> None:
-    doc = bcube_permutation(cc, subflows)
-    packet = manypath.run(doc).counters["goodput_fraction"]
-    flow = manypath.run(doc, level="flow").counters["goodput_fraction"]
-    assert abs(flow / packet - 1) < 0.10, f"flow {flow:.3f} vs packet {packet:.3f}"
+    packet, flow = 0.0, 0.0
+    for seed in SEEDS:
+        doc = {**bcube_permutation(cc, subflows), "seed": seed}
+        packet += manypath.run(doc).counters["goodput_fraction"]
+        flow += manypath.run(doc, level="flow").counters["goodput_fraction"]
+    assert abs(flow / packet - 1) < 0.10, f"flow {flow / 3:.3f} vs packet {packet / 3:.3f} (means)"
 
 
 def test_bcube_runs_at_both_levels_on_the_same_paths() -> None:
