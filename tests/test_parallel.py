@@ -69,6 +69,9 @@ CASES = [
     ("more-threads-than-partitions",
      with_parallel("3", HALF),
      ("parallel.threads", "more threads than partitions", "3 threads for the 2 partition(s)")),
+    ("threads-with-pfc",
+     with_parallel("2").replace("[parallel]", "[network.buffer]\nbytes = 1000000\n\n[network.pfc]\n\n[parallel]"),
+     ("parallel.threads", "does not run PFC and shared buffers", 'set threads = 1 or "auto"')),
 ]
 
 
@@ -155,3 +158,16 @@ def test_a_sweep_rerun_with_other_threads_reuses_its_results(tmp_path: Path) -> 
     base["parallel"]["threads"] = 2
     second = manypath.sweep({"name": "ft", "scenario": base, "seeds": [1, 2]}, out=out, jobs=1)
     assert (second.ran, second.skipped, second.generation, second.new_generation) == (0, 2, 1, False)
+
+
+def test_a_given_partitioning_gives_the_one_thread_tables() -> None:
+    one = manypath.run(with_parallel("1"))
+    halves = manypath.run(with_parallel("2", HALF))
+    assert halves.provenance["threads"] == 2
+    assert one.flows.equals(halves.flows) and one.queues.equals(halves.queues)
+    assert one.counters["events"] == halves.counters["events"]
+
+
+def test_auto_runs_a_feature_the_parallel_engine_lacks_on_one_thread() -> None:
+    pfc = FAT_TREE.replace("[[traffic]]", "[network.buffer]\nbytes = 1000000\n\n[network.pfc]\n\n[[traffic]]", 1)
+    assert manypath.run(pfc, threads="auto").provenance["threads"] == 1

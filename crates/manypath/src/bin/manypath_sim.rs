@@ -95,6 +95,13 @@ fn main() -> ExitCode {
         ),
         None => ", \"level\": \"packet\"".into(),
     };
+    let flow = match &r.parallel {
+        Some(p) => format!(
+            "{flow}, \"partitions\": {}, \"windows\": {}, \"step_ps\": {}, \"messages\": {}, \"barrier_wait_s\": {:?}",
+            p.partitions, p.windows, p.step, p.messages, p.wait_secs
+        ),
+        None => flow,
+    };
     println!(
         "{{\"name\": {:?}, \"events\": {}, \"packet_hops\": {}, \"sim_time_s\": {}, \"wall_s\": {:.4}, \"events_per_s\": {:.0}, \"hops_per_s\": {:.0}, \"goodput_fraction\": {:.4}, \"peak_rss_mib\": {:.1}, \"flows\": {}, \"flows_completed\": {}, \"drops\": {}, \"conserved\": {}, \"threads\": {}{}}}",
         r.name,

@@ -239,5 +239,6 @@ fn report(
         trim: false,
         homa: false,
         fabric: false,
+        parallel: None,
     }
 }

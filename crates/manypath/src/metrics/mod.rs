@@ -316,6 +316,24 @@ pub struct Results {
     /// columns (buffer occupancy and drops, pause frames and time, headroom drops,
     /// deadlocks), which runs without them do not carry.
     pub fabric: bool,
+    /// How a run over several threads went (`None`: one thread). Not part of any table:
+    /// it describes the execution, which does not change the results.
+    pub parallel: Option<ParallelStats>,
+}
+
+/// What a run over several threads spent its time on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParallelStats {
+    pub threads: u32,
+    pub partitions: u32,
+    /// The synchronisation step (window length), ps.
+    pub step: SimTime,
+    /// Windows run (empty ones skipped).
+    pub windows: u64,
+    /// Packets and flow starts sent between partitions.
+    pub messages: u64,
+    /// Per thread, wall-clock seconds spent waiting at the barriers.
+    pub wait_secs: Vec<f64>,
 }
 
 /// How a flow-level run went.

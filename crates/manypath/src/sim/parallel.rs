@@ -28,7 +28,7 @@
 
 use super::Sim;
 use crate::engine::queue::{Event, EventKind};
-use crate::metrics::Results;
+use crate::metrics::{ParallelStats, Results};
 use crate::net::int::IntStack;
 use crate::net::packet::{flags, Desc, Packet, PacketExt};
 use crate::scenario::Plan;
@@ -49,6 +49,8 @@ pub(super) struct Part {
     /// Events that every replica runs (the warm-up, samples, link changes), which the
     /// run's event count counts once.
     replicated: u64,
+    /// Messages sent to other partitions.
+    sent: u64,
 }
 
 /// What one partition sends another in a window. Packets' SACK blocks and INT records
@@ -109,6 +111,8 @@ impl Sim {
         } else {
             NONE
         };
+        part.sent += 1;
+        let out = &mut part.out[part.owner[node as usize] as usize];
         out.msgs.push(Remote::Arrive {
             at,
             node,
@@ -126,6 +130,7 @@ impl Sim {
     pub(super) fn send_flow_start(&mut self, at: SimTime, flow: u32) {
         let src = self.flows[flow as usize].spec.src;
         let part = self.part.as_deref_mut().expect("parts only");
+        part.sent += 1;
         part.out[part.owner[src as usize] as usize]
             .msgs
             .push(Remote::FlowStart { at, flow });
@@ -210,6 +215,7 @@ impl Sim {
             out: (0..parts).map(|_| Outbox::default()).collect(),
             job_done: Vec::new(),
             replicated: 0,
+            sent: 0,
         }));
     }
 
@@ -265,6 +271,13 @@ impl SpinBarrier {
         }
     }
 
+    /// `wait`, returning the time it took.
+    fn timed_wait(&self) -> std::time::Duration {
+        let t = std::time::Instant::now();
+        self.wait();
+        t.elapsed()
+    }
+
     fn wait(&self) {
         let generation = self.generation.load(Ordering::Acquire);
         if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
@@ -302,11 +315,14 @@ struct Shared {
     halted: AtomicBool,
 }
 
-/// How a parallel run ended, the same for every partition.
+/// How a parallel run ended, the same for every partition, and what this thread
+/// measured on the way.
 struct Ending {
     now: SimTime,
     partial: bool,
     peak_packets: u64,
+    windows: u64,
+    wait_secs: f64,
 }
 
 /// Runs `plan` on `threads` threads over `parts` partitions (`owner`: per node, its
@@ -338,6 +354,7 @@ pub fn run_parallel(
         halted: AtomicBool::new(false),
     };
     // The split is made once, from one replica's network, and shared by all.
+    let (mut windows, mut wait_secs) = (0, Vec::new());
     let first = Sim::new(plan.clone());
     let owner = owner.unwrap_or_else(|| super::partition::partition(&first.net, parts));
     let mut first = Some(first);
@@ -349,21 +366,39 @@ pub fn run_parallel(
                 let owner = owner.clone();
                 scope.spawn(move || {
                     let mine = build(&plan, None, &owner, t, threads, parts);
-                    run_thread(mine, shared, t == 0, &mut |_, _| true).0
+                    run_thread(mine, shared, t == 0, &mut |_, _| true)
                 })
             })
             .collect();
         let mine = build(&plan, first.take(), &owner, 0, threads, parts);
-        let (mut out, _) = run_thread(mine, shared, true, &mut progress);
+        let (mut out, ending) = run_thread(mine, shared, true, &mut progress);
+        windows = ending.windows;
+        wait_secs.push(ending.wait_secs);
         for h in handles {
-            out.extend(h.join().expect("a simulation thread panicked"));
+            let (sims, ending) = h.join().expect("a simulation thread panicked");
+            out.extend(sims);
+            wait_secs.push(ending.wait_secs);
         }
         out
     });
     replicas.sort_by_key(|(i, _)| *i);
     let sims: Vec<Sim> = replicas.into_iter().map(|(_, s)| s).collect();
+    let messages = sims
+        .iter()
+        .map(|s| s.part.as_deref().map_or(0, |p| p.sent))
+        .sum();
+    let step = sims[0].step;
     let mut merged = merge(sims, &owner);
-    merged.results(t0.elapsed().as_secs_f64())
+    let mut results = merged.results(t0.elapsed().as_secs_f64());
+    results.parallel = Some(ParallelStats {
+        threads: threads as u32,
+        partitions: parts as u32,
+        step,
+        windows,
+        messages,
+        wait_secs,
+    });
+    results
 }
 
 /// The replicas of thread `t`: partitions t, t + threads, ...
@@ -397,10 +432,11 @@ fn run_thread(
         let s = &mine[0].1;
         (s.step, s.plan.duration, s.plan.stop_when_done, s.long_lived)
     };
+    let (mut windows, mut waited) = (0u64, std::time::Duration::ZERO);
     for (i, sim) in &mut mine {
         publish(*i, sim, shared);
     }
-    shared.barrier.wait();
+    waited += shared.barrier.timed_wait();
     let mut peak = 0u64;
     let mut ran_window = false;
     let mut until = 0;
@@ -420,6 +456,8 @@ fn run_thread(
                 now,
                 partial: true,
                 peak_packets: peak,
+                windows,
+                wait_secs: waited.as_secs_f64(),
             };
         }
         if done {
@@ -430,6 +468,8 @@ fn run_thread(
                 now,
                 partial: false,
                 peak_packets: peak,
+                windows,
+                wait_secs: waited.as_secs_f64(),
             };
         }
         if next > duration {
@@ -437,11 +477,14 @@ fn run_thread(
                 now: duration,
                 partial: false,
                 peak_packets: peak,
+                windows,
+                wait_secs: waited.as_secs_f64(),
             };
         }
         let start = next / step * step;
         until = (start + step).min(duration + 1);
         ran_window = true;
+        windows += 1;
         for (i, sim) in &mut mine {
             shared.jobs[*i].lock().expect("jobs").clear();
             let ok = sim.run_until(until);
@@ -462,7 +505,7 @@ fn run_thread(
                 &mut *shared.jobs[*i].lock().expect("jobs"),
             );
         }
-        shared.barrier.wait();
+        waited += shared.barrier.timed_wait();
         let mut done_jobs = Vec::new();
         for from in 0..parts {
             done_jobs.extend_from_slice(&shared.jobs[from].lock().expect("jobs"));
@@ -490,7 +533,7 @@ fn run_thread(
                 }
             }
         }
-        shared.barrier.wait();
+        waited += shared.barrier.timed_wait();
     };
     for (_, sim) in &mut mine {
         sim.now = ending.now;

@@ -536,6 +536,7 @@ impl Sim {
             trim: self.net.ports.iter().any(|p| p.queue.trims()),
             homa: self.homa.is_some(),
             fabric: self.fabric_on,
+            parallel: None,
         }
     }
 }
