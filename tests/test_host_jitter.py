@@ -43,7 +43,9 @@ def test_jitter_breaks_the_lockout_of_a_full_drop_tail_queue(run_checked: RunFn)
     res = run_checked(pooling_10g(0.0))
     flows = res.flows.set_index("flow_id")
     assert flows.loc[0, "goodput_bps"] < 2e9, flows.loc[0, "goodput_bps"]
-    assert flows.loc[0, "timeouts"] >= 8
+    # Timeout after timeout (7 in 20 ms with neutral ties, 8 when ties went to the packet
+    # scheduled first); the jittered run below has at most 3.
+    assert flows.loc[0, "timeouts"] >= 5
     assert flows.loc[1, "goodput_bps"] > 9.5e9, "the TCP flow sends at its line rate"
     assert spine0_queue(res)["mean_packets"] > 90, "the spine-0 queue stays full"
 
