@@ -418,7 +418,7 @@ fn sort_due(due: &mut [Event], scratch: &mut Vec<((u64, u64), Event)>) {
 fn sort_large(due: &mut [Event], keyed: &mut Vec<((u64, u64), Event)>) {
     keyed.clear();
     keyed.extend(due.iter().map(|e| (e.order(), *e)));
-    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    keyed.sort_unstable_by_key(|k| k.0);
     for (slot, (_, e)) in due.iter_mut().zip(keyed.iter()) {
         *slot = *e;
     }
@@ -556,7 +556,7 @@ mod tests {
         let mut popped = Vec::new();
         let mut late = std::collections::HashSet::new();
         let mut id = 0;
-        let mut pop = |q: &mut EventQueue, late: &std::collections::HashSet<u32>| {
+        let pop = |q: &mut EventQueue, late: &std::collections::HashSet<u32>| {
             q.pop().map(|e| (e.time, late.contains(&e.a), e.order()))
         };
         for _ in 0..ops {

@@ -250,6 +250,51 @@ fn first_switch(topo: &Topology, h: u32) -> Option<u32> {
     })
 }
 
+/// Why a plan cannot run over several threads yet (`None`: it can). These features
+/// read or write state across nodes within one instant: PFC's deadlock check looks at
+/// the whole fabric, Homa's receivers update their senders' agents, capture and trace
+/// cap and order one file for the run, and a persistent connection's flows read their
+/// server's counters from the client's host. A run with any of them and `threads =
+/// "auto"` runs on one thread; an explicit count above 1 is refused (`check_supported`).
+pub fn unsupported(plan: &Plan) -> Option<&'static str> {
+    if plan.pfc.is_some() || plan.switch_buffers.iter().any(|b| b.is_some()) {
+        return Some("PFC and shared buffers (network.pfc, network.buffer)");
+    }
+    if plan.transports.iter().any(|t| t.homa.is_some()) {
+        return Some("Homa transports");
+    }
+    if plan.pcap.is_some() || plan.trace.is_some() {
+        return Some("packet capture and event traces (output.pcap, output.trace)");
+    }
+    if plan.traffic.iter().any(|g| g.pattern == Pattern::Requests) {
+        return Some("persistent connections (traffic[].pattern = \"requests\")");
+    }
+    None
+}
+
+/// Refuses more than one thread for a packet-level plan the parallel engine cannot run.
+pub fn check_supported(plan: &Plan) -> Result<(), ScenarioError> {
+    let many = plan.parallel.threads.is_some_and(|n| n > 1);
+    match unsupported(plan) {
+        Some(what) if many && plan.level == super::Level::Packet => Err(ScenarioError {
+            problems: vec![(
+                "parallel.threads".into(),
+                format!("the parallel engine does not run {what} yet; set threads = 1 or \"auto\""),
+            )],
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The threads a plan actually runs on: 1 at flow level (one solver) or with a feature
+/// the parallel engine does not run yet; otherwise `ParallelPlan::threads_used`.
+pub fn threads_for(plan: &Plan) -> u32 {
+    if plan.level != super::Level::Packet || unsupported(plan).is_some() {
+        return 1;
+    }
+    plan.parallel.threads_used(plan.topology.n_hosts as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::plan::tests::{errors, GOOD};
@@ -383,49 +428,4 @@ mod tests {
         let bare = Plan::from_toml(&with_threads(GOOD, "2").unwrap(), Path::new("."));
         assert_eq!(bare.unwrap().parallel.threads, Some(2));
     }
-}
-
-/// Why a plan cannot run over several threads yet (`None`: it can). These features
-/// read or write state across nodes within one instant: PFC's deadlock check looks at
-/// the whole fabric, Homa's receivers update their senders' agents, capture and trace
-/// cap and order one file for the run, and a persistent connection's flows read their
-/// server's counters from the client's host. A run with any of them and `threads =
-/// "auto"` runs on one thread; an explicit count above 1 is refused (`check_supported`).
-pub fn unsupported(plan: &Plan) -> Option<&'static str> {
-    if plan.pfc.is_some() || plan.switch_buffers.iter().any(|b| b.is_some()) {
-        return Some("PFC and shared buffers (network.pfc, network.buffer)");
-    }
-    if plan.transports.iter().any(|t| t.homa.is_some()) {
-        return Some("Homa transports");
-    }
-    if plan.pcap.is_some() || plan.trace.is_some() {
-        return Some("packet capture and event traces (output.pcap, output.trace)");
-    }
-    if plan.traffic.iter().any(|g| g.pattern == Pattern::Requests) {
-        return Some("persistent connections (traffic[].pattern = \"requests\")");
-    }
-    None
-}
-
-/// Refuses more than one thread for a packet-level plan the parallel engine cannot run.
-pub fn check_supported(plan: &Plan) -> Result<(), ScenarioError> {
-    let many = plan.parallel.threads.is_some_and(|n| n > 1);
-    match unsupported(plan) {
-        Some(what) if many && plan.level == super::Level::Packet => Err(ScenarioError {
-            problems: vec![(
-                "parallel.threads".into(),
-                format!("the parallel engine does not run {what} yet; set threads = 1 or \"auto\""),
-            )],
-        }),
-        _ => Ok(()),
-    }
-}
-
-/// The threads a plan actually runs on: 1 at flow level (one solver) or with a feature
-/// the parallel engine does not run yet; otherwise `ParallelPlan::threads_used`.
-pub fn threads_for(plan: &Plan) -> u32 {
-    if plan.level != super::Level::Packet || unsupported(plan).is_some() {
-        return 1;
-    }
-    plan.parallel.threads_used(plan.topology.n_hosts as usize)
 }
