@@ -31,7 +31,14 @@ fn same<T: std::fmt::Debug>(one: &[T], many: &[T], what: &str) {
 fn same_on_any_threads(text: &str) -> Results {
     let one = tables(run_plan(plan(text)));
     for (threads, parts) in [(1, 1), (2, 2), (4, 4), (2, 5), (16, 16)] {
-        let many = tables(run_parallel(plan(text), threads, parts, None, |_, _| true));
+        let many = tables(run_parallel(
+            plan(text),
+            threads,
+            parts,
+            None,
+            u64::MAX,
+            |_, _| true,
+        ));
         let what = format!("{threads} threads, {parts} partitions");
         same(
             &[&one.counters],

@@ -350,7 +350,7 @@ pub fn run_plan_observing(
         };
         let owner = plan.parallel.partition.clone();
         return (
-            parallel::run_parallel(plan, threads, parts, owner, progress),
+            parallel::run_parallel(plan, threads, parts, owner, every, progress),
             None,
         );
     }

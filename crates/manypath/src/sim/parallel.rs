@@ -334,6 +334,7 @@ pub fn run_parallel(
     threads: usize,
     parts: usize,
     owner: Option<Vec<u32>>,
+    every: u64,
     mut progress: impl FnMut(SimTime, u64) -> bool,
 ) -> Results {
     let t0 = std::time::Instant::now();
@@ -366,12 +367,12 @@ pub fn run_parallel(
                 let owner = owner.clone();
                 scope.spawn(move || {
                     let mine = build(&plan, None, &owner, t, threads, parts);
-                    run_thread(mine, shared, t == 0, &mut |_, _| true)
+                    run_thread(mine, shared, None, &mut |_, _| true)
                 })
             })
             .collect();
         let mine = build(&plan, first.take(), &owner, 0, threads, parts);
-        let (mut out, ending) = run_thread(mine, shared, true, &mut progress);
+        let (mut out, ending) = run_thread(mine, shared, Some(every), &mut progress);
         windows = ending.windows;
         wait_secs.push(ending.wait_secs);
         for h in handles {
@@ -424,7 +425,7 @@ fn build(
 fn run_thread(
     mut mine: Vec<(usize, Sim)>,
     shared: &Shared,
-    reporter: bool,
+    report_every: Option<u64>,
     progress: &mut dyn FnMut(SimTime, u64) -> bool,
 ) -> (Vec<(usize, Sim)>, Ending) {
     let parts = shared.parts;
@@ -440,7 +441,7 @@ fn run_thread(
     let mut peak = 0u64;
     let mut ran_window = false;
     let mut until = 0;
-    let mut next_report = 0u64;
+    let mut next_report = report_every.unwrap_or(u64::MAX);
     let ending = loop {
         let (mut next, mut unfinished, mut live) = (SimTime::MAX, 0u64, 0u64);
         for i in 0..parts {
@@ -451,7 +452,8 @@ fn run_thread(
         peak = peak.max(live);
         let done = stop_when_done && unfinished == 0 && long_lived == 0;
         if shared.stop.load(Ordering::Acquire) || shared.halted.load(Ordering::Acquire) {
-            let now = mine.iter().map(|(_, s)| s.now).max().unwrap_or(0);
+            // Simulated up to the end of the last window run, in every partition.
+            let now = if ran_window { until - 1 } else { 0 };
             break Ending {
                 now,
                 partial: true,
@@ -522,12 +524,12 @@ fn run_thread(
             sim.events.sort_pending_due();
             publish(*i, sim, shared);
         }
-        if reporter {
+        if let Some(every) = report_every {
             let processed: u64 = (0..parts)
                 .map(|i| shared.processed[i].load(Ordering::Acquire))
                 .sum();
             if processed >= next_report {
-                next_report = processed.saturating_add(1 << 20);
+                next_report = processed.saturating_add(every);
                 if !progress(until - 1, processed) {
                     shared.stop.store(true, Ordering::Release);
                 }
