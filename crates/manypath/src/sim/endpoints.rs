@@ -214,7 +214,7 @@ impl Sim {
             } else {
                 self.step
             };
-            self.start_later(next, signal);
+            self.start_later(next, self.now, signal);
         }
         let job = self.flows[f as usize].spec.job;
         if job >= 0 && (job as usize) < self.job_left.len() {
@@ -227,7 +227,7 @@ impl Sim {
             self.job_left[job as usize] -= 1;
             if self.job_left[job as usize] == 0 {
                 for w in std::mem::take(&mut self.job_waiters[job as usize]) {
-                    self.start_later(w, self.step);
+                    self.start_later(w, self.now, self.step);
                 }
             }
         }
@@ -239,8 +239,10 @@ impl Sim {
     /// that has to cross the fabric: `signal` is then one synchronisation step (the
     /// smallest link delay), which is also what lets a run split over threads tell
     /// another thread of it in time.
-    fn start_later(&mut self, f: u32, signal: SimTime) {
-        let at = self.now + self.think[f as usize].max(signal);
+    /// `finished` is the releasing finish's time (now, or, for a job counted at a
+    /// window's end in a run over several threads, when its last flow finished).
+    pub(super) fn start_later(&mut self, f: u32, finished: SimTime, signal: SimTime) {
+        let at = finished + self.think[f as usize].max(signal);
         if !self.owns_flow(f) {
             return self.send_flow_start(at, f);
         }

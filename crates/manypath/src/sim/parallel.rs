@@ -241,11 +241,10 @@ impl Sim {
             let job = self.flows[f as usize].spec.job as usize;
             self.job_left[job] -= 1;
             if self.job_left[job] == 0 {
+                // Every partition counts every job; each starts its own waiters.
                 for w in std::mem::take(&mut self.job_waiters[job]) {
                     if self.owns_flow(w) {
-                        let start = at + self.think[w as usize].max(self.step);
-                        self.flows[w as usize].spec.start = start;
-                        self.events.schedule(start, EventKind::FlowStart, w, 0);
+                        self.start_later(w, at, self.step);
                     }
                 }
             }
@@ -439,10 +438,9 @@ fn run_thread(
     }
     waited += shared.barrier.timed_wait();
     let mut peak = 0u64;
-    let mut ran_window = false;
     let mut until = 0;
     let mut next_report = report_every.unwrap_or(u64::MAX);
-    let ending = loop {
+    let (now, partial) = loop {
         let (mut next, mut unfinished, mut live) = (SimTime::MAX, 0u64, 0u64);
         for i in 0..parts {
             next = next.min(shared.next[i].load(Ordering::Acquire));
@@ -450,42 +448,21 @@ fn run_thread(
             live += shared.live[i].load(Ordering::Acquire);
         }
         peak = peak.max(live);
-        let done = stop_when_done && unfinished == 0 && long_lived == 0;
+        // The end of the last window run (a run stopped or done before any event stays
+        // at time 0): where a stopped run has simulated to in every partition, and where
+        // one thread's run whose flows are all done stops (`Sim::window_end`).
+        let reached = if windows > 0 { until - 1 } else { 0 };
         if shared.stop.load(Ordering::Acquire) || shared.halted.load(Ordering::Acquire) {
-            // Simulated up to the end of the last window run, in every partition.
-            let now = if ran_window { until - 1 } else { 0 };
-            break Ending {
-                now,
-                partial: true,
-                peak_packets: peak,
-                windows,
-                wait_secs: waited.as_secs_f64(),
-            };
+            break (reached, true);
         }
-        if done {
-            // One thread's run stops where this window ends (`Sim::window_end`); one
-            // done before any event stays at time 0.
-            let now = if ran_window { until - 1 } else { 0 };
-            break Ending {
-                now,
-                partial: false,
-                peak_packets: peak,
-                windows,
-                wait_secs: waited.as_secs_f64(),
-            };
+        if stop_when_done && unfinished == 0 && long_lived == 0 {
+            break (reached, false);
         }
         if next > duration {
-            break Ending {
-                now: duration,
-                partial: false,
-                peak_packets: peak,
-                windows,
-                wait_secs: waited.as_secs_f64(),
-            };
+            break (duration, false);
         }
         let start = next / step * step;
         until = (start + step).min(duration + 1);
-        ran_window = true;
         windows += 1;
         for (i, sim) in &mut mine {
             shared.jobs[*i].lock().expect("jobs").clear();
@@ -536,6 +513,13 @@ fn run_thread(
             }
         }
         waited += shared.barrier.timed_wait();
+    };
+    let ending = Ending {
+        now,
+        partial,
+        peak_packets: peak,
+        windows,
+        wait_secs: waited.as_secs_f64(),
     };
     for (_, sim) in &mut mine {
         sim.now = ending.now;
@@ -593,15 +577,12 @@ fn merge(mut sims: Vec<Sim>, owner: &[u32]) -> Sim {
         }
         for c in 0..base.conns.len() {
             let (src, dst) = (base.conns[c].src, base.conns[c].dst);
+            // The client's side comes with the whole connection; the server's side is
+            // then put back (when another partition ran it) or taken from here.
             if owner[src as usize] == o {
-                // The client's side: the connection with its client endpoint; its
-                // server endpoint is put back from its own partition below.
                 std::mem::swap(&mut base.conns[c], &mut other.conns[c]);
-                if owner[dst as usize] != o {
-                    base.conns[c].ep.swap_server(&mut other.conns[c].ep);
-                    std::mem::swap(&mut base.conns[c].rx_delay, &mut other.conns[c].rx_delay);
-                }
-            } else if owner[dst as usize] == o {
+            }
+            if (owner[src as usize] == o) != (owner[dst as usize] == o) {
                 base.conns[c].ep.swap_server(&mut other.conns[c].ep);
                 std::mem::swap(&mut base.conns[c].rx_delay, &mut other.conns[c].rx_delay);
             }
