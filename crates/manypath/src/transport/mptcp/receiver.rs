@@ -42,6 +42,11 @@ impl MptcpReceiver {
         self.data.next
     }
 
+    /// Data bytes held out of order at the connection level (they take receive buffer).
+    pub fn bytes_held(&self) -> u64 {
+        self.data.held()
+    }
+
     pub fn on_segment(&mut self, now: SimTime, sub: usize, seg: &Segment) {
         self.subs[sub].on_segment(now, seg);
         self.ready |= 1 << sub;

@@ -87,7 +87,25 @@ pub struct MptcpSender {
     loss: Vec<SubflowLoss>,
     candidates: Vec<Candidate>,
     pub counters: MptcpCounters,
+    /// The receive window of the latest ACK not older than the last (its free buffer
+    /// space: the buffer less the data it holds out of order). Each subflow's window
+    /// is limited by it too; when it has no room for a segment, the receiver's buffer
+    /// is full and no subflow gets new data, even one with nothing in flight (which
+    /// TCP's own window check would let send a segment).
+    peer_wnd: u64,
+    /// Some subflow could have sent new data but for a full receive buffer: an ACK on
+    /// any subflow may open it, so the next one marks every subflow ready.
+    window_blocked: bool,
+    /// Opportunistic retransmission: the data byte found holding up the full buffer
+    /// (`NO_DSN`: none yet), and the subflows that carry it, the copies' included.
+    blocking_dsn: u64,
+    carried: u128,
+    /// Copies sent by opportunistic retransmission.
+    pub reinjections: u64,
 }
+
+/// No data byte (`blocking_dsn`).
+const NO_DSN: u64 = u64::MAX;
 
 /// Connection-level counters of a multipath sender.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -111,6 +129,7 @@ impl MptcpSender {
         gap: SimTime,
     ) -> MptcpSender {
         let mss = subs[0].config().mss as u64;
+        let rcv_wnd = subs[0].config().rcv_wnd as u64;
         let cwnd_min = subs[0].config().cwnd_min as f64 * mss as f64;
         for s in &mut subs {
             s.size = u64::MAX;
@@ -146,6 +165,11 @@ impl MptcpSender {
             loss: vec![SubflowLoss::default(); n],
             candidates: Vec::with_capacity(n),
             counters: MptcpCounters::default(),
+            peer_wnd: rcv_wnd,
+            window_blocked: false,
+            blocking_dsn: NO_DSN,
+            carried: 0,
+            reinjections: 0,
         }
     }
 
@@ -274,6 +298,18 @@ impl MptcpSender {
 
     /// Whether `feed` would give subflow `i` a chunk now.
     fn can_feed(&self, i: usize) -> bool {
+        self.may_take_data(i) && self.next_chunk_fits()
+    }
+
+    /// The receiver's buffer has room for the next chunk of new data.
+    fn next_chunk_fits(&self) -> bool {
+        let chunk = (self.data_end() - self.data_nxt).min(self.mss);
+        chunk <= self.peer_wnd
+    }
+
+    /// Whether subflow `i` would take a chunk of new data now, were the receiver's
+    /// buffer not full.
+    fn may_take_data(&self, i: usize) -> bool {
         let s = &self.subs[i];
         if self.data_nxt >= self.data_end() || !s.is_established() || (i > 0 && self.suppressed()) {
             return false;
@@ -287,7 +323,12 @@ impl MptcpSender {
 
     /// Gives subflow `i` one more chunk of data if it can send it now.
     fn feed(&mut self, i: usize) {
-        if !self.can_feed(i) {
+        if !self.may_take_data(i) {
+            return;
+        }
+        if !self.next_chunk_fits() {
+            self.window_blocked = true;
+            self.reinject_blocking(i);
             return;
         }
         let chunk = (self.data_end() - self.data_nxt).min(self.mss);
@@ -297,6 +338,38 @@ impl MptcpSender {
             // The scatter volume is out: open the MPTCP subflows.
             self.open_others();
         }
+    }
+
+    /// Opportunistic retransmission (Raiciu et al., NSDI 2012, §4.2; the Linux
+    /// implementation's `mptcp_rcv_buf_optimization`): subflow `i` has room in its
+    /// window but the receiver's buffer is full of data held behind the data-level ACK,
+    /// so what holds the connection up is the data at that ACK, not yet delivered by the
+    /// subflow that carries it (lost there, and waiting for that subflow's recovery, a
+    /// timeout perhaps). Subflow `i` sends a copy of that segment, unless it carries it
+    /// already; each subflow does so at most once per data-level ACK. Without it, one
+    /// subflow waiting for a timeout stalls the whole connection until then, whatever
+    /// the other subflows could carry.
+    fn reinject_blocking(&mut self, i: usize) {
+        let head = self.data_una;
+        if head >= self.data_nxt {
+            return;
+        }
+        if head != self.blocking_dsn {
+            // A new left edge: which subflows hold it (searched only when the window is
+            // full, never per packet otherwise).
+            self.blocking_dsn = head;
+            self.carried = 0;
+            for (j, s) in self.subs.iter().enumerate() {
+                self.carried |= (s.carries_dsn(head) as u128) << j;
+            }
+        }
+        if self.carried >> i & 1 != 0 {
+            return;
+        }
+        self.carried |= 1 << i;
+        let len = (self.data_nxt - head).min(self.mss);
+        self.subs[i].offer_chunk(len, head);
+        self.reinjections += 1;
     }
 
     /// The subflow with the `k`-th smallest smoothed RTT (n is small; ties by index).
@@ -512,8 +585,17 @@ impl MptcpSender {
                 self.open_others();
             }
         }
+        if seg.data_ack >= self.data_una {
+            // ACKs come back over several subflows: an older one's window is stale.
+            self.peer_wnd = seg.rwnd as u64;
+        }
         if seg.data_ack > self.data_una {
             self.data_una = seg.data_ack.min(self.data_end());
+        }
+        if self.window_blocked {
+            // The buffer may have room again: every subflow may send again.
+            self.window_blocked = false;
+            self.mark_all();
         }
         if sub == 0 {
             if let Coupling::Amp(ssr) = &mut self.coupling {
@@ -681,6 +763,47 @@ mod tests {
             tx.loss[1].protected_to, tx.subs[1].avail,
             "every lost packet of subflow 1 was protected"
         );
+    }
+
+    /// Subflow 1's path loses every data packet and its timeout is far off. The
+    /// receiver's buffer (20 segments) fills with data held behind subflow 1's lost
+    /// segments; subflow 0 then resends each segment at the data-level ACK
+    /// (opportunistic retransmission) and the transfer finishes long before subflow 1's
+    /// timeout. Without it, the connection delivers nothing past the first lost segment
+    /// until then, and subflow 0, with nothing in flight, sends one new segment after
+    /// another into the full buffer, which holds ever more.
+    #[test]
+    fn a_full_data_window_resends_what_a_stalled_subflow_holds() {
+        let cfg = TcpConfig {
+            init_cwnd: 2,
+            rcv_wnd: 20_000,
+            ..testing::cfg()
+        };
+        let mut p = testing::mptcp(cfg, 2, 300_000, Coupling::Lia, D);
+        p.up.lose(|s: &Sent| s.sub == 1 && s.seg.len > 0);
+        let (mut t, mut held) = (0, 0);
+        while t < cfg.rto_min / 2 {
+            t += D;
+            p.run_until(t);
+            held = held.max(p.server.bytes_held());
+        }
+        assert_eq!(p.server.bytes_received(), 300_000);
+        assert!(p.client.finish.is_some(), "finished without subflow 1");
+        assert_eq!(p.client.stats().timeouts, 0);
+        // One copy per data segment subflow 1 lost (each a distinct data range).
+        let mut lost: Vec<u64> =
+            p.up.data()
+                .filter(|s| s.sub == 1)
+                .map(|s| s.seg.dsn)
+                .collect();
+        lost.sort_unstable();
+        lost.dedup();
+        assert!(!lost.is_empty());
+        assert_eq!(p.client.reinjections, lost.len() as u64);
+        // The buffer bounds what the receiver holds out of order, but for what the
+        // subflows had in flight when it filled (each subflow's window is checked on its
+        // own): at most a window's worth per subflow.
+        assert!(held <= 2 * 20_000, "held {held}");
     }
 
     #[test]

@@ -338,6 +338,21 @@ impl TcpSender {
             .map(|c| (c.end, c.dsn_end - (c.end - seq)))
     }
 
+    /// Multipath: whether a byte sent and not yet acknowledged maps to data byte `dsn`.
+    /// Chunks are contiguous from sequence 0 and only those ending at or below
+    /// `snd_una` are forgotten, so the first chunk kept starts at or below `snd_una`.
+    pub fn carries_dsn(&self, dsn: u64) -> bool {
+        let mut start = 0;
+        for c in &self.chunks {
+            let (lo, hi) = (start.max(self.snd_una), c.end.min(self.snd_max));
+            start = c.end;
+            if lo < hi && (c.dsn_end - (c.end - lo)..c.dsn_end - (c.end - hi)).contains(&dsn) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// The index of the chunk holding `seq`, a retransmission's mostly the first.
     #[inline(never)]
     fn chunk_search(&self, seq: u64) -> usize {
