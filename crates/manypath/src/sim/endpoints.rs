@@ -297,8 +297,8 @@ impl Sim {
         if c.int {
             self.pkts.clear_int(id);
             if seg.len == 0 && !seg.has(roce::flags::CNP) {
-                if let Some(&echo) = c.ep.int_echo() {
-                    *self.pkts.int_mut(id) = echo;
+                if let Some(echo) = c.ep.int_echo() {
+                    *self.pkts.int_mut(id) = *echo;
                 }
             }
         }
