@@ -152,8 +152,7 @@ impl PfcIngress {
     pub fn arrive(&mut self, port: usize, class: usize, size: u64) -> Charge {
         let q = port * CLASSES + class;
         // (The threshold is read only where needed: nothing changes before the last read.)
-        if self.hdrm[q] + size > self.headroom[port]
-            && self.shared_use(q) + size > self.threshold()
+        if self.hdrm[q] + size > self.headroom[port] && self.shared_use(q) + size > self.threshold()
         {
             self.overflow_drops[port] += 1;
             return Charge::Overflow;
@@ -386,9 +385,10 @@ mod tests {
             Xoff::Static(30_000),
         ] {
             let z = zero_below(xoff, buffer);
-            let probes = [0, 1, 2, 7, 8, 9, 1000, buffer]
-                .into_iter()
-                .chain([z.saturating_sub(1), z, z + 1]);
+            let probes =
+                [0, 1, 2, 7, 8, 9, 1000, buffer]
+                    .into_iter()
+                    .chain([z.saturating_sub(1), z, z + 1]);
             for free in probes.filter(|&f| f <= buffer) {
                 assert_eq!(
                     threshold_at(xoff, free) == 0,
