@@ -76,6 +76,9 @@ pub struct PfcIngress {
     paused: Vec<bool>,
     /// Bytes of the shared pool in use, over all queues.
     shared: u64,
+    /// The XOFF threshold is 0 exactly when the free shared buffer is below this, so an
+    /// arrival that stays within its reserve needs no floating-point threshold.
+    zero_below: u64,
     /// Per ingress port: packets dropped because headroom and shared pool were full.
     pub overflow_drops: Vec<u64>,
     /// The largest headroom use any queue reached (bytes).
@@ -97,22 +100,34 @@ impl PfcIngress {
             hdrm: vec![0; n * CLASSES],
             paused: vec![false; n * CLASSES],
             shared: 0,
+            zero_below: zero_below(cfg.xoff, buffer),
             overflow_drops: vec![0; n],
             peak_headroom: 0,
         }
     }
 
+    /// The shared buffer not in use: the buffer less headroom, reserves and shared use.
+    #[inline]
+    fn free(&self) -> u64 {
+        self.buffer
+            .saturating_sub(self.total_headroom + self.total_reserve + self.shared)
+    }
+
     /// The XOFF threshold on shared use, now.
     #[inline]
     pub fn threshold(&self) -> u64 {
-        match self.cfg.xoff {
-            Xoff::Static(x) => x,
-            Xoff::Dynamic(alpha) => {
-                let free = self
-                    .buffer
-                    .saturating_sub(self.total_headroom + self.total_reserve + self.shared);
-                (alpha * free as f64) as u64
-            }
+        threshold_at(self.cfg.xoff, self.free())
+    }
+
+    /// Whether a shared use of `s` bytes has reached the XOFF threshold. Most arrivals
+    /// stay within their reserve (`s` = 0), where only a threshold of 0 is reached, which
+    /// `zero_below` tells without the floating-point product.
+    #[inline]
+    fn reaches_threshold(&self, s: u64) -> bool {
+        if s == 0 {
+            self.free() < self.zero_below
+        } else {
+            s >= self.threshold()
         }
     }
 
@@ -136,22 +151,23 @@ impl PfcIngress {
     #[inline]
     pub fn arrive(&mut self, port: usize, class: usize, size: u64) -> Charge {
         let q = port * CLASSES + class;
-        let th = self.threshold();
-        if self.hdrm[q] + size > self.headroom[port] && self.shared_use(q) + size > th {
+        // (The threshold is read only where needed: nothing changes before the last read.)
+        if self.hdrm[q] + size > self.headroom[port] && self.shared_use(q) + size > self.threshold()
+        {
             self.overflow_drops[port] += 1;
             return Charge::Overflow;
         }
         let after = self.used[q] + size;
         if after <= self.cfg.reserve {
             self.used[q] = after;
-        } else if after - self.cfg.reserve > th {
+        } else if after - self.cfg.reserve > self.threshold() {
             self.hdrm[q] += size;
             self.peak_headroom = self.peak_headroom.max(self.hdrm[q]);
         } else {
             self.used[q] = after;
             self.shared += size.min(after - self.cfg.reserve);
         }
-        if !self.paused[q] && (self.hdrm[q] > 0 || self.shared_use(q) >= self.threshold()) {
+        if !self.paused[q] && (self.hdrm[q] > 0 || self.reaches_threshold(self.shared_use(q))) {
             self.paused[q] = true;
             Charge::Pause
         } else {
@@ -178,6 +194,31 @@ impl PfcIngress {
         }
         false
     }
+}
+
+/// The XOFF threshold on shared use when `free` bytes of the shared buffer are free.
+#[inline]
+fn threshold_at(xoff: Xoff, free: u64) -> u64 {
+    match xoff {
+        Xoff::Static(x) => x,
+        Xoff::Dynamic(alpha) => (alpha * free as f64) as u64,
+    }
+}
+
+/// The least free shared buffer (up to `buffer` + 1, beyond anything free can be) at
+/// which the threshold is above 0. The threshold grows with the free buffer (α ≥ 0, and
+/// rounding and truncation keep the order), so a binary search finds it.
+fn zero_below(xoff: Xoff, buffer: u64) -> u64 {
+    let (mut lo, mut hi) = (0u64, buffer.saturating_add(1));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if threshold_at(xoff, mid) > 0 {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
 }
 
 /// The default headroom of an ingress port whose link runs at `rate_bps` with one-way
@@ -328,6 +369,47 @@ mod tests {
         );
         // Another queue now sees a lower threshold than an empty buffer's.
         assert!(p.threshold() < free / 8);
+    }
+
+    /// `zero_below` agrees with the threshold itself on every side of its boundary, for
+    /// fractional, tiny and large α and static thresholds.
+    #[test]
+    fn zero_below_is_where_the_threshold_leaves_zero() {
+        let buffer = 3_355_443;
+        for xoff in [
+            Xoff::Dynamic(0.125),
+            Xoff::Dynamic(1.0 / 3.0),
+            Xoff::Dynamic(8.0),
+            Xoff::Dynamic(1e-9),
+            Xoff::Static(0),
+            Xoff::Static(30_000),
+        ] {
+            let z = zero_below(xoff, buffer);
+            let probes =
+                [0, 1, 2, 7, 8, 9, 1000, buffer]
+                    .into_iter()
+                    .chain([z.saturating_sub(1), z, z + 1]);
+            for free in probes.filter(|&f| f <= buffer) {
+                assert_eq!(
+                    threshold_at(xoff, free) == 0,
+                    free < z,
+                    "{xoff:?} free {free} zero_below {z}"
+                );
+            }
+        }
+    }
+
+    /// With no shared buffer left free (headroom and reserves take it all) the dynamic
+    /// threshold is 0: even an arrival within its reserve pauses its sender.
+    #[test]
+    fn a_full_buffer_pauses_an_arrival_within_its_reserve() {
+        let mut p = ingress(Xoff::Dynamic(0.125), 2 * 20_000 + 4 * 4096, 2, 20_000);
+        assert_eq!(p.threshold(), 0);
+        assert_eq!(p.arrive(0, 1, 100), Charge::Pause);
+        // With free buffer left, the same arrival does not.
+        let mut p = ingress(Xoff::Dynamic(0.125), 2 * 20_000 + 4 * 4096 + 100, 2, 20_000);
+        assert_eq!(p.threshold(), 12);
+        assert_eq!(p.arrive(0, 1, 100), Charge::Admitted);
     }
 
     #[test]

@@ -107,10 +107,11 @@ impl Sim {
     /// slot, cleared at send). Out of line, so other transports pay one flag test.
     #[inline(never)]
     fn deliver_int(&mut self, conn: u32, ep: usize, pkt: u32, seg: &Segment) {
-        let stack = *self.pkts.int(pkt);
+        // Read in place (the arena and the connections are apart): no copy of the stack.
+        let stack = self.pkts.int(pkt);
         self.conns[conn as usize]
             .ep
-            .on_segment_int(self.now, ep, seg, &stack);
+            .on_segment_int(self.now, ep, seg, stack);
     }
 
     pub(super) fn timer(&mut self, conn_id: u32, endpoint: u32) {
@@ -296,8 +297,8 @@ impl Sim {
         if c.int {
             self.pkts.clear_int(id);
             if seg.len == 0 && !seg.has(roce::flags::CNP) {
-                if let Some(&echo) = c.ep.int_echo() {
-                    *self.pkts.int_mut(id) = echo;
+                if let Some(echo) = c.ep.int_echo() {
+                    *self.pkts.int_mut(id) = *echo;
                 }
             }
         }

@@ -124,6 +124,13 @@ pub struct Hpcc {
     /// The previous ACK's INT records (the first `n_prev`).
     prev: [IntHop; MAX_INT_HOPS],
     n_prev: usize,
+    /// Read on every send and ACK, so kept rather than recomputed: the base RTT in
+    /// seconds, the window's floor (the lowest rate's), and what W gives, the rate
+    /// W/T capped at the line rate and W in whole bytes (`set_window` keeps them).
+    rtt_secs: f64,
+    floor: f64,
+    rate_bps: f64,
+    w_bytes: u64,
     cfg: HpccConfig,
 }
 
@@ -132,7 +139,7 @@ impl Hpcc {
         let w = cfg
             .init_window_bytes
             .clamp(Hpcc::floor(&cfg), cfg.max_window_bytes);
-        Hpcc {
+        let mut h = Hpcc {
             w,
             wc: w,
             u: 0.0,
@@ -140,8 +147,21 @@ impl Hpcc {
             last_update_seq: 0,
             prev: [IntHop::default(); MAX_INT_HOPS],
             n_prev: 0,
+            rtt_secs: cfg.rtt_secs(),
+            floor: Hpcc::floor(&cfg),
+            rate_bps: 0.0,
+            w_bytes: 0,
             cfg,
-        }
+        };
+        h.set_window(w);
+        h
+    }
+
+    /// W becomes `w` bytes, with the rate and whole bytes it gives.
+    fn set_window(&mut self, w: f64) {
+        self.w = w;
+        self.rate_bps = (w * 8.0 / self.rtt_secs).min(self.cfg.line_rate_bps);
+        self.w_bytes = w as u64;
     }
 
     fn floor(cfg: &HpccConfig) -> f64 {
@@ -178,7 +198,7 @@ impl Hpcc {
         let same_path = n > 0 && n == self.n_prev;
         let mut sample: Option<(f64, SimTime)> = None;
         if same_path {
-            let t = self.cfg.rtt_secs();
+            let t = self.rtt_secs;
             for (now, prev) in int.iter().zip(&self.prev) {
                 let dts = now.ts.saturating_sub(prev.ts);
                 if dts == 0 || now.rate_bps == 0 {
@@ -213,7 +233,8 @@ impl Hpcc {
         } else {
             self.wc + c.w_ai_bytes
         };
-        self.w = w.clamp(Hpcc::floor(c), c.max_window_bytes);
+        let (floor, max) = (self.floor, c.max_window_bytes);
+        self.set_window(w.clamp(floor, max));
         if update_wc {
             if multiplicative {
                 self.inc_stage = 0;
@@ -228,11 +249,11 @@ impl Hpcc {
 impl RateControl for Hpcc {
     /// W/T, at most the line rate.
     fn rate_bps(&self) -> f64 {
-        (self.w * 8.0 / self.cfg.rtt_secs()).min(self.cfg.line_rate_bps)
+        self.rate_bps
     }
 
     fn window_bytes(&self) -> Option<u64> {
-        Some(self.w as u64)
+        Some(self.w_bytes)
     }
 
     fn on_ack(&mut self, ack: &AckInfo) {

@@ -347,9 +347,17 @@ impl RoceSender {
         }
         let pacing =
             (self.next_send > self.now && self.next_packet().is_some()).then_some(self.next_send);
-        [pacing, self.cc.timer_deadline(), self.rto_at]
-            .into_iter()
-            .flatten()
-            .min()
+        // The earliest of the three, written out: this runs after every send and
+        // arrival of the queue pair.
+        earliest(earliest(pacing, self.cc.timer_deadline()), self.rto_at)
+    }
+}
+
+/// The earlier of two optional times (`None`: no deadline).
+#[inline]
+fn earliest(a: Option<SimTime>, b: Option<SimTime>) -> Option<SimTime> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
