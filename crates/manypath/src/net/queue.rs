@@ -916,7 +916,6 @@ mod tests {
             }
 
             while pending && busy < now {
-                pending = false;
                 let y = fixed.dequeue_after_fixed(busy, rate).expect("waiting");
                 fixed_start[y.pkt as usize] = Some(busy);
                 busy += ser(y.wire);
@@ -946,7 +945,6 @@ mod tests {
             held_busy += ser(y.wire);
         }
         while pending {
-            pending = false;
             let y = fixed.dequeue_after_fixed(busy, rate).expect("waiting");
             fixed_start[y.pkt as usize] = Some(busy);
             busy += ser(y.wire);

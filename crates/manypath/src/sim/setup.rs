@@ -522,10 +522,10 @@ fn commit_departures(net: &mut Network, link_events: &[LinkEvent], observe: bool
             && port.fault == NO_FAULT
             && port.rwndq == NO_RWNDQ
             && !changing.contains(&(i as u32))
+            && !port.queue.commit_departures()
+            && !observe
         {
-            if !port.queue.commit_departures() && !observe {
-                port.queue.commit_top_level();
-            }
+            port.queue.commit_top_level();
         }
     }
 }
