@@ -15,6 +15,13 @@
 //! would be with the packets held until their turn. The start time sits with the
 //! counters, so an arrival at a queue whose first packet has not started reads no ring
 //! slot.
+//!
+//! A strict-priority queue can fix the departures of its top level (0) the same way
+//! while nothing of a lower level waits (`commit_top_level`): a level-0 packet is served
+//! before every lower level and after the level-0 packets ahead of it, so nothing that
+//! arrives later can start before it. Its start is then when the link is done with the
+//! packets ahead. A packet of a lower level (or one of level 0 that finds one waiting)
+//! waits in its FIFO and the port's `TxDone` takes it, after the fixed packets.
 
 use super::ecn_red::{EcnRed, EcnRedConfig};
 use super::packet::Desc;
@@ -125,9 +132,14 @@ pub struct OutQueue {
     trim: Option<Box<TrimQueue>>,
     /// Departures fixed at enqueue: the waiting packets are in `sizes`, not `fifo`.
     committed: bool,
-    /// Committed: when the first waiting packet starts onto the wire.
+    /// A strict-priority queue whose level-0 packets' departures are fixed at enqueue
+    /// while no packet waits in a FIFO (`commit_top_level`).
+    commit_top: bool,
+    /// Committed (or level-0 packets fixed): when the first fixed packet starts onto
+    /// the wire.
     head_start: SimTime,
-    /// Committed: wire bytes of each waiting packet, in order.
+    /// Wire bytes of each packet whose departure is fixed and that has not started, in
+    /// order.
     sizes: VecDeque<u16>,
 }
 
@@ -147,6 +159,7 @@ impl OutQueue {
             ecn_red: None,
             trim: None,
             committed: false,
+            commit_top: false,
             head_start: 0,
             sizes: VecDeque::new(),
         }
@@ -299,6 +312,44 @@ impl OutQueue {
         self.committed
     }
 
+    /// Fixes the departures of level-0 packets that find no packet waiting in a FIFO
+    /// (see the module comment), if this is a strict-priority queue that marks at
+    /// enqueue; returns whether it does. Call it before the first packet.
+    pub fn commit_top_level(&mut self) -> bool {
+        self.commit_top = self.red.is_none()
+            && self.trim.is_none()
+            && self.top > 0
+            && self.cfg.mark_at == MarkAt::Enqueue
+            && self.packets == 0;
+        if self.commit_top {
+            self.sizes = VecDeque::with_capacity(self.cfg.limit_packets.min(256) as usize);
+        }
+        self.commit_top
+    }
+
+    /// This queue fixes some departures at enqueue (committed, or its top level):
+    /// `advance` brings it up to date.
+    #[inline]
+    pub fn fixes_departures(&self) -> bool {
+        self.committed | self.commit_top
+    }
+
+    /// Whether packet `d` joining now would have its departure fixed: every packet of a
+    /// committed queue; a level-0 packet of a queue that commits its top level, when no
+    /// packet waits in a FIFO (`fifo_waiting`: the port's `TxDone` is pending), unless
+    /// it carries INT (whose stamp reads the queue as the packet leaves it).
+    #[inline]
+    pub fn fixes(&self, d: &Desc, fifo_waiting: bool) -> bool {
+        self.committed || (self.commit_top && !fifo_waiting && self.fifo_of(d) == 0 && !d.has_int())
+    }
+
+    /// Some packet waits in a FIFO for the port's `TxDone` (not only packets whose
+    /// departures are fixed).
+    #[inline]
+    pub fn holds_unfixed(&self) -> bool {
+        self.packets > self.sizes.len() as u64
+    }
+
     /// Admits (marking it CE if the queue is at K and it is ECT) or drops a packet.
     #[inline]
     pub fn enqueue(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admit {
@@ -397,7 +448,7 @@ impl OutQueue {
     /// the packets ahead of it, or drops it.
     #[inline]
     pub fn commit(&mut self, now: SimTime, d: &mut Desc, ect: bool, start: SimTime) -> Admit {
-        debug_assert!(self.committed);
+        debug_assert!(self.committed || self.commit_top);
         let Some(mark) = self.admit::<true>(now, d, ect) else {
             return Admit::Dropped;
         };
@@ -413,7 +464,7 @@ impl OutQueue {
     /// still counts, so an arrival at the instant a packet leaves finds it in the queue,
     /// as when the departure was an event scheduled after the arrival's. `rate` is the
     /// rate of the link the queue feeds: its packets start back to back.
-    #[inline]
+    #[inline(always)]
     pub fn advance(&mut self, now: SimTime, rate: Rate) {
         while self.head_start < now {
             let Some(wire) = self.sizes.pop_front() else {
@@ -426,14 +477,16 @@ impl OutQueue {
         }
     }
 
-    /// Of what a committed queue has admitted, what has not started by `now` (after
+    /// Of the packets whose departures were fixed, what has not started by `now` (after
     /// `advance(now)`): packets, bytes, and the time from the first one's start until
-    /// the link is free (`busy_until`).
+    /// the last one's end. `busy_until` is when the link is free; the fixed packets are
+    /// the last to have started (a packet waiting in a FIFO has not).
     pub fn not_started(&self, busy_until: SimTime) -> (u64, u64, SimTime) {
         if self.sizes.is_empty() {
             (0, 0, 0)
         } else {
-            (self.packets, self.bytes, busy_until - self.head_start)
+            let bytes = self.sizes.iter().map(|&w| w as u64).sum();
+            (self.sizes.len() as u64, bytes, busy_until - self.head_start)
         }
     }
 
@@ -517,6 +570,16 @@ impl OutQueue {
             }
         }
         Some(d)
+    }
+
+    /// `dequeue` at a port's `TxDone`: the packets whose departures were fixed ahead of
+    /// those waiting in the FIFOs (a priority queue's level 0) have all started by now.
+    #[inline(always)]
+    pub fn dequeue_after_fixed(&mut self, now: SimTime, rate: Rate) -> Option<Desc> {
+        if self.commit_top {
+            self.advance(now, rate);
+        }
+        self.dequeue(now)
     }
 
     /// Counts a mark made at dequeue.
@@ -794,6 +857,112 @@ mod tests {
         assert_eq!(
             (a.enqueued, a.drops, a.marks, a.max_packets, a.max_bytes),
             (b.enqueued, b.drops, b.marks, b.max_packets, b.max_bytes)
+        );
+        assert_eq!(
+            (a.area_packets, a.area_bytes),
+            (b.area_packets, b.area_bytes)
+        );
+        assert_eq!(a.histogram, b.histogram);
+    }
+
+    /// A strict-priority queue that fixes its level-0 departures, served by a port that
+    /// takes the other packets at `TxDone` (as `sim::forward` does), starts every packet
+    /// when a queue that holds all its packets until the link takes them would, and
+    /// sees the same occupancy and counters.
+    #[test]
+    fn fixed_top_level_matches_a_holding_priority_queue() {
+        let cfg = QueueConfig {
+            limit_packets: 12,
+            priority_levels: 4,
+            histogram: true,
+            ..QueueConfig::default()
+        };
+        let rate = Rate::from_gbps(1000.0);
+        let ser = |wire: u16| rate.serialization(wire as u32);
+        let mut rng = Rng::new(7, 2, 0);
+        let (mut held, mut fixed) = (OutQueue::new(cfg), OutQueue::new(cfg));
+        assert!(!fixed.commit_departures());
+        assert!(fixed.commit_top_level());
+        let n = 20_000usize;
+        let (mut held_start, mut fixed_start) = (vec![None; n], vec![None; n]);
+        // The holding queue's link is busy until `held_busy`; the other port's link
+        // until `busy`, with a `TxDone` due then if `pending`. Departures due at an
+        // arrival's time come after it.
+        let (mut held_busy, mut busy, mut pending, mut now) = (0u64, 0u64, false, 0u64);
+        let mut fixed_level_zero = 0;
+        for i in 0..n {
+            now += match rng.below(3) {
+                0 => 0,
+                1 => ser(1500),
+                _ => rng.below(16_000),
+            };
+            let x = d(
+                i as u32,
+                [64, 1000, 1500][rng.below(3) as usize],
+                rng.below(4) as u8,
+            );
+
+            while held_busy < now && !held.is_empty() {
+                let y = held.dequeue(held_busy).expect("not empty");
+                held_start[y.pkt as usize] = Some(held_busy);
+                held_busy += ser(y.wire);
+            }
+            if held_busy <= now && held.is_empty() {
+                held.pass_through();
+                held_start[i] = Some(now);
+                held_busy = now + ser(x.wire);
+            } else {
+                held.enqueue(now, x, false);
+            }
+
+            while pending && busy < now {
+                let y = fixed.dequeue_after_fixed(busy, rate).expect("waiting");
+                fixed_start[y.pkt as usize] = Some(busy);
+                busy += ser(y.wire);
+                pending = fixed.holds_unfixed();
+            }
+            fixed.advance(now, rate);
+            let mut x1 = x;
+            if !pending && busy <= now && fixed.is_empty() {
+                fixed.pass_through();
+                fixed_start[i] = Some(now);
+                busy = now + ser(x.wire);
+            } else if fixed.fixes(&x, pending) {
+                if let Admit::Queued { .. } = fixed.commit(now, &mut x1, false, busy) {
+                    fixed_start[i] = Some(busy);
+                    busy += ser(x.wire);
+                    fixed_level_zero += 1;
+                }
+            } else if let Admit::Queued { .. } = fixed.enqueue(now, x, false) {
+                pending = true;
+            }
+            assert_eq!(held.packets(), fixed.packets(), "packet {i}");
+            assert_eq!(held.bytes(), fixed.bytes(), "packet {i}");
+        }
+        while !held.is_empty() {
+            let y = held.dequeue(held_busy).expect("not empty");
+            held_start[y.pkt as usize] = Some(held_busy);
+            held_busy += ser(y.wire);
+        }
+        while pending {
+            let y = fixed.dequeue_after_fixed(busy, rate).expect("waiting");
+            fixed_start[y.pkt as usize] = Some(busy);
+            busy += ser(y.wire);
+            pending = fixed.holds_unfixed();
+        }
+        fixed.advance(busy, rate);
+        assert_eq!(held_busy, busy);
+        assert_eq!(held_start, fixed_start);
+        held.finish(busy);
+        fixed.finish(busy);
+        let (a, b) = (&held.stats, &fixed.stats);
+        assert!(
+            a.drops > 100 && fixed_level_zero > 100,
+            "{a:?} {fixed_level_zero}"
+        );
+        assert_eq!(
+            (a.enqueued, a.drops, a.max_packets, a.max_bytes),
+            (b.enqueued, b.drops, b.max_packets, b.max_bytes)
         );
         assert_eq!(
             (a.area_packets, a.area_bytes),

@@ -86,7 +86,7 @@ impl Sim {
         let now = self.now;
         let ect = d.ecn != Ecn::NotEct;
         let port = &mut self.net.ports[port_id as usize];
-        if port.queue.is_committed() {
+        if port.queue.fixes_departures() {
             port.queue.advance(now, port.rate);
         }
         if !port.txdone_pending
@@ -96,10 +96,12 @@ impl Sim {
         {
             return self.onto_idle_link(port_id, d, ect);
         }
-        // A committed queue fixes the packet's start now: when the link is done with the
-        // packets ahead of it.
+        // A committed queue (or a priority queue's top level, with nothing waiting in a
+        // FIFO) fixes the packet's start now: when the link is done with the packets
+        // ahead of it.
         let start = port.busy_until;
-        let admit = if port.queue.is_committed() {
+        let fix = port.queue.fixes(&d, port.txdone_pending);
+        let admit = if fix {
             port.queue.commit(now, &mut d, ect, start)
         } else if port.queue.trims() {
             return self.enqueue_trimming(port_id, d);
@@ -114,9 +116,7 @@ impl Sim {
                 self.dropped += 1;
                 self.pkts.free(d.pkt);
             }
-            Admit::Queued { .. } if port.queue.is_committed() => {
-                self.transmit(port_id, d, start, Join::Committed)
-            }
+            Admit::Queued { .. } if fix => self.transmit(port_id, d, start, Join::Committed),
             Admit::Queued { .. } => {
                 if self.observe {
                     self.observe_queued(port_id, &d);
@@ -179,7 +179,7 @@ impl Sim {
             port.fault != NO_FAULT,
             port.remote,
         );
-        if !port.queue.is_empty() && !port.queue.is_committed() {
+        if port.queue.holds_unfixed() {
             port.txdone_pending = true;
             self.events
                 .schedule(port.busy_until, EventKind::TxDone, port_id, 0);
@@ -262,7 +262,7 @@ impl Sim {
         port.txdone_pending = false;
         if self.fabric_on {
             self.tx_done_fabric(port_id);
-        } else if let Some(mut d) = port.queue.dequeue(now) {
+        } else if let Some(mut d) = port.queue.dequeue_after_fixed(now, port.rate) {
             if d.ecn == Ecn::Ect && port.queue.marks_on_dequeue() {
                 d.ecn = Ecn::Ce;
                 port.queue.count_mark();

@@ -47,8 +47,9 @@ impl Sim {
         let rwndq_on = !net.rwndq.is_empty();
         let fabric = fabric(&plan, &net);
         let fabric_on = fabric.buffers.iter().any(|b| b.is_some()) || fabric.pfc_on;
+        let observe = plan.pcap.is_some() || plan.trace.is_some();
         if !fabric_on {
-            commit_departures(&mut net, &link_events);
+            commit_departures(&mut net, &link_events, observe);
         }
         if fabric.pfc_on {
             events.schedule(DEADLOCK_HOLD, EventKind::PfcCheck, 0, 0);
@@ -58,7 +59,6 @@ impl Sim {
         let plan_hosts = net.host_nic.len();
         let host_rx = conns.iter().any(|c| c.host_delay > 0);
         schedule_start(&plan, &link_events, &mut events);
-        let observe = plan.pcap.is_some() || plan.trace.is_some();
         let (conn_flow, capture, trace) = if observe {
             let mut conn_flows = vec![Vec::new(); conns.len()];
             for (i, f) in w.flows.iter().enumerate() {
@@ -511,8 +511,10 @@ impl<'a> ConnBuilder<'a> {
 
 /// Fixes departures at enqueue except where something must see a packet at the moment
 /// it starts: host NICs (send jitter, endpoints waiting for room), lossy or failing
-/// links, and RWNDQ's queue reading.
-fn commit_departures(net: &mut Network, link_events: &[LinkEvent]) {
+/// links, and RWNDQ's queue reading. Strict-priority queues fix their top level's
+/// departures unless packets are captured or traced (`observe`), whose hooks then see
+/// each packet as it leaves its queue, as before.
+fn commit_departures(net: &mut Network, link_events: &[LinkEvent], observe: bool) {
     let changing: std::collections::HashSet<u32> =
         link_events.iter().flat_map(|e| e.ports).collect();
     for (i, port) in net.ports.iter_mut().enumerate() {
@@ -520,8 +522,10 @@ fn commit_departures(net: &mut Network, link_events: &[LinkEvent]) {
             && port.fault == NO_FAULT
             && port.rwndq == NO_RWNDQ
             && !changing.contains(&(i as u32))
+            && !port.queue.commit_departures()
+            && !observe
         {
-            port.queue.commit_departures();
+            port.queue.commit_top_level();
         }
     }
 }
