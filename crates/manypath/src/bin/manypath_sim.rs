@@ -97,8 +97,8 @@ fn main() -> ExitCode {
     };
     let flow = match &r.parallel {
         Some(p) => format!(
-            "{flow}, \"partitions\": {}, \"windows\": {}, \"step_ps\": {}, \"messages\": {}, \"barrier_wait_s\": {:?}",
-            p.partitions, p.windows, p.step, p.messages, p.wait_secs
+            "{flow}, \"partitions\": {}, \"windows\": {}, \"step_ps\": {}, \"messages\": {}, \"barrier_wait_s\": {:?}, \"partition_events\": {:?}",
+            p.partitions, p.windows, p.step, p.messages, p.wait_secs, p.part_events
         ),
         None => flow,
     };

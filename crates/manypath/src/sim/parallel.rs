@@ -388,6 +388,7 @@ pub fn run_parallel(
         .map(|s| s.part.as_deref().map_or(0, |p| p.sent))
         .sum();
     let step = sims[0].step;
+    let part_events = sims.iter().map(|s| s.events.processed()).collect();
     let mut merged = merge(sims, &owner);
     let mut results = merged.results(t0.elapsed().as_secs_f64());
     results.parallel = Some(ParallelStats {
@@ -397,6 +398,7 @@ pub fn run_parallel(
         windows,
         messages,
         wait_secs,
+        part_events,
     });
     results
 }
