@@ -134,7 +134,8 @@ def main() -> None:
             f"{r['wall_s']:>9.2f}{r['peak_rss_mib']:>10.1f}{r['goodput_fraction']:>9.3f}{r['packet_hops']:>13,}"
         )
     print(f"\npacket level on {PARALLEL_THREADS} threads (same tables as on one): fastest of {repeat}\n")
-    print(f"{'scenario':<22}{'hops/s':>12}{'speedup':>9}{'windows':>12}{'messages':>13}{'barrier wait s':>16}")
+    print(f"{'scenario':<22}{'hops/s':>12}{'speedup':>9}{'windows':>12}{'messages':>13}{'barrier wait s':>16}"
+          f"{'work split':>12}")
     for path in paths:
         if path in flow_level:
             continue
@@ -145,8 +146,11 @@ def main() -> None:
         assert p["events"] == one["events"] and p["packet_hops"] == one["packet_hops"], p["name"]
         one["parallel"] = p
         waits = ", ".join(f"{w:.2f}" for w in p["barrier_wait_s"])
+        # The busiest partition's events over the mean: 1.00 is a perfectly even split.
+        events = p["partition_events"]
+        split = max(events) * len(events) / max(sum(events), 1)
         print(f"{p['name']:<22}{p['hops_per_s'] / 1e6:>10.2f} M{one['wall_s'] / p['wall_s']:>8.2f}x"
-              f"{p['windows']:>12,}{p['messages']:>13,}{waits:>16}")
+              f"{p['windows']:>12,}{p['messages']:>13,}{waits:>16}{split:>12.2f}")
     by_name = {r["name"]: r for r in rows}
     if "fattree8-dctcp" in by_name and "fattree16-dctcp" in by_name:
         drop = by_name["fattree8-dctcp"]["hops_per_s"] / by_name["fattree16-dctcp"]["hops_per_s"]

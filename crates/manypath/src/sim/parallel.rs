@@ -26,7 +26,7 @@
 //! Events of the whole fabric (the warm-up, samples, link changes) run in every
 //! replica, each for its own nodes, and count once.
 
-use super::Sim;
+use super::{partition, Sim};
 use crate::engine::queue::{Event, EventKind};
 use crate::metrics::{ParallelStats, Results};
 use crate::net::int::IntStack;
@@ -356,7 +356,11 @@ pub fn run_parallel(
     // The split is made once, from one replica's network, and shared by all.
     let (mut windows, mut wait_secs) = (0, Vec::new());
     let first = Sim::new(plan.clone());
-    let owner = owner.unwrap_or_else(|| super::partition::partition(&first.net, parts));
+    let owner = owner.unwrap_or_else(|| {
+        let flows = first.flows.iter().map(|f| &f.spec);
+        let bytes = partition::expected_host_bytes(&first.net, flows, first.plan.duration);
+        partition::partition(&first.net, &bytes, parts)
+    });
     let mut first = Some(first);
     let mut replicas: Vec<(usize, Sim)> = std::thread::scope(|scope| {
         let shared = &shared;
