@@ -399,8 +399,9 @@ fn export_topology(toml_text: &str, base_dir: &str, json: bool) -> PyResult<Stri
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// What a run will need: hosts, switches, ports, connections, subflows and flows, and
-/// the estimated peak memory of a packet-level run in bytes (`peak_bytes`).
+/// What a run will need: hosts, switches, ports, connections, subflows and flows, the
+/// simulator replicas of a run over several threads (`replicas`), and the estimated
+/// peak memory of a packet-level run in bytes (`peak_bytes`).
 #[pyfunction]
 fn estimate<'py>(py: Python<'py>, toml_text: &str, base_dir: &str) -> PyResult<Bound<'py, PyDict>> {
     let plan = Plan::from_toml(toml_text, Path::new(base_dir))
@@ -413,6 +414,7 @@ fn estimate<'py>(py: Python<'py>, toml_text: &str, base_dir: &str) -> PyResult<B
     d.set_item("connections", e.connections)?;
     d.set_item("subflows", e.subflows)?;
     d.set_item("flows", e.flows)?;
+    d.set_item("replicas", e.replicas)?;
     d.set_item("peak_bytes", e.peak_bytes)?;
     Ok(d)
 }

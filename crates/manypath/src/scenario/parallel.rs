@@ -295,6 +295,17 @@ pub fn threads_for(plan: &Plan) -> u32 {
     plan.parallel.threads_used(plan.topology.n_hosts as usize)
 }
 
+/// The simulator replicas a run holds: one per partition when it runs over several
+/// threads (the scenario's partitions, or one per thread), otherwise 1. Each replica
+/// holds the whole fabric's state, so memory grows with them.
+pub fn replicas(plan: &Plan) -> u32 {
+    match (threads_for(plan), plan.parallel.partitions) {
+        (1, _) => 1,
+        (threads, 0) => threads,
+        (_, given) => given,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::plan::tests::{errors, GOOD};

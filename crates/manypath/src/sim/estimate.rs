@@ -26,6 +26,8 @@ pub struct Estimate {
     /// Subflows of all connections (1 per TCP connection).
     pub subflows: u64,
     pub flows: u64,
+    /// Simulator replicas the run holds (one per partition over several threads).
+    pub replicas: u64,
     /// Estimated peak memory of a packet-level run, in bytes.
     pub peak_bytes: u64,
 }
@@ -49,7 +51,9 @@ const BYTES_PER_PACKET: u64 = 800;
 /// each queue's occupancy, class and counters; with PFC, each ingress queue's accounting
 /// (reserve and shared use, headroom use, paused) and each ingress port's headroom and
 /// overflow count.
-fn fabric_bytes(plan: &Plan, packets: u64) -> u64 {
+///
+/// Returns the state's bytes and its bytes per packet alive.
+fn fabric_bytes(plan: &Plan) -> (u64, u64) {
     let topo = &plan.topology;
     let buffered: Vec<bool> = topo
         .switch_tiers()
@@ -57,7 +61,7 @@ fn fabric_bytes(plan: &Plan, packets: u64) -> u64 {
         .map(|t| t.is_some_and(|t| plan.switch_buffers[t as usize].is_some()))
         .collect();
     if !buffered.contains(&true) && plan.pfc.is_none() {
-        return 0;
+        return (0, 0);
     }
     let mut degree = vec![0u64; topo.roles.len()];
     for &(a, b, _) in &topo.links {
@@ -74,9 +78,10 @@ fn fabric_bytes(plan: &Plan, packets: u64) -> u64 {
         .filter(|(_, &b)| b)
         .map(|(&d, _)| d * (CLASSES as u64 * (per_queue + pfc_per_queue) + pfc_per_port))
         .sum();
-    ports * size_of::<FabricPort>() as u64 + switches + packets * 4
+    (ports * size_of::<FabricPort>() as u64 + switches, 4)
 }
 
+/// The counts and the estimated peak memory of `plan`'s packet-level run.
 pub fn estimate(plan: &Plan) -> Estimate {
     let topo = &plan.topology;
     let hosts = topo.n_hosts as u64;
@@ -148,8 +153,11 @@ pub fn estimate(plan: &Plan) -> Estimate {
     let packets = packets.min(hosts * host_slots + (ports - hosts) * switch_slots);
     let name = 32u64;
     let per_port = size_of::<Port>() as u64 + size_of::<QueueRecord>() as u64 + 2 * name;
-    let peak = BASE
-        + hosts * host_slots * 16
+    // Every replica of a parallel run holds the whole fabric, its connections and flows;
+    // the packets alive are spread over them.
+    let replicas = crate::scenario::parallel::replicas(plan) as u64;
+    let (fabric, fabric_per_packet) = fabric_bytes(plan);
+    let state = hosts * host_slots * 16
         + (ports - hosts) * switch_slots * 2
         + ports * per_port
         + (hosts + switches) * name
@@ -157,8 +165,8 @@ pub fn estimate(plan: &Plan) -> Estimate {
         + connections * (size_of::<Conn>() as u64)
         + subflows * SUBFLOW_HEAP
         + n_flows * (size_of::<Flow>() + size_of::<FlowRecord>() + 64) as u64
-        + packets * BYTES_PER_PACKET
-        + fabric_bytes(plan, packets);
+        + fabric;
+    let peak = BASE + replicas * state + packets * (BYTES_PER_PACKET + fabric_per_packet);
     Estimate {
         hosts,
         switches,
@@ -166,6 +174,7 @@ pub fn estimate(plan: &Plan) -> Estimate {
         connections,
         subflows,
         flows: n_flows,
+        replicas,
         peak_bytes: peak,
     }
 }
@@ -207,5 +216,35 @@ mod tests {
             buffer - no_core,
             16 * 2 * (9 + size_of::<QueueCounters>() as u64)
         );
+    }
+
+    /// A run over several threads holds one replica of the fabric's state per
+    /// partition, but its packets only once.
+    #[test]
+    fn each_replica_holds_the_state_once() {
+        let base = r#"
+            duration_ms = 1
+            [topology.fat_tree]
+            k = 4
+            [[traffic]]
+            pattern = "permutation"
+            size = "long_lived"
+        "#;
+        let estimate_with = |extra: &str| {
+            let plan = Plan::from_toml(&(base.to_string() + extra), Path::new(".")).unwrap();
+            estimate(&plan)
+        };
+        let one = estimate_with("");
+        let two = estimate_with("[parallel]\nthreads = 2\n");
+        let four = estimate_with("[parallel]\nthreads = 4\n");
+        assert_eq!((one.replicas, two.replicas, four.replicas), (1, 2, 4));
+        let state = two.peak_bytes - one.peak_bytes;
+        assert_eq!(four.peak_bytes - two.peak_bytes, 2 * state);
+        // 16 connections' packets (60 each, 800 bytes) are not in a replica's state.
+        assert!(
+            state + BASE + 16 * 60 * 800 <= one.peak_bytes,
+            "{state} {one:?}"
+        );
+        assert!(state > 0);
     }
 }

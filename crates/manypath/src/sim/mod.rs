@@ -344,10 +344,7 @@ pub fn run_plan_observing(
 ) -> (Results, Option<Observed>) {
     let threads = crate::scenario::parallel::threads_for(&plan) as usize;
     if threads > 1 {
-        let parts = match plan.parallel.partitions {
-            0 => threads,
-            given => given as usize,
-        };
+        let parts = crate::scenario::parallel::replicas(&plan) as usize;
         let owner = plan.parallel.partition.clone();
         return (
             parallel::run_parallel(plan, threads, parts, owner, every, progress),
