@@ -124,7 +124,14 @@ impl Sim {
         } else {
             NONE
         };
-        let int = if d.has_int() {
+        // Every packet of an HPCC connection has its INT slot: the switches' stamps on
+        // data, the echo on ACKs and NAKs, none on CNPs (`roce_ndp_send`); the
+        // receiving endpoint reads it whatever the packet.
+        let int_conn = self
+            .conns
+            .get(pkt.conn as usize)
+            .is_some_and(|c| c.int);
+        let int = if d.has_int() || int_conn {
             out.ints.push(*self.pkts.int(d.pkt));
             out.ints.len() as u32 - 1
         } else {
