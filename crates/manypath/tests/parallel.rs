@@ -304,7 +304,10 @@ fn dcqcn_over_pfc_is_the_same_on_any_threads_and_splits() {
         .find(|q| q.node == "leaf0" && q.peer == "spine0")
         .expect("leaf 0's uplink");
     assert!(up.pfc_paused_time[1] > 0, "{up:?}");
-    assert!(r.queues.iter().any(|q| q.is_host && q.pfc_pauses_received[1] > 0));
+    assert!(r
+        .queues
+        .iter()
+        .any(|q| q.is_host && q.pfc_pauses_received[1] > 0));
     assert!(r.queues.iter().map(|q| q.ecn_marks).sum::<u64>() > 0);
     assert!(r.queue_samples.iter().any(|s| s.buffer_bytes > 0));
     assert!(!r.flow_samples.is_empty());
@@ -389,7 +392,12 @@ fn a_pfc_deadlock_stops_the_same_on_any_threads_and_splits() {
     let c = &r.counters;
     assert_eq!(c.deadlocks, 1, "{c:?}");
     assert!(c.partial && c.sim_time < 10_000_000_000, "{c:?}");
-    for port in ["leaf0→spine0", "spine0→leaf1", "leaf1→spine1", "spine1→leaf0"] {
+    for port in [
+        "leaf0→spine0",
+        "spine0→leaf1",
+        "leaf1→spine1",
+        "spine1→leaf0",
+    ] {
         assert!(c.deadlock_message.contains(port), "{}", c.deadlock_message);
     }
 }

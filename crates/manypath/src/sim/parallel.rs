@@ -127,10 +127,7 @@ impl Sim {
         // Every packet of an HPCC connection has its INT slot: the switches' stamps on
         // data, the echo on ACKs and NAKs, none on CNPs (`roce_ndp_send`); the
         // receiving endpoint reads it whatever the packet.
-        let int_conn = self
-            .conns
-            .get(pkt.conn as usize)
-            .is_some_and(|c| c.int);
+        let int_conn = self.conns.get(pkt.conn as usize).is_some_and(|c| c.int);
         let int = if d.has_int() || int_conn {
             out.ints.push(*self.pkts.int(d.pkt));
             out.ints.len() as u32 - 1
@@ -166,7 +163,10 @@ impl Sim {
     /// link delay ahead at least, as a packet).
     pub(super) fn send_remote_pause(&mut self, at: SimTime, port: u32, b: u32) {
         let node = self.net.ports[port as usize].owner;
-        let part = self.part.as_deref_mut().expect("remote ports only in parts");
+        let part = self
+            .part
+            .as_deref_mut()
+            .expect("remote ports only in parts");
         part.sent += 1;
         part.out[part.owner[node as usize] as usize]
             .msgs
@@ -393,7 +393,9 @@ pub fn run_parallel(
         processed: (0..parts).map(|_| AtomicU64::new(0)).collect(),
         barrier: SpinBarrier::new(threads),
         stop: AtomicBool::new(false),
-        views: (0..parts).map(|_| Mutex::new(PausedView::default())).collect(),
+        views: (0..parts)
+            .map(|_| Mutex::new(PausedView::default()))
+            .collect(),
     };
     // The split is made once, from one replica's network, and shared by all.
     let (mut windows, mut wait_secs) = (0, Vec::new());
@@ -670,13 +672,11 @@ fn merge(mut sims: Vec<Sim>, owner: &[u32]) -> Sim {
         }
         // Switches' shared buffers and PFC ingress accounting (each empty with no
         // fabric, `None` at hosts).
-        for n in 0..base.fabric.buffers.len() {
-            if owner[n] == o {
+        for (n, _) in owner.iter().enumerate().filter(|&(_, &w)| w == o) {
+            if n < base.fabric.buffers.len() {
                 std::mem::swap(&mut base.fabric.buffers[n], &mut other.fabric.buffers[n]);
             }
-        }
-        for n in 0..base.fabric.pfc.len() {
-            if owner[n] == o {
+            if n < base.fabric.pfc.len() {
                 std::mem::swap(&mut base.fabric.pfc[n], &mut other.fabric.pfc[n]);
             }
         }
