@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import manypath
-from manypath import sweeps
+from manypath import runner, sweeps
 from manypath.cli import app
 from manypath.sweeps import SweepError
 from refusals import assert_refused
@@ -69,9 +69,6 @@ CASES = [
     ("more-threads-than-partitions",
      with_parallel("3", HALF),
      ("parallel.threads", "more threads than partitions", "3 threads for the 2 partition(s)")),
-    ("threads-with-pfc",
-     with_parallel("2").replace("[parallel]", "[network.buffer]\nbytes = 1000000\n\n[network.pfc]\n\n[parallel]"),
-     ("parallel.threads", "does not run PFC and shared buffers", 'set threads = 1 or "auto"')),
 ]
 
 
@@ -171,3 +168,24 @@ def test_a_given_partitioning_gives_the_one_thread_tables() -> None:
 def test_auto_runs_a_feature_the_parallel_engine_lacks_on_one_thread() -> None:
     pfc = FAT_TREE.replace("[[traffic]]", "[network.buffer]\nbytes = 1000000\n\n[network.pfc]\n\n[[traffic]]", 1)
     assert manypath.run(pfc, threads="auto").provenance["threads"] == 1
+
+
+DEADLOCK = Path(__file__).resolve().parent.parent / "scenarios" / "pfc-deadlock-link-failures.toml"
+
+
+def test_a_pfc_deadlock_stops_alike_on_two_threads() -> None:
+    """The shipped PFC deadlock (a cycle leaf0 → spine0 → leaf1 → spine1 → leaf0), every
+    link of its cycle cut between two partitions, stops at the same check with the same
+    message and the same tables as on one thread."""
+    text = DEADLOCK.read_text()
+    split = text + '\n[parallel]\npartitions = [["leaf0", "spine1", "leaf2"], ["spine0", "leaf1", "leaf3"]]\n'
+    with pytest.warns(runner.DeadlockWarning, match="PFC deadlock"):
+        one = manypath.run(text)
+    with pytest.warns(runner.DeadlockWarning, match="PFC deadlock"):
+        two = manypath.run(split, threads=2)
+    assert two.provenance["threads"] == 2
+    assert one.counters["deadlocks"] == two.counters["deadlocks"] == 1
+    skip = ("wall_s", "events_per_s", "hops_per_s")
+    assert {k: v for k, v in one.counters.items() if k not in skip} == {
+        k: v for k, v in two.counters.items() if k not in skip}
+    assert one.flows.equals(two.flows) and one.queues.equals(two.queues)

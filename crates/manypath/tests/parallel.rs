@@ -25,41 +25,76 @@ fn same<T: std::fmt::Debug>(one: &[T], many: &[T], what: &str) {
     }
 }
 
+/// Checks every table of `many` is `one`'s.
+fn same_tables(one: &Results, many: &Results, what: &str) {
+    same(
+        &[&one.counters],
+        &[&many.counters],
+        &format!("{what}: counters"),
+    );
+    same(&one.flows, &many.flows, &format!("{what}: flows"));
+    same(&one.subflows, &many.subflows, &format!("{what}: subflows"));
+    same(&one.queues, &many.queues, &format!("{what}: queues"));
+    same(
+        &one.flow_samples,
+        &many.flow_samples,
+        &format!("{what}: flow series"),
+    );
+    same(
+        &one.queue_samples,
+        &many.queue_samples,
+        &format!("{what}: queue series"),
+    );
+}
+
 /// Runs `text` on one thread, then on 2, 4 and 16 threads (16 partitions on the
 /// machine's cores, however few), and checks every table is the same; returns the
 /// one-thread results.
 fn same_on_any_threads(text: &str) -> Results {
+    same_on_any_threads_and_splits(text, &[])
+}
+
+/// `same_on_any_threads`, and also on each of `splits` (per node, its partition; see
+/// `split`) on 1, 2 and 4 threads (at most one per partition).
+fn same_on_any_threads_and_splits(text: &str, splits: &[Vec<u32>]) -> Results {
     let one = tables(run_plan(plan(text)));
-    for (threads, parts) in [(1, 1), (2, 2), (4, 4), (2, 5), (16, 16)] {
+    let automatic = [(1, 1), (2, 2), (4, 4), (2, 5), (16, 16)].map(|(t, p)| (t, p, None));
+    let given = splits.iter().enumerate().flat_map(|(k, owner)| {
+        let parts = *owner.iter().max().expect("nodes") as usize + 1;
+        [1, 2, 4]
+            .into_iter()
+            .filter(move |&t| t <= parts)
+            .map(move |t| (t, parts, Some((k, owner.clone()))))
+    });
+    for (threads, parts, owner) in automatic.into_iter().chain(given) {
+        let what = match &owner {
+            None => format!("{threads} threads, {parts} partitions"),
+            Some((k, _)) => format!("{threads} threads, split {k} ({parts} partitions)"),
+        };
+        let owner = owner.map(|(_, o)| o);
         let many = tables(run_parallel(
             plan(text),
             threads,
             parts,
-            None,
+            owner,
             u64::MAX,
             |_, _| true,
         ));
-        let what = format!("{threads} threads, {parts} partitions");
-        same(
-            &[&one.counters],
-            &[&many.counters],
-            &format!("{what}: counters"),
-        );
-        same(&one.flows, &many.flows, &format!("{what}: flows"));
-        same(&one.subflows, &many.subflows, &format!("{what}: subflows"));
-        same(&one.queues, &many.queues, &format!("{what}: queues"));
-        same(
-            &one.flow_samples,
-            &many.flow_samples,
-            &format!("{what}: flow series"),
-        );
-        same(
-            &one.queue_samples,
-            &many.queue_samples,
-            &format!("{what}: queue series"),
-        );
+        same_tables(&one, &many, &what);
     }
     one
+}
+
+/// A split of `text`'s fabric: per node, the partition `part` gives its name.
+fn split(text: &str, part: impl Fn(&str) -> u32) -> Vec<u32> {
+    plan(text).topology.names.iter().map(|n| part(n)).collect()
+}
+
+/// The number in a node's name (`host12` → 12).
+fn number(name: &str) -> u32 {
+    name.trim_start_matches(|c: char| c.is_ascii_alphabetic())
+        .parse()
+        .expect("a numbered node")
 }
 
 #[test]
@@ -172,4 +207,197 @@ fn rwndq_incast_is_the_same_on_any_threads() {
     );
     assert!(r.queues.iter().any(|q| q.rwndq_rewrites > 0));
     assert_eq!(r.counters.flows_completed, 12);
+}
+
+/// A lossless leaf-spine (three leaves, one spine) with RED-style marking: four
+/// long-lived flows into a host of leaf 2 (one from leaf 0, three from leaf 1), and a
+/// victim from leaf 0 to leaf 1 that shares only leaf 0's uplink with them, all of
+/// `transport` (DCQCN or HPCC) over RoCE. The leaf-spine links are 3 µs long, three
+/// synchronisation steps (the 1 µs host links'): frames crossing them are due several
+/// windows ahead.
+fn lossless_incast(transport: &str) -> String {
+    format!(
+        r#"
+        duration_ms = 3
+        stop_when_done = false
+        [topology.leaf_spine]
+        leaves = 3
+        spines = 1
+        hosts_per_leaf = 4
+        [network.link]
+        rate_gbps = 10
+        delay_us = 1
+        [network.tiers.fabric]
+        delay_us = 3
+        [network.queue]
+        limit_bytes = 400000
+        priority = true
+        [network.queue.ecn_red]
+        kmin_bytes = 40000
+        kmax_bytes = 160000
+        pmax = 0.2
+        [network.buffer]
+        bytes = 400000
+        alpha = 8.0
+        [network.pfc]
+        alpha = 0.125
+        reserve_bytes = 4096
+        resume_offset_bytes = 3072
+        [transports.rdma]
+        cc = "{transport}"
+        retransmit = "go-back-n"
+        ack_every = 1
+        window = false
+        payload_bytes = 1000
+        [output]
+        flow_sample_us = 100
+        queue_sample_us = 50
+        [[traffic]]
+        pattern = "incast"
+        transport = "rdma"
+        priority = 1
+        hosts = [8, 0, 5, 6, 7]
+        size = "long_lived"
+        [[traffic]]
+        pattern = "pair"
+        transport = "rdma"
+        priority = 1
+        src = 1
+        dst = 4
+        size = "long_lived"
+        "#
+    )
+}
+
+/// Splits that cut the pause paths: every switch alone and the hosts dealt round the
+/// partitions (most hosts away from their leaf, so their NICs are paused from another
+/// partition); and the leaves with their hosts, the spine alone.
+fn lossless_splits(text: &str) -> Vec<Vec<u32>> {
+    vec![
+        split(text, |n| match n {
+            "spine0" => 0,
+            "leaf0" => 1,
+            "leaf1" => 2,
+            "leaf2" => 3,
+            host => number(host) % 4,
+        }),
+        split(text, |n| match n {
+            "spine0" => 0,
+            "leaf0" | "leaf1" | "leaf2" => number(n) + 1,
+            host => number(host) / 4 + 1,
+        }),
+    ]
+}
+
+#[test]
+fn dcqcn_over_pfc_is_the_same_on_any_threads_and_splits() {
+    let text = lossless_incast("dcqcn");
+    let r = same_on_any_threads_and_splits(&text, &lossless_splits(&text));
+    let c = &r.counters;
+    // Pauses happen (and spread back to leaf 0's uplink, which the victim shares), with
+    // nothing lost; and DCQCN reacts to marks.
+    assert!(c.pfc_pauses > 10 && c.pfc_resumes > 10, "{c:?}");
+    assert_eq!((c.packets_dropped, c.headroom_drops), (0, 0), "{c:?}");
+    let up = r
+        .queues
+        .iter()
+        .find(|q| q.node == "leaf0" && q.peer == "spine0")
+        .expect("leaf 0's uplink");
+    assert!(up.pfc_paused_time[1] > 0, "{up:?}");
+    assert!(r
+        .queues
+        .iter()
+        .any(|q| q.is_host && q.pfc_pauses_received[1] > 0));
+    assert!(r.queues.iter().map(|q| q.ecn_marks).sum::<u64>() > 0);
+    assert!(r.queue_samples.iter().any(|s| s.buffer_bytes > 0));
+    assert!(!r.flow_samples.is_empty());
+}
+
+#[test]
+fn hpcc_over_pfc_is_the_same_on_any_threads_and_splits() {
+    let text = lossless_incast("hpcc");
+    let r = same_on_any_threads_and_splits(&text, &lossless_splits(&text));
+    assert!(r.counters.pfc_pauses > 0, "{:?}", r.counters);
+}
+
+#[test]
+fn shared_buffers_with_dynamic_thresholds_are_the_same_on_any_threads() {
+    // Lossy: TCP incasts into two hosts through switches whose 150 kB buffers share
+    // out by the dynamic threshold (α = 1), with background pairs.
+    let r = same_on_any_threads(
+        r#"
+        duration_ms = 4
+        stop_when_done = false
+        [topology.fat_tree]
+        k = 4
+        [network.queue]
+        limit_packets = 1000
+        [network.buffer]
+        bytes = 150000
+        alpha = 1.0
+        [output]
+        queue_sample_us = 50
+        [[traffic]]
+        pattern = "incast"
+        transport = "tcp"
+        hosts = [0, 4, 5, 8, 9, 12, 13]
+        size = "long_lived"
+        [[traffic]]
+        pattern = "incast"
+        transport = "dctcp"
+        hosts = [15, 1, 2, 6, 10]
+        size = { fixed = 200000 }
+        [[traffic]]
+        pattern = "random_pairs"
+        transport = "tcp"
+        size = { fixed = 50000 }
+        flows = 10
+        "#,
+    );
+    let threshold: u64 = r.queues.iter().map(|q| q.buffer_drops_threshold).sum();
+    assert!(threshold > 0, "the dynamic threshold drops");
+    assert!(r.queues.iter().any(|q| q.buffer_peak_bytes > 50_000));
+    assert!(r.queue_samples.iter().any(|s| s.buffer_bytes > 0));
+}
+
+/// The shipped deadlock (two failed links make routing bounce traffic, closing a cycle
+/// of paused ports leaf0 → spine0 → leaf1 → spine1 → leaf0) stops at the same check,
+/// with the same message, on any threads: with the cycle's four switches in four
+/// partitions, so no partition sees the cycle alone.
+#[test]
+fn a_pfc_deadlock_stops_the_same_on_any_threads_and_splits() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/pfc-deadlock-link-failures.toml"
+    ))
+    .expect("the shipped scenario");
+    let splits = [
+        // Each leaf with its hosts, spine 0 with leaf 2, spine 1 with leaf 3.
+        split(&text, |n| match n {
+            "spine0" => 2,
+            "spine1" => 3,
+            leaf if leaf.starts_with("leaf") => number(leaf),
+            host => number(host) / 4,
+        }),
+        // The cycle's switches apart, the hosts dealt round.
+        split(&text, |n| match n {
+            "leaf0" | "leaf2" => 0,
+            "spine0" => 1,
+            "leaf1" | "leaf3" => 2,
+            "spine1" => 3,
+            host => number(host) % 4,
+        }),
+    ];
+    let r = same_on_any_threads_and_splits(&text, &splits);
+    let c = &r.counters;
+    assert_eq!(c.deadlocks, 1, "{c:?}");
+    assert!(c.partial && c.sim_time < 10_000_000_000, "{c:?}");
+    for port in [
+        "leaf0→spine0",
+        "spine0→leaf1",
+        "leaf1→spine1",
+        "spine1→leaf0",
+    ] {
+        assert!(c.deadlock_message.contains(port), "{}", c.deadlock_message);
+    }
 }

@@ -8,7 +8,8 @@
 //! propagation delay later. It takes no bandwidth from the data behind it (at most 64
 //! bytes per pause, against the MTU-sized frames it stops). A pause lasts until the
 //! RESUME (a quanta of 0xFFFF refreshed while congested, as switches send it, behaves
-//! the same).
+//! the same). In a run over several threads a frame to another partition's node goes
+//! there as a message, as a packet does (`sim::parallel`).
 
 use super::capture::Join;
 use super::Sim;
@@ -24,6 +25,27 @@ use crate::time::{to_secs, SimTime};
 /// How long the ports of a cycle must all have been paused before it counts as a
 /// deadlock: a pause in a cycle that is about to resolve lasts far less.
 pub(super) const DEADLOCK_HOLD: SimTime = 200_000_000;
+
+/// What the deadlock check sees of some ports at the check's instant: one thread's of
+/// the whole fabric, or one partition's of its own switches, which a run over several
+/// threads gathers into the whole fabric's (`sim::parallel`).
+#[derive(Clone, Debug, Default)]
+pub(super) struct PausedView {
+    /// (port, class): paused for at least `DEADLOCK_HOLD`, with packets of the class
+    /// waiting.
+    pub held: Vec<(u32, u8)>,
+    /// (p, class, q): port q holds packets that came in over port p's link (q held in
+    /// `class`): p, paused by q's switch, waits for them to leave through q.
+    pub waits: Vec<(u32, u8, u32)>,
+}
+
+impl PausedView {
+    /// Adds another partition's view.
+    pub fn extend(&mut self, other: &PausedView) {
+        self.held.extend_from_slice(&other.held);
+        self.waits.extend_from_slice(&other.waits);
+    }
+}
 
 impl Sim {
     /// `enqueue` in a fabric with shared buffers or PFC. `via` is the switch's port the
@@ -164,10 +186,12 @@ impl Sim {
 
     /// Sends PAUSE (`on`) or RESUME for `class` on port `via` to the port at its other
     /// end: after the frame on the wire, a 64-byte frame's serialisation and the link's
-    /// delay.
+    /// delay. A frame to a node of another partition goes there as a message, like a
+    /// packet: it arrives at least a link delay later, in a later window.
     fn send_pfc(&mut self, via: u32, class: usize, on: bool) {
         let p = &self.net.ports[via as usize];
         let at = p.busy_until.max(self.now) + p.rate.serialization(PAUSE_FRAME_BYTES) + p.delay;
+        let (to, remote) = (p.reverse, p.remote);
         let f = &mut self.fabric.ports[via as usize];
         if on {
             f.xoff_sent[class] += 1;
@@ -175,7 +199,10 @@ impl Sim {
             f.xon_sent[class] += 1;
         }
         let b = class as u32 | (on as u32) << 1;
-        self.events.schedule(at, EventKind::Pause, p.reverse, b);
+        if remote {
+            return self.send_remote_pause(at, to, b);
+        }
+        self.events.schedule(at, EventKind::Pause, to, b);
     }
 
     /// A PAUSE or RESUME frame reaches port `port_id` (`b`: class, and bit 1 for PAUSE).
@@ -203,70 +230,106 @@ impl Sim {
         }
     }
 
-    /// The periodic deadlock check: true (and the run stops) when ports are paused in a
-    /// cycle, each holding packets of the paused class that can only leave through the
-    /// next, all for at least `DEADLOCK_HOLD`.
+    /// The periodic deadlock check: false when the run stops here. On one thread it
+    /// looks for a cycle in the whole fabric's view (`note_deadlock`) and stops on one;
+    /// a replica of a run over several threads only takes its own nodes' view and
+    /// stops, for the threads to gather every partition's and decide together
+    /// (`sim::parallel`). Either way the cycle is looked for in the same graph, taken
+    /// at the same point of the check's instant.
     pub(super) fn pfc_check(&mut self) -> bool {
         let now = self.now;
-        let net = &self.net;
-        // Wait-for graph over (port, class) paused long enough with packets waiting.
-        let mut node_of = std::collections::HashMap::new();
-        let mut nodes = Vec::new();
-        for (p, port) in net.ports.iter().enumerate() {
-            for c in 0..CLASSES {
-                if port.paused & (1 << c) != 0
-                    && self.fabric.ports[p].paused_since[c] + DEADLOCK_HOLD <= now
-                    && port.queue.holds_class(c)
-                {
-                    node_of.insert((p as u32, c), nodes.len() as u32);
-                    nodes.push((p as u32, c));
-                }
-            }
-        }
-        let edges: Vec<Vec<u32>> = nodes
-            .iter()
-            .map(|&(p, c)| {
-                // Port p's packets wait at its peer, in the ingress queue of the link
-                // back: they leave by the peer's ports holding packets from it.
-                let port = &net.ports[p as usize];
-                let back = port.reverse;
-                net.ports_of(port.peer)
-                    .filter(|&q| {
-                        self.fabric.ports[q as usize]
-                            .ingress
-                            .iter()
-                            .any(|r| r.contains(&back))
-                    })
-                    .filter_map(|q| node_of.get(&(q, c)).copied())
-                    .collect()
-            })
-            .collect();
-        if let Some(cycle) = find_cycle(&edges) {
-            let ports: Vec<String> = cycle
-                .iter()
-                .map(|&i| {
-                    let (p, c) = nodes[i as usize];
-                    let port = &net.ports[p as usize];
-                    format!(
-                        "{}→{} (class {c})",
-                        net.names[port.owner as usize], net.names[port.peer as usize]
-                    )
-                })
-                .collect();
-            self.deadlocks += 1;
-            self.deadlock_message = format!(
-                "PFC deadlock at {:.6} s: ports paused in a cycle, each holding packets only \
-                 the next can take (a cyclic buffer dependency): {}; the run stopped there",
-                to_secs(now),
-                ports.join(", ")
-            );
-            return true;
-        }
         if now + DEADLOCK_HOLD <= self.plan.duration {
             self.events
                 .schedule(now + DEADLOCK_HOLD, EventKind::PfcCheck, 0, 0);
         }
-        false
+        let mut view = PausedView::default();
+        self.paused_view(&mut view);
+        match self.part.as_deref_mut() {
+            Some(part) => {
+                part.view = Some(view);
+                false
+            }
+            None => !self.note_deadlock(&view),
+        }
+    }
+
+    /// Adds this replica's own ports to `view` (every port, on one thread): each class
+    /// paused for at least `DEADLOCK_HOLD` with packets of that class waiting, and for
+    /// each such port the links its waiting packets came in by. All of it is the
+    /// port's switch's own state.
+    pub(super) fn paused_view(&self, view: &mut PausedView) {
+        let now = self.now;
+        for (q, port) in self.net.ports.iter().enumerate() {
+            if port.paused == 0 || !self.owns_node(port.owner) {
+                continue;
+            }
+            let f = &self.fabric.ports[q];
+            for c in 0..CLASSES {
+                if port.paused & (1 << c) != 0
+                    && f.paused_since[c] + DEADLOCK_HOLD <= now
+                    && port.queue.holds_class(c)
+                {
+                    view.held.push((q as u32, c as u8));
+                    // Port q's packets (of any FIFO) that came in by port `r` wait for
+                    // the port at r's other end: p, r's reverse. (Runs of one ingress
+                    // are listed once; `note_deadlock` drops the other repeats.)
+                    let mut last = NO_PORT;
+                    for &r in f.ingress.iter().flatten() {
+                        if r != NO_PORT && r != last {
+                            let p = self.net.ports[r as usize].reverse;
+                            view.waits.push((p, c as u8, q as u32));
+                            last = r;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Looks for a deadlock in `view`, the whole fabric's: ports paused in a cycle,
+    /// each holding packets of the paused class that can only leave through the next,
+    /// all for at least `DEADLOCK_HOLD`. True (counted, with its message) if there is
+    /// one.
+    pub(super) fn note_deadlock(&mut self, view: &PausedView) -> bool {
+        let net = &self.net;
+        // Wait-for graph over the held (port, class), in port then class order: port
+        // p's packets wait at its peer, in the ingress queue of the link back; they
+        // leave by the peer's ports holding packets from it, in port order.
+        let mut nodes = view.held.clone();
+        nodes.sort_unstable();
+        let mut waits = view.waits.clone();
+        waits.sort_unstable();
+        let index = |pc: (u32, u8)| nodes.binary_search(&pc).ok().map(|i| i as u32);
+        let mut edges: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
+        for &(p, c, q) in &waits {
+            if let (Some(from), Some(to)) = (index((p, c)), index((q, c))) {
+                if edges[from as usize].last() != Some(&to) {
+                    edges[from as usize].push(to);
+                }
+            }
+        }
+        let Some(cycle) = find_cycle(&edges) else {
+            return false;
+        };
+        let ports: Vec<String> = cycle
+            .iter()
+            .map(|&i| {
+                let (p, c) = nodes[i as usize];
+                let port = &net.ports[p as usize];
+                format!(
+                    "{}→{} (class {c})",
+                    net.names[port.owner as usize], net.names[port.peer as usize]
+                )
+            })
+            .collect();
+        self.deadlocks += 1;
+        self.deadlock_message = format!(
+            "PFC deadlock at {:.6} s: ports paused in a cycle, each holding packets only \
+             the next can take (a cyclic buffer dependency): {}; the run stopped there",
+            to_secs(self.now),
+            ports.join(", ")
+        );
+        true
     }
 
     /// Stamps an INT record on packet `pkt` starting at `start` onto the link of switch

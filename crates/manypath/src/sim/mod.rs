@@ -270,7 +270,8 @@ impl Sim {
 }
 
 impl Sim {
-    /// Runs event `ev`: false when the run must stop there (a PFC deadlock).
+    /// Runs event `ev`: false when the run must stop there (a PFC deadlock; in a run
+    /// over several threads, every deadlock check, which the threads decide together).
     #[inline(always)]
     fn dispatch(&mut self, ev: Event) -> bool {
         self.now = ev.time;
@@ -301,7 +302,10 @@ impl Sim {
             EventKind::Pause => self.pause(ev.a, ev.b()),
             EventKind::NdpPull => self.pull_tick(ev.a),
             EventKind::HostRx => self.host_rx_done(ev.d),
-            EventKind::PfcCheck => return !self.pfc_check(),
+            EventKind::PfcCheck => {
+                self.count_replicated();
+                return self.pfc_check();
+            }
         }
         true
     }

@@ -25,7 +25,21 @@
 //! end (`Sim::window_end`); the peak of live packets is sampled at window boundaries.
 //! Events of the whole fabric (the warm-up, samples, link changes) run in every
 //! replica, each for its own nodes, and count once.
+//!
+//! A lossless fabric (`sim::fabric`) splits the same way: a switch's shared buffer and
+//! PFC ingress accounting are its own state, and PAUSE and RESUME frames travel their
+//! link as packets do, so a frame to a node of another partition goes there as a
+//! message, due a link delay later. The deadlock check (`PfcCheck`, every 200 µs)
+//! looks at the whole fabric at one instant: every replica reaches it at the same point
+//! of its events (a replicated event, in content order), stops there and publishes its
+//! own ports' paused classes and the links their waiting packets came in by
+//! (`fabric::PausedView`); every thread then looks for a cycle in all of them (a
+//! barrier inside the window, only at checks). A cycle stops every partition at the
+//! check's time with the same message; otherwise the window goes on. One thread looks
+//! at the same state at the same point of the instant, so the check finds the same
+//! deadlock, at the same time, for any number of threads.
 
+use super::fabric::PausedView;
 use super::{partition, Sim};
 use crate::engine::queue::{Event, EventKind};
 use crate::metrics::{ParallelStats, Results};
@@ -51,6 +65,9 @@ pub(super) struct Part {
     replicated: u64,
     /// Messages sent to other partitions.
     sent: u64,
+    /// At a PFC deadlock check: this partition's view of its paused ports, for the
+    /// threads to gather (`run_thread`).
+    pub view: Option<PausedView>,
 }
 
 /// What one partition sends another in a window. Packets' SACK blocks and INT records
@@ -78,6 +95,8 @@ enum Remote {
     },
     /// Flow `flow` starts at `at`.
     FlowStart { at: SimTime, flow: u32 },
+    /// A PFC frame reaches port `port` at `at` (`b` as `EventKind::Pause`'s).
+    Pause { at: SimTime, port: u32, b: u32 },
 }
 
 impl Sim {
@@ -105,7 +124,11 @@ impl Sim {
         } else {
             NONE
         };
-        let int = if d.has_int() {
+        // Every packet of an HPCC connection has its INT slot: the switches' stamps on
+        // data, the echo on ACKs and NAKs, none on CNPs (`roce_ndp_send`); the
+        // receiving endpoint reads it whatever the packet.
+        let int_conn = self.conns.get(pkt.conn as usize).is_some_and(|c| c.int);
+        let int = if d.has_int() || int_conn {
             out.ints.push(*self.pkts.int(d.pkt));
             out.ints.len() as u32 - 1
         } else {
@@ -136,6 +159,20 @@ impl Sim {
             .push(Remote::FlowStart { at, flow });
     }
 
+    /// A PFC frame leaves for port `port` of another partition, to act at `at` (a
+    /// link delay ahead at least, as a packet).
+    pub(super) fn send_remote_pause(&mut self, at: SimTime, port: u32, b: u32) {
+        let node = self.net.ports[port as usize].owner;
+        let part = self
+            .part
+            .as_deref_mut()
+            .expect("remote ports only in parts");
+        part.sent += 1;
+        part.out[part.owner[node as usize] as usize]
+            .msgs
+            .push(Remote::Pause { at, port, b });
+    }
+
     /// Takes in what another partition sent this one.
     fn receive(&mut self, from: &mut Outbox) {
         for m in from.msgs.drain(..) {
@@ -163,6 +200,9 @@ impl Sim {
                 Remote::FlowStart { at, flow } => {
                     self.flows[flow as usize].spec.start = at;
                     self.events.schedule(at, EventKind::FlowStart, flow, 0);
+                }
+                Remote::Pause { at, port, b } => {
+                    self.events.schedule(at, EventKind::Pause, port, b);
                 }
             }
         }
@@ -216,10 +256,12 @@ impl Sim {
             job_done: Vec::new(),
             replicated: 0,
             sent: 0,
+            view: None,
         }));
     }
 
-    /// Runs this partition's events before `until`.
+    /// Runs this partition's events before `until`: false if it stopped short, at a
+    /// PFC deadlock check (`Sim::pfc_check`), which the threads then decide together.
     fn run_until(&mut self, until: SimTime) -> bool {
         // The queue must not move past `until`: other partitions' packets may still
         // arrive from then on.
@@ -310,8 +352,8 @@ struct Shared {
     barrier: SpinBarrier,
     /// The progress callback asked to stop.
     stop: AtomicBool,
-    /// A partition stopped the run (a PFC deadlock).
-    halted: AtomicBool,
+    /// Each partition's view of its paused ports at a PFC deadlock check.
+    views: Vec<Mutex<PausedView>>,
 }
 
 /// How a parallel run ended, the same for every partition, and what this thread
@@ -351,7 +393,9 @@ pub fn run_parallel(
         processed: (0..parts).map(|_| AtomicU64::new(0)).collect(),
         barrier: SpinBarrier::new(threads),
         stop: AtomicBool::new(false),
-        halted: AtomicBool::new(false),
+        views: (0..parts)
+            .map(|_| Mutex::new(PausedView::default()))
+            .collect(),
     };
     // The split is made once, from one replica's network, and shared by all.
     let (mut windows, mut wait_secs) = (0, Vec::new());
@@ -446,7 +490,14 @@ fn run_thread(
     let mut peak = 0u64;
     let mut until = 0;
     let mut next_report = report_every.unwrap_or(u64::MAX);
+    // The time of a PFC deadlock found, where every partition stopped.
+    let mut deadlock = None;
     let (now, partial) = loop {
+        // A deadlock ends the run at its check, as on one thread: no window boundary
+        // is passed there.
+        if let Some(at) = deadlock {
+            break (at, true);
+        }
         let (mut next, mut unfinished, mut live) = (SimTime::MAX, 0u64, 0u64);
         for i in 0..parts {
             next = next.min(shared.next[i].load(Ordering::Acquire));
@@ -458,7 +509,7 @@ fn run_thread(
         // at time 0): where a stopped run has simulated to in every partition, and where
         // one thread's run whose flows are all done stops (`Sim::window_end`).
         let reached = if windows > 0 { until - 1 } else { 0 };
-        if shared.stop.load(Ordering::Acquire) || shared.halted.load(Ordering::Acquire) {
+        if shared.stop.load(Ordering::Acquire) {
             break (reached, true);
         }
         if stop_when_done && unfinished == 0 && long_lived == 0 {
@@ -470,12 +521,26 @@ fn run_thread(
         let start = next / step * step;
         until = (start + step).min(duration + 1);
         windows += 1;
-        for (i, sim) in &mut mine {
+        for (i, _) in &mine {
             shared.jobs[*i].lock().expect("jobs").clear();
-            let ok = sim.run_until(until);
-            if !ok {
-                shared.halted.store(true, Ordering::Release);
+        }
+        // The window, cut at its PFC deadlock checks: every partition stops at each
+        // (a replicated event), and goes on unless the gathered view has a cycle.
+        loop {
+            let mut at_check = false;
+            for (_, sim) in &mut mine {
+                at_check |= !sim.run_until(until);
             }
+            if !at_check {
+                break;
+            }
+            waited += deadlock_check(&mut mine, shared);
+            if mine[0].1.deadlocks > 0 {
+                deadlock = Some(mine[0].1.now);
+                break;
+            }
+        }
+        for (i, sim) in &mut mine {
             let part = sim.part.as_deref_mut().expect("a partition");
             for (to, out) in part.out.iter_mut().enumerate() {
                 if !out.msgs.is_empty() {
@@ -535,6 +600,28 @@ fn run_thread(
     (mine, ending)
 }
 
+/// A PFC deadlock check, at which every partition has stopped: each publishes its
+/// view of its own ports, and every thread looks for a cycle in all of them, in
+/// partition order, so all find the same deadlock or none. Returns the time waited.
+fn deadlock_check(mine: &mut [(usize, Sim)], shared: &Shared) -> std::time::Duration {
+    for (i, sim) in mine.iter_mut() {
+        let part = sim.part.as_deref_mut().expect("a partition");
+        let view = part.view.take().expect("stopped at a deadlock check");
+        *shared.views[*i].lock().expect("views") = view;
+    }
+    let mut waited = shared.barrier.timed_wait();
+    let mut all = PausedView::default();
+    for view in &shared.views {
+        all.extend(&view.lock().expect("views"));
+    }
+    // No partition replaces its view before every thread has read them all.
+    waited += shared.barrier.timed_wait();
+    for (_, sim) in mine.iter_mut() {
+        sim.note_deadlock(&all);
+    }
+    waited
+}
+
 /// What partition `i` tells the others at a window's end.
 fn publish(i: usize, sim: &mut Sim, shared: &Shared) {
     let next = sim.events.next_time().unwrap_or(SimTime::MAX);
@@ -565,6 +652,8 @@ fn merge(mut sims: Vec<Sim>, owner: &[u32]) -> Sim {
         base.dropped += other.dropped;
         base.route_drops += other.route_drops;
         base.headroom_drops += other.headroom_drops;
+        // A deadlock (`deadlocks`, its message) is found by every replica alike: the
+        // base's stands for the run.
         base.flow_samples.append(&mut other.flow_samples);
         base.queue_samples.append(&mut other.queue_samples);
         for p in 0..base.net.ports.len() {
@@ -579,6 +668,20 @@ fn merge(mut sims: Vec<Sim>, owner: &[u32]) -> Sim {
             let r = base.net.ports[p].rwndq as usize;
             if r < base.net.rwndq.len() {
                 std::mem::swap(&mut base.net.rwndq[r], &mut other.net.rwndq[r]);
+            }
+            // Its PFC counters and the ingress of its waiting packets (no fabric: none).
+            if p < base.fabric.ports.len() {
+                std::mem::swap(&mut base.fabric.ports[p], &mut other.fabric.ports[p]);
+            }
+        }
+        // Switches' shared buffers and PFC ingress accounting (each empty with no
+        // fabric, `None` at hosts).
+        for (n, _) in owner.iter().enumerate().filter(|&(_, &w)| w == o) {
+            if n < base.fabric.buffers.len() {
+                std::mem::swap(&mut base.fabric.buffers[n], &mut other.fabric.buffers[n]);
+            }
+            if n < base.fabric.pfc.len() {
+                std::mem::swap(&mut base.fabric.pfc[n], &mut other.fabric.pfc[n]);
             }
         }
         for c in 0..base.conns.len() {
