@@ -43,7 +43,11 @@ fn same_on_any_split(text: &str, splits: &[(usize, usize, Vec<u32>)]) -> Results
         .iter()
         .map(|(threads, parts, owner)| (*threads, *parts, Some(owner.clone())));
     for (threads, parts, owner) in automatic.chain(given) {
-        let split = if owner.is_some() { "given" } else { "automatic" };
+        let split = if owner.is_some() {
+            "given"
+        } else {
+            "automatic"
+        };
         let many = tables(run_parallel(
             plan(text),
             threads,
@@ -224,7 +228,11 @@ fn homa_with_losses_is_the_same_on_any_threads() {
         &[(2, 2, dealt(nodes, 2)), (3, 3, dealt(nodes, 3))],
     );
     // Something to compare: completed messages, grants, RESENDs and drops.
-    assert!(r.counters.flows_completed >= 50, "{}", r.counters.flows_completed);
+    assert!(
+        r.counters.flows_completed >= 50,
+        "{}",
+        r.counters.flows_completed
+    );
     assert!(r.flows.iter().map(|f| f.recovery.grants).sum::<u32>() > 0);
     assert!(r.flows.iter().map(|f| f.recovery.resends).sum::<u32>() > 0);
     assert!(r.counters.fault_drops > 0);
@@ -295,7 +303,11 @@ fn persistent_connections_are_the_same_on_any_threads() {
         "#,
         &[(2, 2, dealt(36, 2)), (3, 3, dealt(36, 3))],
     );
-    assert!(r.counters.flows_completed >= 50, "{}", r.counters.flows_completed);
+    assert!(
+        r.counters.flows_completed >= 50,
+        "{}",
+        r.counters.flows_completed
+    );
     let sum = |f: fn(&manypath::metrics::FlowRecord) -> u32| r.flows.iter().map(f).sum::<u32>();
     assert!(sum(|f| f.recovery.trimmed) > 0);
     assert!(sum(|f| f.recovery.ir_recovered) > 0);

@@ -16,10 +16,10 @@ use crate::engine::rng::{stream, Rng};
 use crate::net::network::Network;
 use crate::net::packet::{Packet, TO_CLIENT, TO_SERVER};
 use crate::scenario::Plan;
+use crate::time::SimTime;
 use crate::transport::homa::receiver::{Arrival, Control};
 use crate::transport::homa::sender::SenderTimer;
 use crate::transport::homa::{HomaConfig, HostReceiver, HostSender};
-use crate::time::SimTime;
 use crate::transport::tcp::Segment;
 
 /// Message sizes drawn from the workload to cut the unscheduled levels at.

@@ -174,7 +174,8 @@ impl Sim {
         let before = |c: u32, t: SimTime| {
             let log = &self.server_log[c as usize];
             let n = log.partition_point(|&(at, _)| at < t);
-            n.checked_sub(1).map_or(ServerCounters::default(), |k| log[k].1)
+            n.checked_sub(1)
+                .map_or(ServerCounters::default(), |k| log[k].1)
         };
         let mut sum = ServerCounters::default();
         for &c in f.copies() {
