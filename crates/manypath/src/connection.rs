@@ -129,7 +129,7 @@ impl Endpoints {
             (Endpoints::Ndp { server: a, .. }, Endpoints::Ndp { server: b, .. }) => {
                 std::mem::swap(a, b)
             }
-            (Endpoints::Homa(a), Endpoints::Homa(b)) => std::mem::swap(a, b),
+            (Endpoints::Homa(a), Endpoints::Homa(b)) => a.swap_receiver(b),
             (
                 Endpoints::Tcp { .. }
                 | Endpoints::Mptcp { .. }
@@ -311,6 +311,25 @@ impl Endpoints {
         }
     }
 
+    /// What the server endpoint counts of the loss-recovery counters (the receiver's
+    /// own: TCP-IR's rebuilt segments, NDP's trimmed headers); the rest are the
+    /// client's.
+    pub fn server_counters(&self) -> ServerCounters {
+        match self {
+            Endpoints::Tcp { server, .. } => ServerCounters {
+                ir_recovered: server.ir_recovered,
+                trimmed: 0,
+            },
+            Endpoints::Ndp { server, .. } => ServerCounters {
+                ir_recovered: 0,
+                trimmed: server.trimmed,
+            },
+            Endpoints::Mptcp { .. } | Endpoints::Roce { .. } | Endpoints::Homa(_) => {
+                ServerCounters::default()
+            }
+        }
+    }
+
     /// The loss-recovery counters of a TCP flow (zeros for multipath).
     pub fn recovery_counters(&self) -> RecoveryCounters {
         match self {
@@ -419,6 +438,30 @@ impl Endpoints {
             | Endpoints::Ndp { .. }
             | Endpoints::Homa(_) => None,
         }
+    }
+}
+
+/// The loss-recovery counters a connection's server endpoint keeps (`recovery_counters`
+/// takes them from there).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServerCounters {
+    pub ir_recovered: u32,
+    pub trimmed: u32,
+}
+
+impl ServerCounters {
+    /// `self − base`.
+    pub fn since(&self, base: &ServerCounters) -> ServerCounters {
+        ServerCounters {
+            ir_recovered: self.ir_recovered - base.ir_recovered,
+            trimmed: self.trimmed - base.trimmed,
+        }
+    }
+
+    /// Puts these in `r` in place of what it has.
+    pub fn set_in(&self, r: &mut RecoveryCounters) {
+        r.ir_recovered = self.ir_recovered;
+        r.trimmed = self.trimmed;
     }
 }
 

@@ -401,3 +401,125 @@ fn a_pfc_deadlock_stops_the_same_on_any_threads_and_splits() {
         assert!(c.deadlock_message.contains(port), "{}", c.deadlock_message);
     }
 }
+
+/// Nodes `0..n` dealt round-robin over `parts` partitions: every host in another
+/// partition than its edge switch and than half its peers, so every message's packets,
+/// GRANTs and completion cross partitions.
+fn dealt(n: usize, parts: usize) -> Vec<u32> {
+    (0..n).map(|i| (i % parts) as u32).collect()
+}
+
+#[test]
+fn homa_with_losses_is_the_same_on_any_threads() {
+    // A k = 4 fat tree has 16 hosts and 20 switches.
+    let nodes = 36;
+    let r = same_on_any_threads_and_splits(
+        r#"
+        duration_ms = 3
+        stop_when_done = false
+        [topology.fat_tree]
+        k = 4
+        [network.queue]
+        limit_packets = 60
+        priority_levels = 8
+        [transports.homa]
+        cc = "homa"
+        homa_resend_timeout_us = 100
+        [[traffic]]
+        pattern = "random_pairs"
+        transport = "homa"
+        size = { cdf_step = "../../workloads/homa_w4_fb_hadoop.cdf" }
+        arrival = "poisson"
+        load = 0.7
+        [[faults]]
+        kind = "loss"
+        tier = "agg_core"
+        probability = 0.01
+        "#,
+        &[dealt(nodes, 2), dealt(nodes, 3)],
+    );
+    // Something to compare: completed messages, grants, RESENDs and drops.
+    assert!(
+        r.counters.flows_completed >= 50,
+        "{}",
+        r.counters.flows_completed
+    );
+    assert!(r.flows.iter().map(|f| f.recovery.grants).sum::<u32>() > 0);
+    assert!(r.flows.iter().map(|f| f.recovery.resends).sum::<u32>() > 0);
+    assert!(r.counters.fault_drops > 0);
+}
+
+#[test]
+fn homa_closed_loop_jobs_are_the_same_on_any_threads() {
+    let r = same_on_any_threads_and_splits(
+        r#"
+        duration_ms = 50
+        [topology.fat_tree]
+        k = 4
+        [network.queue]
+        priority_levels = 8
+        [transports.homa]
+        cc = "homa"
+        [[traffic]]
+        pattern = "jobs"
+        transport = "homa"
+        size = { fixed = 20000 }
+        repeat = 4
+        interval_us = 0.5
+        jobs = { parallel = 3, fanout = 5, request_bytes = 2048 }
+        "#,
+        &[dealt(36, 2)],
+    );
+    assert_eq!(r.counters.flows_completed, r.flows.len() as u64);
+    assert_eq!(r.flows.len(), 3 * 4 * 5 * 2);
+}
+
+#[test]
+fn persistent_connections_are_the_same_on_any_threads() {
+    // Requests on persistent connections whose servers count what the messages' records
+    // report: NDP's trimmed headers (8-packet trimming queues, an incast of requests'
+    // responses) and TCP-IR's rebuilt segments (losses on the fabric's core links).
+    let r = same_on_any_threads_and_splits(
+        r#"
+        duration_ms = 4
+        stop_when_done = false
+        [topology.fat_tree]
+        k = 4
+        [network.queue]
+        limit_packets = 100
+        trim = {}
+        [network.host_queue]
+        priority = true
+        [tcp]
+        sack = true
+        tcp_ir = true
+        [transports.ndp]
+        cc = "ndp"
+        [[traffic]]
+        pattern = "requests"
+        transport = "ndp"
+        rate_per_s = 40000
+        requests = { clients = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], servers = [12, 13], connections = 2 }
+        size = { fixed = 60000 }
+        [[traffic]]
+        pattern = "requests"
+        transport = "tcp"
+        rate_per_s = 20000
+        requests = { clients = [14, 15], servers = [0, 5, 9], connections = 2 }
+        size = { fixed = 40000 }
+        [[faults]]
+        kind = "loss"
+        tier = "agg_core"
+        probability = 0.01
+        "#,
+        &[dealt(36, 2), dealt(36, 3)],
+    );
+    assert!(
+        r.counters.flows_completed >= 50,
+        "{}",
+        r.counters.flows_completed
+    );
+    let sum = |f: fn(&manypath::metrics::FlowRecord) -> u32| r.flows.iter().map(f).sum::<u32>();
+    assert!(sum(|f| f.recovery.trimmed) > 0);
+    assert!(sum(|f| f.recovery.ir_recovered) > 0);
+}

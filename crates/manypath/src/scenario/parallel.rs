@@ -8,7 +8,6 @@ use super::schema::{ParallelSpec, ThreadsSpec};
 use super::ScenarioError;
 use crate::net::topology::{NodeRole, Topology};
 use crate::scenario::Plan;
-use crate::workload::Pattern;
 
 /// Fabrics with fewer hosts than this run on 1 thread when `threads = "auto"`: a small
 /// fabric has too few events in each synchronisation window (the lookahead of the links
@@ -250,21 +249,13 @@ fn first_switch(topo: &Topology, h: u32) -> Option<u32> {
     })
 }
 
-/// Why a plan cannot run over several threads yet (`None`: it can). These features
-/// read or write state across nodes within one instant: Homa's receivers update their
-/// senders' agents, capture and trace
-/// cap and order one file for the run, and a persistent connection's flows read their
-/// server's counters from the client's host. A run with any of them and `threads =
-/// "auto"` runs on one thread; an explicit count above 1 is refused (`check_supported`).
+/// Why a plan cannot run over several threads yet (`None`: it can): capture and trace
+/// cap and order one file for the run, which the parallel engine does not merge yet. A
+/// run with them and `threads = "auto"` runs on one thread; an explicit count above 1 is
+/// refused (`check_supported`).
 pub fn unsupported(plan: &Plan) -> Option<&'static str> {
-    if plan.transports.iter().any(|t| t.homa.is_some()) {
-        return Some("Homa transports");
-    }
     if plan.pcap.is_some() || plan.trace.is_some() {
         return Some("packet capture and event traces (output.pcap, output.trace)");
-    }
-    if plan.traffic.iter().any(|g| g.pattern == Pattern::Requests) {
-        return Some("persistent connections (traffic[].pattern = \"requests\")");
     }
     None
 }

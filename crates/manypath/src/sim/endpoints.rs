@@ -5,6 +5,7 @@
 
 use super::results::Tally;
 use super::{Sim, NO_FLOW};
+use crate::connection::ServerCounters;
 use crate::engine::queue::EventKind;
 use crate::net::packet::flags;
 use crate::net::packet::{Desc, Ecn, Packet, PacketExt, INT, NDP, PINNED, TO_CLIENT, TO_SERVER};
@@ -142,6 +143,9 @@ impl Sim {
             }
         };
         self.pump(conn_id, ep, host);
+        if ep == 1 && !self.server_log.is_empty() {
+            self.log_server(conn_id);
+        }
         let conn = &mut self.conns[conn_id as usize];
         if let Some(d) = conn.ep.timer_deadline(ep) {
             let at = conn.timer_at[ep];
@@ -160,6 +164,18 @@ impl Sim {
                 }
                 _ => break,
             }
+        }
+    }
+
+    /// Notes connection `conn_id`'s server counters if they changed (its server just
+    /// acted).
+    #[inline(never)]
+    fn log_server(&mut self, conn_id: u32) {
+        let now = self.now;
+        let counters = self.conns[conn_id as usize].ep.server_counters();
+        let log = &mut self.server_log[conn_id as usize];
+        if log.last().map_or(ServerCounters::default(), |&(_, c)| c) != counters {
+            log.push((now, counters));
         }
     }
 
@@ -196,7 +212,7 @@ impl Sim {
     }
 
     /// A copy of flow `f` has been acknowledged in full: the first completes the flow.
-    fn copy_done(&mut self, f: u32) {
+    pub(super) fn copy_done(&mut self, f: u32) {
         let flow = &mut self.flows[f as usize];
         if flow.finish.is_some() {
             return;
@@ -209,7 +225,7 @@ impl Sim {
         self.unfinished -= 1;
         let next = self.successor[f as usize];
         if next != NO_FLOW {
-            let here = self.flows[f as usize].spec.src;
+            let here = self.finish_host(f);
             let signal = if self.flows[next as usize].spec.src == here {
                 0
             } else {

@@ -9,13 +9,14 @@
 //! packet waits behind the one on the wire and the choice of the next is made as late as
 //! it can be (SRPT at the sender). Grants and RESENDs go out at once, in level 0.
 
-use super::Sim;
+use super::{Conn, Flow, Sim, NO_FLOW};
 use crate::connection::Endpoints;
 use crate::engine::queue::EventKind;
 use crate::engine::rng::{stream, Rng};
 use crate::net::network::Network;
 use crate::net::packet::{Packet, TO_CLIENT, TO_SERVER};
 use crate::scenario::Plan;
+use crate::time::SimTime;
 use crate::transport::homa::receiver::{Arrival, Control};
 use crate::transport::homa::sender::SenderTimer;
 use crate::transport::homa::{HomaConfig, HostReceiver, HostSender};
@@ -31,11 +32,17 @@ pub(super) struct HomaHosts {
     receivers: Vec<HostReceiver>,
     /// Per host port (NIC): its host.
     nic_host: Vec<u32>,
+    /// Per connection, the flow whose message it carries (`NO_FLOW`: not a Homa
+    /// message), for its receiver to complete.
+    msg_flow: Vec<u32>,
+    /// Per host, the messages its sender learns are complete, with when: it forgets
+    /// each before anything it does from then on (`homa_forget`).
+    releases: Vec<Vec<(SimTime, u32)>>,
 }
 
 impl HomaHosts {
-    /// The agents of a run with Homa messages (`None` without any: `homa_messages` is
-    /// false). The transport's settings are resolved against the network's base RTT
+    /// The agents of a run with Homa messages (`None` without any), and which flow each
+    /// message carries (`flows` on `conns`). The transport's settings are resolved against the network's base RTT
     /// (`base_rtt` for packets of `data` wire bytes there and `ack` back), the first
     /// host's line rate, and a sample of the sizes of the traffic entries that use it
     /// (all or, by a size split, their larger flows: then the entry's whole
@@ -43,10 +50,11 @@ impl HomaHosts {
     pub(super) fn build(
         plan: &Plan,
         net: &mut Network,
-        homa_messages: bool,
+        conns: &[Conn],
+        flows: &[Flow],
         base_rtt: impl FnOnce(&mut Network, u32, u32) -> crate::time::SimTime,
     ) -> Option<Box<HomaHosts>> {
-        if !homa_messages {
+        if !conns.iter().any(|c| matches!(c.ep, Endpoints::Homa(_))) {
             return None;
         }
         let (index, t) = plan
@@ -82,8 +90,18 @@ impl HomaHosts {
         for (h, &p) in host_nic.iter().enumerate() {
             nic_host[p as usize] = h as u32;
         }
+        let mut msg_flow = vec![NO_FLOW; conns.len()];
+        for (f, flow) in flows.iter().enumerate() {
+            for &c in flow.copies() {
+                if matches!(conns[c as usize].ep, Endpoints::Homa(_)) {
+                    msg_flow[c as usize] = f as u32;
+                }
+            }
+        }
         Some(Box::new(HomaHosts {
             cfg,
+            msg_flow,
+            releases: vec![Vec::new(); host_nic.len()],
             senders: vec![HostSender::default(); host_nic.len()],
             receivers: vec![HostReceiver::default(); host_nic.len()],
             nic_host,
@@ -112,13 +130,16 @@ impl Sim {
             return;
         };
         let (len, src) = (m.len, c.src);
+        self.homa_forget(src);
         let h = self.agents();
         h.senders[src as usize].add(now, &h.cfg, conn_id, len);
         self.homa_pump(src);
     }
 
     /// A packet of a Homa message reached its host; whether it was one (else the
-    /// caller hands it to the connection).
+    /// caller hands it to the connection). Each host acts on its own agent and its own
+    /// part of the message's record only (`HomaMessage`): what the other host learns, it
+    /// learns from a packet, or, for the completion, a step later (`homa_release`).
     pub(super) fn homa_deliver(&mut self, p: &Packet) -> bool {
         let now = self.now;
         let c = &mut self.conns[p.conn as usize];
@@ -126,17 +147,15 @@ impl Sim {
         let Endpoints::Homa(m) = &mut c.ep else {
             return false;
         };
-        // A late copy of a packet of a message its receiver has in full.
-        if m.finish.is_some() {
-            return true;
-        }
         if p.dir == TO_SERVER {
+            // A late copy of a packet of a message its receiver has in full.
+            if m.finish.is_some() {
+                return true;
+            }
+            // The message's length comes in every data packet's header (`dsn`).
             let h = self.homa.as_deref_mut().expect("a run with Homa");
             let arrival =
                 h.receivers[dst as usize].on_data(now, &h.cfg, p.conn, p.dsn, p.seq, p.payload);
-            if arrival == Arrival::Complete {
-                h.senders[src as usize].remove(p.conn);
-            }
             let timeout = h.cfg.resend_timeout;
             self.homa_controls(dst);
             match arrival {
@@ -144,13 +163,20 @@ impl Sim {
                     if let Endpoints::Homa(m) = &mut self.conns[p.conn as usize].ep {
                         m.finish = Some(now);
                     }
-                    // Its flow completes (the connection's pending bytes are delivered).
-                    self.flush_ep(p.conn, 1);
+                    self.conns[p.conn as usize].pending.clear();
+                    self.homa_tell_sender(p.conn, src);
+                    // Its flow completes here, at the receiver.
+                    let flow = self.agents().msg_flow[p.conn as usize];
+                    self.copy_done(flow);
                 }
                 Arrival::Partial => self.homa_arm(p.conn, 1, now + timeout),
                 Arrival::Duplicate => {}
             }
         } else {
+            // A GRANT or RESEND for a message its sender has forgotten.
+            if m.released(now) {
+                return true;
+            }
             let seg = Segment {
                 seq: p.seq,
                 ack: p.ack,
@@ -162,10 +188,56 @@ impl Sim {
                 Control::Grant { .. } => m.stats.grants += 1,
                 Control::Resend { .. } => m.stats.resends += 1,
             }
+            self.homa_forget(src);
             self.agents().senders[src as usize].on_control(now, ctl);
             self.homa_pump(src);
         }
         true
+    }
+
+    /// Message `conn_id`'s receiver has all of it: its sender (on host `src`) learns so
+    /// a synchronisation step later (the fabric's smallest link delay), on every run.
+    /// News from another host takes at least that long, which is also what lets a run
+    /// over several threads pass it to the sender's partition in time. (Homa carries no
+    /// such acknowledgement for a one-way message; the sender's forgetting it stands for
+    /// the RPC's response, and keeps its list of messages short.)
+    fn homa_tell_sender(&mut self, conn_id: u32, src: u32) {
+        let at = self.now + self.step;
+        if self.owns_node(src) {
+            self.homa_release(at, conn_id);
+        } else {
+            self.send_homa_done(at, conn_id);
+        }
+    }
+
+    /// Message `conn_id`'s sender learns at `at` that its receiver has all of it: from
+    /// then on the message is forgotten (`homa_forget`, before anything else the sender
+    /// does).
+    pub(super) fn homa_release(&mut self, at: SimTime, conn_id: u32) {
+        let c = &mut self.conns[conn_id as usize];
+        let src = c.src;
+        if let Endpoints::Homa(m) = &mut c.ep {
+            m.release = Some(at);
+        }
+        self.agents().releases[src as usize].push((at, conn_id));
+    }
+
+    /// Host `host`'s sender forgets the messages it has learnt are complete by now.
+    #[inline]
+    fn homa_forget(&mut self, host: u32) {
+        let now = self.now;
+        let h = self.agents();
+        let pending = &mut h.releases[host as usize];
+        if pending.is_empty() {
+            return;
+        }
+        let sender = &mut h.senders[host as usize];
+        pending.retain(|&(at, msg)| {
+            if at <= now {
+                sender.remove(msg);
+            }
+            at > now
+        });
     }
 
     /// A Homa message's timer (endpoint 0: its sender's, 1: its receiver's); whether
@@ -180,10 +252,17 @@ impl Sim {
         if c.timer_at[ep as usize] == now {
             c.timer_at[ep as usize] = 0;
         }
-        if m.finish.is_some() {
+        // Each end's timer stops once that end knows the message is done.
+        let done = if ep == 0 {
+            m.released(now)
+        } else {
+            m.finish.is_some()
+        };
+        if done {
             return true;
         }
         if ep == 0 {
+            self.homa_forget(src);
             let h = self.agents();
             match h.senders[src as usize].on_timer(now, &h.cfg, conn_id) {
                 SenderTimer::Later(at) => self.homa_arm(conn_id, 0, at),
@@ -218,6 +297,7 @@ impl Sim {
     /// the wire (if the link is free) and one waits.
     fn homa_pump(&mut self, host: u32) {
         let now = self.now;
+        self.homa_forget(host);
         let nic = self.net.host_nic[host as usize];
         while self.net.ports[nic as usize].queue.is_empty() {
             let h = self.homa.as_deref_mut().expect("a run with Homa");

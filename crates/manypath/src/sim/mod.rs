@@ -27,7 +27,7 @@ mod setup;
 
 use crate::capture::trace::Trace;
 use crate::capture::{Capture, Observed};
-use crate::connection::Endpoints;
+use crate::connection::{Endpoints, ServerCounters};
 use crate::engine::queue::{Event, EventKind};
 use crate::engine::{EventQueue, Rng};
 use crate::metrics::{FlowSample, QueueSample, Results};
@@ -174,6 +174,12 @@ pub struct Sim {
     observe: bool,
     capture: Option<Box<Capture>>,
     trace: Option<Box<Trace>>,
+    /// Per connection, its server endpoint's counters (`Endpoints::server_counters`)
+    /// each time they changed, with the time: a message on a persistent connection
+    /// reports the server's part of its counters from the changes while it was
+    /// outstanding, which the client's host cannot read as they happen in a run over
+    /// several threads. Empty without persistent connections.
+    server_log: Vec<Vec<(SimTime, ServerCounters)>>,
     /// Each connection's first flow (`NO_FLOW`: none), for the trace; empty unless
     /// `observe`.
     conn_flow: Vec<u32>,
@@ -316,6 +322,20 @@ impl Sim {
         match self.part.as_deref() {
             None => true,
             Some(p) => p.owner[node as usize] == p.me,
+        }
+    }
+
+    /// The host where flow `f` completes: a Homa message's receiver (it has the whole
+    /// message), any other flow's source (its sender has every byte acknowledged).
+    #[inline]
+    fn finish_host(&self, f: u32) -> u32 {
+        let flow = &self.flows[f as usize];
+        let homa = self.homa.is_some()
+            && matches!(self.conns[flow.conns[0] as usize].ep, Endpoints::Homa(_));
+        if homa {
+            flow.spec.dst
+        } else {
+            flow.spec.src
         }
     }
 

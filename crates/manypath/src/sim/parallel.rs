@@ -21,8 +21,13 @@
 //! (a host's event acts on its own endpoint only; random streams are per port, switch
 //! or host); and what has no link delay to wait for is given one on every run, one
 //! thread included: a finish releasing a flow on another host, or a job, is signalled a
-//! step later (`Sim::start_later`); a run whose flows are all done ends at its window's
+//! step later (`Sim::start_later`), as is a Homa message's completion to its sender
+//! (`Sim::homa_tell_sender`); a run whose flows are all done ends at its window's
 //! end (`Sim::window_end`); the peak of live packets is sampled at window boundaries.
+//! What a flow's record needs from both of its hosts is gathered at the end (`merge`):
+//! a Homa message's finish from its receiver's partition (a flow counts as unfinished
+//! where it completes: `Sim::finish_host`), the server counters of a message on a
+//! persistent connection from the log its server's partition kept (`Sim::server_log`).
 //! Events of the whole fabric (the warm-up, samples, link changes) run in every
 //! replica, each for its own nodes, and count once.
 //!
@@ -97,6 +102,8 @@ enum Remote {
     FlowStart { at: SimTime, flow: u32 },
     /// A PFC frame reaches port `port` at `at` (`b` as `EventKind::Pause`'s).
     Pause { at: SimTime, port: u32, b: u32 },
+    /// Homa message `conn`'s sender learns at `at` that its receiver has all of it.
+    HomaDone { at: SimTime, conn: u32 },
 }
 
 impl Sim {
@@ -173,6 +180,17 @@ impl Sim {
             .push(Remote::Pause { at, port, b });
     }
 
+    /// A Homa message's completion goes to its sender's partition, due at `at` (a
+    /// step ahead: `homa_tell_sender`).
+    pub(super) fn send_homa_done(&mut self, at: SimTime, conn: u32) {
+        let src = self.conns[conn as usize].src;
+        let part = self.part.as_deref_mut().expect("parts only");
+        part.sent += 1;
+        part.out[part.owner[src as usize] as usize]
+            .msgs
+            .push(Remote::HomaDone { at, conn });
+    }
+
     /// Takes in what another partition sent this one.
     fn receive(&mut self, from: &mut Outbox) {
         for m in from.msgs.drain(..) {
@@ -204,6 +222,7 @@ impl Sim {
                 Remote::Pause { at, port, b } => {
                     self.events.schedule(at, EventKind::Pause, port, b);
                 }
+                Remote::HomaDone { at, conn } => self.homa_release(at, conn),
             }
         }
         from.exts.clear();
@@ -244,10 +263,12 @@ impl Sim {
             }
         }
         self.events.sort_pending_due();
-        self.unfinished = self
-            .flows
-            .iter()
-            .filter(|f| f.spec.size.is_some() && f.finish.is_none() && mine(f.spec.src))
+        // A flow counts where it completes.
+        self.unfinished = (0..self.flows.len() as u32)
+            .filter(|&f| {
+                let flow = &self.flows[f as usize];
+                flow.spec.size.is_some() && flow.finish.is_none() && mine(self.finish_host(f))
+            })
             .count() as u64;
         self.part = Some(Box::new(Part {
             owner,
@@ -686,6 +707,9 @@ fn merge(mut sims: Vec<Sim>, owner: &[u32]) -> Sim {
         }
         for c in 0..base.conns.len() {
             let (src, dst) = (base.conns[c].src, base.conns[c].dst);
+            if owner[dst as usize] == o && !base.server_log.is_empty() {
+                std::mem::swap(&mut base.server_log[c], &mut other.server_log[c]);
+            }
             // The client's side comes with the whole connection; the server's side is
             // then put back (when another partition ran it) or taken from here.
             if owner[src as usize] == o {
@@ -697,8 +721,15 @@ fn merge(mut sims: Vec<Sim>, owner: &[u32]) -> Sim {
             }
         }
         for f in 0..base.flows.len() {
-            if owner[base.flows[f].spec.src as usize] == o {
+            let src = base.flows[f].spec.src;
+            if owner[src as usize] == o {
                 std::mem::swap(&mut base.flows[f], &mut other.flows[f]);
+            }
+            // A flow that completes on another host than its source (a Homa message,
+            // at its receiver) takes its finish from there.
+            let done_at = base.finish_host(f as u32);
+            if (owner[src as usize] == o) != (owner[done_at as usize] == o) {
+                std::mem::swap(&mut base.flows[f].finish, &mut other.flows[f].finish);
             }
         }
     }

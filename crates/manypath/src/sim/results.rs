@@ -3,7 +3,7 @@
 //! counters), and the result tables and run counters at the end.
 
 use super::{Sim, SAMPLE_FLOWS};
-use crate::connection::Endpoints;
+use crate::connection::{Endpoints, ServerCounters};
 use crate::engine::queue::EventKind;
 use crate::metrics::ideal::{ideal_delivery, ideal_fct, Hop, Segments};
 use crate::metrics::{
@@ -162,6 +162,30 @@ impl Sim {
             .fold(Tally::default(), |acc, t| acc.combine(&t, false))
     }
 
+    /// What flow `i`'s copies' persistent connections' servers counted from its start
+    /// until its finish, or until the run's end (`end`): the changes at times in
+    /// [start, finish), or [start, end]. The client's own counters are read at its
+    /// start and finish as they happen (`persistent_share`); the server's run on
+    /// another host, whose changes at the same instant as the start or finish may run
+    /// before or after it, so they count by time alone.
+    fn server_share(&self, i: usize, end: SimTime) -> ServerCounters {
+        let f = &self.flows[i];
+        let until = f.finish.unwrap_or(end + 1);
+        let before = |c: u32, t: SimTime| {
+            let log = &self.server_log[c as usize];
+            let n = log.partition_point(|&(at, _)| at < t);
+            n.checked_sub(1)
+                .map_or(ServerCounters::default(), |k| log[k].1)
+        };
+        let mut sum = ServerCounters::default();
+        for &c in f.copies() {
+            let d = before(c, until).since(&before(c, f.spec.start));
+            sum.ir_recovered += d.ir_recovered;
+            sum.trimmed += d.trimmed;
+        }
+        sum
+    }
+
     /// Packets still queued or on a link, counted from the queues and pending events
     /// (independently of the arena's own count).
     pub(super) fn packets_in_flight(&self) -> u64 {
@@ -280,6 +304,10 @@ impl Sim {
             (Some(_), None) if spec.start <= end => self.persistent_share(i as u32),
             (Some(_), None) => Tally::default(),
         };
+        let mut t = t;
+        if spec.conn.is_some() && spec.start <= end {
+            self.server_share(i, end).set_in(&mut t.recovery);
+        }
         let mut st = t.stats;
         if spec.conn.is_some() {
             // Bytes of this message acknowledged: its copies' best progress.

@@ -39,8 +39,7 @@ impl Sim {
         let seed = plan.seed;
         let mut events = EventQueue::new();
         let (conns, w) = connect(&plan, &mut net, &mut events);
-        let homa_messages = conns.iter().any(|c| matches!(c.ep, Endpoints::Homa(_)));
-        let homa = HomaHosts::build(&plan, &mut net, homa_messages, longest_rtt);
+        let homa = HomaHosts::build(&plan, &mut net, &conns, &w.flows, longest_rtt);
         let host_ports = net.host_ports();
         let jitter = NicJitter::new(plan.host_jitter, seed, host_ports);
         let relaying = plan.topology.kind.bcube().is_some();
@@ -77,6 +76,12 @@ impl Sim {
             (Vec::new(), None, None)
         };
         let step = net.ports.iter().map(|p| p.delay).min().unwrap_or(0).max(1);
+        let persistent = w.flows.iter().any(|f| f.spec.conn.is_some());
+        let server_log = if persistent {
+            vec![Vec::new(); conns.len()]
+        } else {
+            Vec::new()
+        };
         Sim {
             now: 0,
             events,
@@ -127,6 +132,7 @@ impl Sim {
             observe,
             capture,
             trace,
+            server_log,
             conn_flow,
             step,
             next_boundary: step,

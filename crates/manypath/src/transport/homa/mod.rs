@@ -174,12 +174,25 @@ impl HomaSettings {
 }
 
 /// A message as its flow's records see it; its protocol state is in its hosts' agents.
+/// Its sender's host keeps `stats` and `release`, its receiver's `finish`: each host's
+/// events touch only its own part (a run over several threads gathers them).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct HomaMessage {
     pub len: u64,
     /// When its receiver had all of it.
     pub finish: Option<SimTime>,
+    /// When its sender learns that the receiver has all of it (a synchronisation step
+    /// after `finish`, as news from another host): from then on it has forgotten the
+    /// message and ignores the GRANTs, RESENDs and timers that still come for it.
+    pub release: Option<SimTime>,
     pub stats: HomaStats,
+}
+
+impl HomaMessage {
+    /// Whether its sender has forgotten it by `now`.
+    pub fn released(&self, now: SimTime) -> bool {
+        self.release.is_some_and(|at| at <= now)
+    }
 }
 
 /// A message's counters.
@@ -202,6 +215,11 @@ impl HomaMessage {
             len,
             ..HomaMessage::default()
         }
+    }
+
+    /// Swaps the receiver's part (`finish`) with another copy of the record.
+    pub fn swap_receiver(&mut self, other: &mut HomaMessage) {
+        std::mem::swap(&mut self.finish, &mut other.finish);
     }
 
     /// Bytes delivered: all of them once the receiver had the whole message.
