@@ -1,8 +1,10 @@
 //! NDP's engine glue: arrivals at trimming switch ports (what the queue decided: queued,
 //! dropped, or a header sent back to its sender), delivery of NDP packets (a trimmed
 //! header or a returned one flagged for the transport), and the receiving hosts' pull
-//! pacers, woken by `NdpPull` events. None of it runs without NDP: trimming ports are
-//! never committed, and NDP connections are a flag of their own.
+//! pacers, woken by `NdpPull` events. None of it runs without NDP: trimming ports fix
+//! no departure at enqueue (only, as a packet leaves, those of the headers whose turn
+//! is certain: `OutQueue::fix_certain_next`), and NDP connections are a flag of their
+//! own.
 
 use super::capture::Join;
 use super::Sim;
