@@ -156,14 +156,14 @@ impl Sim {
     /// Puts a packet on the wire of `port_id` from time `start` (now, or later for a
     /// host interface with send jitter, which stays busy, idle on the wire, until then).
     /// `how` says how it came to start (a constant at each call, for capture and trace).
-    #[inline]
+    #[inline(always)]
     pub(super) fn transmit(&mut self, port_id: u32, d: Desc, start: SimTime, how: Join) {
         self.transmit_then::<true>(port_id, d, start, how)
     }
 
     /// `transmit`; with `TX_DONE` false, without scheduling the port's `TxDone` for the
     /// packets still waiting (the caller puts more on the wire behind this one first).
-    #[inline(always)]
+    #[inline]
     pub(super) fn transmit_then<const TX_DONE: bool>(
         &mut self,
         port_id: u32,
@@ -210,7 +210,9 @@ impl Sim {
     /// A packet leaves port `port_id`'s queue at its `TxDone`, followed onto the wire by
     /// those whose turn is certain (`OutQueue::fix_certain_next`): they need no `TxDone`
     /// of their own. The port's `TxDone` comes when the link is done with them all, if
-    /// packets still wait.
+    /// packets still wait. Out of line, so that it weighs nothing on the inlining of the
+    /// event loop's handlers.
+    #[inline(never)]
     fn transmit_with_certain_next(&mut self, port_id: u32, d: Desc, start: SimTime) {
         self.transmit_then::<false>(port_id, d, start, Join::Queued);
         loop {
