@@ -22,6 +22,12 @@
 //! arrives later can start before it. Its start is then when the link is done with the
 //! packets ahead. A packet of a lower level (or one of level 0 that finds one waiting)
 //! waits in its FIFO and the port's `TxDone` takes it, after the fixed packets.
+//!
+//! When a port's `TxDone` takes a packet, the packets whose turn comes next whatever
+//! arrives before they start have their departures fixed with it (`fix_certain_next`):
+//! a strict-priority queue's waiting level-0 packets, and a trimming queue's waiting
+//! headers while the round robin cannot give data a turn before them. They are held as
+//! the fixed level-0 packets are, and the port's next `TxDone` comes after them.
 
 use super::ecn_red::{EcnRed, EcnRedConfig};
 use super::packet::Desc;
