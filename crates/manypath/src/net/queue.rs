@@ -22,6 +22,12 @@
 //! arrives later can start before it. Its start is then when the link is done with the
 //! packets ahead. A packet of a lower level (or one of level 0 that finds one waiting)
 //! waits in its FIFO and the port's `TxDone` takes it, after the fixed packets.
+//!
+//! When a port's `TxDone` takes a packet, the packets whose turn comes next whatever
+//! arrives before they start have their departures fixed with it (`fix_certain_next`):
+//! a strict-priority queue's waiting level-0 packets, and a trimming queue's waiting
+//! headers while the round robin cannot give data a turn before them. They are held as
+//! the fixed level-0 packets are, and the port's next `TxDone` comes after them.
 
 use super::ecn_red::{EcnRed, EcnRedConfig};
 use super::packet::Desc;
@@ -135,12 +141,19 @@ pub struct OutQueue {
     /// A strict-priority queue whose level-0 packets' departures are fixed at enqueue
     /// while no packet waits in a FIFO (`commit_top_level`).
     commit_top: bool,
+    /// A trimming queue that fixes the departures of the headers whose turn is certain
+    /// when a packet leaves (`commit_certain_headers`).
+    commit_trim: bool,
     /// Committed (or level-0 packets fixed): when the first fixed packet starts onto
     /// the wire.
     head_start: SimTime,
     /// Wire bytes of each packet whose departure is fixed and that has not started, in
     /// order.
     sizes: VecDeque<u16>,
+    /// The start of the last packet whose departure was fixed as another left
+    /// (`fix_certain_next`; 0: none yet): those starting by then took the place of a
+    /// `TxDone` (see `advance_to_read`).
+    certain_until: SimTime,
 }
 
 impl OutQueue {
@@ -160,8 +173,10 @@ impl OutQueue {
             trim: None,
             committed: false,
             commit_top: false,
+            commit_trim: false,
             head_start: 0,
             sizes: VecDeque::new(),
+            certain_until: 0,
         }
     }
 
@@ -200,7 +215,7 @@ impl OutQueue {
     pub fn arrive_trimming(&mut self, now: SimTime, d: Desc) -> Arrival {
         let room = self.has_room(d.wire as u32);
         let t = self.trim.as_deref_mut().expect("a trimming queue");
-        let a = t.arrive(d, room);
+        let a = t.arrive_behind(d, room, self.sizes.len() as u64);
         let mut packets = self.packets;
         let mut bytes = self.bytes;
         match a.arriving.1 {
@@ -327,11 +342,78 @@ impl OutQueue {
         self.commit_top
     }
 
-    /// This queue fixes some departures at enqueue (committed, or its top level):
-    /// `advance` brings it up to date.
+    /// Fixes, from now on, the departures of the headers whose turn is certain as a
+    /// packet leaves, if this is a trimming queue that marks at enqueue; returns whether
+    /// it does. Call it before the first packet.
+    pub fn commit_certain_headers(&mut self) -> bool {
+        self.commit_trim = self.red.is_none()
+            && self.trim.is_some()
+            && self.cfg.mark_at == MarkAt::Enqueue
+            && self.packets == 0;
+        if self.commit_trim {
+            self.sizes = VecDeque::with_capacity(16);
+        }
+        self.commit_trim
+    }
+
+    /// When a packet leaves at a `TxDone`, the packets whose turn comes next whatever
+    /// arrives before they start have their departures fixed too (`fix_certain_next`):
+    /// a trimming queue's certain headers, a strict-priority queue's waiting level-0
+    /// packets.
+    #[inline]
+    pub fn fixes_certain_next(&self) -> bool {
+        self.commit_trim | self.commit_top
+    }
+
+    /// With a packet just gone onto the wire by `dequeue` (and those fixed behind it so
+    /// far), the packet whose turn comes next whatever arrives before then, if there is
+    /// one: a trimming queue's next header while its turn is certain
+    /// (`TrimQueue::take_certain_header`); a strict-priority queue's next level-0
+    /// packet (a later one joins behind it, and no level goes before level 0). Its
+    /// departure is fixed at `start`, when the link is done with the packets ahead of
+    /// it; it still counts as waiting until then (`advance`). Not a packet that carries
+    /// INT (its stamp reads the queue as it leaves).
+    #[inline]
+    pub fn fix_certain_next(&mut self, start: SimTime) -> Option<Desc> {
+        debug_assert!(self.fixes_certain_next());
+        let d = match self.trim.as_deref_mut() {
+            Some(t) => t.take_certain_header(self.sizes.len())?,
+            None => {
+                if self.fifo[0].front()?.has_int() {
+                    return None;
+                }
+                self.fifo[0].pop_front()?
+            }
+        };
+        if self.sizes.is_empty() {
+            self.head_start = start;
+        }
+        self.sizes.push_back(d.wire);
+        self.certain_until = start;
+        Some(d)
+    }
+
+    /// Brings the queue up to `now` for a reading taken after the events due at `now`
+    /// (a queue sample): as `advance`, except that a packet fixed by `fix_certain_next`
+    /// that starts at `now` has left, as it did at its `TxDone` (which runs before a
+    /// sample at the same time).
+    #[inline]
+    pub fn advance_to_read(&mut self, now: SimTime, rate: Rate) {
+        self.advance(now, rate);
+        if self.certain_until != 0
+            && now <= self.certain_until
+            && self.head_start == now
+            && !self.sizes.is_empty()
+        {
+            self.advance(now + 1, rate);
+        }
+    }
+
+    /// This queue fixes some departures (committed, its top level, or a trimming
+    /// queue's certain headers): `advance` brings it up to date.
     #[inline]
     pub fn fixes_departures(&self) -> bool {
-        self.committed | self.commit_top
+        self.committed | self.commit_top | self.commit_trim
     }
 
     /// Whether packet `d` joining now would have its departure fixed: every packet of a
@@ -576,7 +658,7 @@ impl OutQueue {
     /// those waiting in the FIFOs (a priority queue's level 0) have all started by now.
     #[inline(always)]
     pub fn dequeue_after_fixed(&mut self, now: SimTime, rate: Rate) -> Option<Desc> {
-        if self.commit_top {
+        if self.commit_top | self.commit_trim {
             self.advance(now, rate);
         }
         self.dequeue(now)
@@ -608,6 +690,8 @@ impl OutQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::packet::NDP;
+    use crate::net::trim::HEADER_WIRE;
 
     fn d(id: u32, wire: u16, class: u8) -> Desc {
         Desc {
@@ -865,8 +949,9 @@ mod tests {
         assert_eq!(a.histogram, b.histogram);
     }
 
-    /// A strict-priority queue that fixes its level-0 departures, served by a port that
-    /// takes the other packets at `TxDone` (as `sim::forward` does), starts every packet
+    /// A strict-priority queue that fixes its level-0 departures (as they join, and those
+    /// waiting as a packet leaves), served by a port that takes the other packets at
+    /// `TxDone` (as `sim::forward` does), starts every packet
     /// when a queue that holds all its packets until the link takes them would, and
     /// sees the same occupancy and counters.
     #[test]
@@ -890,6 +975,8 @@ mod tests {
         // arrival's time come after it.
         let (mut held_busy, mut busy, mut pending, mut now) = (0u64, 0u64, false, 0u64);
         let mut fixed_level_zero = 0;
+        // Level-0 packets whose departures were fixed as another packet left.
+        let mut certain = 0;
         for i in 0..n {
             now += match rng.below(3) {
                 0 => 0,
@@ -919,6 +1006,11 @@ mod tests {
                 let y = fixed.dequeue_after_fixed(busy, rate).expect("waiting");
                 fixed_start[y.pkt as usize] = Some(busy);
                 busy += ser(y.wire);
+                while let Some(z) = fixed.fix_certain_next(busy) {
+                    fixed_start[z.pkt as usize] = Some(busy);
+                    busy += ser(z.wire);
+                    certain += 1;
+                }
                 pending = fixed.holds_unfixed();
             }
             fixed.advance(now, rate);
@@ -948,9 +1040,18 @@ mod tests {
             let y = fixed.dequeue_after_fixed(busy, rate).expect("waiting");
             fixed_start[y.pkt as usize] = Some(busy);
             busy += ser(y.wire);
+            while let Some(z) = fixed.fix_certain_next(busy) {
+                fixed_start[z.pkt as usize] = Some(busy);
+                busy += ser(z.wire);
+                certain += 1;
+            }
             pending = fixed.holds_unfixed();
         }
         fixed.advance(busy, rate);
+        assert!(
+            certain > 100,
+            "level-0 packets fixed as another left: {certain}"
+        );
         assert_eq!(held_busy, busy);
         assert_eq!(held_start, fixed_start);
         held.finish(busy);
@@ -969,6 +1070,144 @@ mod tests {
             (b.area_packets, b.area_bytes)
         );
         assert_eq!(a.histogram, b.histogram);
+    }
+
+    /// One port with a trimming queue, driven as `sim::forward` and `sim::ndp` drive it:
+    /// `TxDone`s take the next packet when the link frees and, with `certain`, the
+    /// headers whose turn is certain behind it; arrivals due when a packet leaves come
+    /// first. Returns each packet's start (`None`: dropped or never sent), the queue's
+    /// occupancy after each arrival, its counters, and how many headers were fixed.
+    fn run_trimming(certain: bool, cfg: TrimConfig, arrivals: &[(SimTime, Desc)]) -> TrimRun {
+        let rate = Rate::from_gbps(10.0);
+        let ser = |wire: u16| rate.serialization(wire as u32);
+        let mut q = OutQueue::new(QueueConfig {
+            limit_packets: 30,
+            histogram: true,
+            ..QueueConfig::default()
+        });
+        q.start_trim(cfg, Rng::new(3, 1, 0));
+        if certain {
+            assert!(q.commit_certain_headers());
+        }
+        let mut run = TrimRun {
+            starts: vec![None; arrivals.len()],
+            ..TrimRun::default()
+        };
+        let (mut busy, mut pending) = (0u64, false);
+        let tx_done = |q: &mut OutQueue, busy: &mut u64, run: &mut TrimRun| {
+            let y = q.dequeue_after_fixed(*busy, rate).expect("waiting");
+            run.starts[y.pkt as usize] = Some(*busy);
+            *busy += ser(y.wire);
+            if certain {
+                while let Some(h) = q.fix_certain_next(*busy) {
+                    run.starts[h.pkt as usize] = Some(*busy);
+                    *busy += ser(h.wire);
+                    run.fixed += 1;
+                }
+            }
+            q.holds_unfixed()
+        };
+        for &(now, x) in arrivals {
+            while pending && busy < now {
+                pending = tx_done(&mut q, &mut busy, &mut run);
+            }
+            if q.fixes_departures() {
+                q.advance(now, rate);
+            }
+            let header = x.class & NDP != 0 && x.wire <= HEADER_WIRE;
+            if !pending && busy <= now && q.is_empty() {
+                q.pass_through();
+                run.starts[x.pkt as usize] = Some(now);
+                busy = now + ser(x.wire);
+            } else if !pending && q.is_empty() && header {
+                q.pass_through();
+                run.starts[x.pkt as usize] = Some(busy);
+                busy += ser(x.wire);
+            } else {
+                let a = q.arrive_trimming(now, x);
+                for (_, fate) in [Some(a.arriving), a.evicted].into_iter().flatten() {
+                    assert!(matches!(fate, Fate::Data | Fate::Header | Fate::Dropped));
+                }
+                pending = true;
+            }
+            run.occupancy.push((q.packets(), q.bytes()));
+        }
+        while pending {
+            pending = tx_done(&mut q, &mut busy, &mut run);
+        }
+        q.advance(busy, rate);
+        q.finish(busy);
+        run.stats = (
+            q.stats.enqueued,
+            q.stats.drops,
+            q.stats.max_packets,
+            q.stats.area_packets,
+            q.stats.area_bytes,
+        );
+        run.histogram = q.stats.histogram.clone();
+        run.trim = q.trim_stats().expect("trimming");
+        run
+    }
+
+    #[derive(Default)]
+    struct TrimRun {
+        starts: Vec<Option<SimTime>>,
+        occupancy: Vec<(u64, u64)>,
+        stats: (u64, u64, u64, u128, u128),
+        histogram: Vec<u64>,
+        trim: TrimStats,
+        fixed: u64,
+    }
+
+    /// A trimming queue that fixes the departures of its certain headers starts every
+    /// packet when one that holds all its packets until their `TxDone` would, with the
+    /// same occupancy, trimming and counters, under a random mix of NDP data, NDP
+    /// headers and other packets: with a small header weight, so the round robin's turns
+    /// decide often, and a header queue of 12 headers, then of 2, so its limit does too.
+    #[test]
+    fn certain_headers_match_a_holding_trimming_queue() {
+        for header_queue_packets in [12, 2] {
+            certain_headers_match(TrimConfig {
+                threshold_packets: 4,
+                header_queue_packets,
+                header_weight: 3,
+                return_to_sender: false,
+            });
+        }
+    }
+
+    fn certain_headers_match(cfg: TrimConfig) {
+        let ser = |wire: u32| Rate::from_gbps(10.0).serialization(wire);
+        let mut rng = Rng::new(11, 5, 0);
+        let mut now = 0;
+        let arrivals: Vec<(SimTime, Desc)> = (0..30_000u32)
+            .map(|i| {
+                now += match rng.below(4) {
+                    0 => 0,
+                    1 => ser(64),
+                    2 => ser(9000),
+                    _ => rng.below(ser(9000)),
+                };
+                let x = match rng.below(8) {
+                    0..=3 => d(i, 64, NDP),
+                    4..=6 => d(i, 9000, NDP),
+                    _ => d(i, 1500, 0),
+                };
+                (now, x)
+            })
+            .collect();
+        let held = run_trimming(false, cfg, &arrivals);
+        let fixed = run_trimming(true, cfg, &arrivals);
+        assert!(fixed.fixed > 1000, "headers fixed: {}", fixed.fixed);
+        assert!(held.trim.trimmed > 1000, "{:?}", held.trim);
+        if cfg.header_queue_packets == 2 {
+            assert!(held.trim.header_drops > 10, "{:?}", held.trim);
+        }
+        assert_eq!(held.starts, fixed.starts);
+        assert_eq!(held.occupancy, fixed.occupancy);
+        assert_eq!(held.stats, fixed.stats);
+        assert_eq!(held.histogram, fixed.histogram);
+        assert_eq!(held.trim, fixed.trim);
     }
 
     #[test]

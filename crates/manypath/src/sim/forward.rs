@@ -156,8 +156,21 @@ impl Sim {
     /// Puts a packet on the wire of `port_id` from time `start` (now, or later for a
     /// host interface with send jitter, which stays busy, idle on the wire, until then).
     /// `how` says how it came to start (a constant at each call, for capture and trace).
-    #[inline]
+    #[inline(always)]
     pub(super) fn transmit(&mut self, port_id: u32, d: Desc, start: SimTime, how: Join) {
+        self.transmit_then::<true>(port_id, d, start, how)
+    }
+
+    /// `transmit`; with `TX_DONE` false, without scheduling the port's `TxDone` for the
+    /// packets still waiting (the caller puts more on the wire behind this one first).
+    #[inline]
+    pub(super) fn transmit_then<const TX_DONE: bool>(
+        &mut self,
+        port_id: u32,
+        d: Desc,
+        start: SimTime,
+        how: Join,
+    ) {
         if self.observe {
             self.observe_tx(port_id, &d, start, how);
         }
@@ -179,7 +192,7 @@ impl Sim {
             port.fault != NO_FAULT,
             port.remote,
         );
-        if port.queue.holds_unfixed() {
+        if TX_DONE && port.queue.holds_unfixed() {
             port.txdone_pending = true;
             self.events
                 .schedule(port.busy_until, EventKind::TxDone, port_id, 0);
@@ -192,6 +205,30 @@ impl Sim {
             return self.send_remote(arrive_at, peer, via, d);
         }
         self.events.schedule_arrival(arrive_at, peer, via, d);
+    }
+
+    /// A packet leaves port `port_id`'s queue at its `TxDone`, followed onto the wire by
+    /// those whose turn is certain (`OutQueue::fix_certain_next`): they need no `TxDone`
+    /// of their own. The port's `TxDone` comes when the link is done with them all, if
+    /// packets still wait. Out of line, so that it weighs nothing on the inlining of the
+    /// event loop's handlers.
+    #[inline(never)]
+    fn transmit_with_certain_next(&mut self, port_id: u32, d: Desc, start: SimTime) {
+        self.transmit_then::<false>(port_id, d, start, Join::Queued);
+        loop {
+            let port = &mut self.net.ports[port_id as usize];
+            let start = port.busy_until;
+            let Some(next) = port.queue.fix_certain_next(start) else {
+                break;
+            };
+            self.transmit_then::<false>(port_id, next, start, Join::Committed);
+        }
+        let port = &mut self.net.ports[port_id as usize];
+        if port.queue.holds_unfixed() {
+            port.txdone_pending = true;
+            self.events
+                .schedule(port.busy_until, EventKind::TxDone, port_id, 0);
+        }
     }
 
     /// RWNDQ at a switch: the packet came in on port `via` and leaves by port `out`
@@ -268,7 +305,11 @@ impl Sim {
                 port.queue.count_mark();
             }
             let start = self.start_time(port_id);
-            self.transmit(port_id, d, start, Join::Queued);
+            if self.net.ports[port_id as usize].queue.fixes_certain_next() {
+                self.transmit_with_certain_next(port_id, d, start);
+            } else {
+                self.transmit(port_id, d, start, Join::Queued);
+            }
         }
         if (port_id as usize) < self.blocked.len() {
             self.unblock(port_id);

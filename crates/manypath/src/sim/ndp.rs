@@ -1,8 +1,10 @@
 //! NDP's engine glue: arrivals at trimming switch ports (what the queue decided: queued,
 //! dropped, or a header sent back to its sender), delivery of NDP packets (a trimmed
 //! header or a returned one flagged for the transport), and the receiving hosts' pull
-//! pacers, woken by `NdpPull` events. None of it runs without NDP: trimming ports are
-//! never committed, and NDP connections are a flag of their own.
+//! pacers, woken by `NdpPull` events. None of it runs without NDP: trimming ports fix
+//! no departure at enqueue (only, as a packet leaves, those of the headers whose turn
+//! is certain: `OutQueue::fix_certain_next`), and NDP connections are a flag of their
+//! own.
 
 use super::capture::Join;
 use super::Sim;
@@ -40,17 +42,26 @@ impl Sim {
                 self.observe_trimming(port_id, e, Some(a.evicted_wire));
             }
         }
-        for (x, fate) in [Some(a.arriving), a.evicted].into_iter().flatten() {
-            match fate {
-                Fate::Data | Fate::Header => {}
-                Fate::Dropped => {
-                    self.dropped += 1;
-                    self.pkts.free(x.pkt);
-                }
-                Fate::Returned => self.return_to_sender(port_id, x),
-            }
+        // The arrival, then any packet trimmed off the tail (written out, not as a loop
+        // over the two: the common case, queued with nothing evicted, then costs two tests).
+        self.settle_trimmed(port_id, a.arriving);
+        if let Some(e) = a.evicted {
+            self.settle_trimmed(port_id, e);
         }
         self.schedule_tx_done(port_id);
+    }
+
+    /// What becomes of a packet the trimming queue of port `port_id` did not keep.
+    #[inline(always)]
+    fn settle_trimmed(&mut self, port_id: u32, (x, fate): (Desc, Fate)) {
+        match fate {
+            Fate::Data | Fate::Header => {}
+            Fate::Dropped => {
+                self.dropped += 1;
+                self.pkts.free(x.pkt);
+            }
+            Fate::Returned => self.return_to_sender(port_id, x),
+        }
     }
 
     /// A trimmed header that found port `port_id`'s header queue full goes back from

@@ -125,7 +125,7 @@ impl Sim {
                         continue;
                     }
                 }
-                port.queue.advance(now, port.rate);
+                port.queue.advance_to_read(now, port.rate);
                 self.queue_samples.push(QueueSample {
                     time: now,
                     port: p,

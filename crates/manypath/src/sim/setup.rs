@@ -519,7 +519,8 @@ impl<'a> ConnBuilder<'a> {
 /// it starts: host NICs (send jitter, endpoints waiting for room), lossy or failing
 /// links, and RWNDQ's queue reading. Strict-priority queues fix their top level's
 /// departures unless packets are captured or traced (`observe`), whose hooks then see
-/// each packet as it leaves its queue, as before.
+/// each packet as it leaves its queue, as before; so do trimming queues for the headers
+/// whose turn is certain as a packet leaves.
 fn commit_departures(net: &mut Network, link_events: &[LinkEvent], observe: bool) {
     let changing: std::collections::HashSet<u32> =
         link_events.iter().flat_map(|e| e.ports).collect();
@@ -530,8 +531,9 @@ fn commit_departures(net: &mut Network, link_events: &[LinkEvent], observe: bool
             && !changing.contains(&(i as u32))
             && !port.queue.commit_departures()
             && !observe
+            && !port.queue.commit_top_level()
         {
-            port.queue.commit_top_level();
+            port.queue.commit_certain_headers();
         }
     }
 }
