@@ -184,11 +184,9 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    /// The fabric's state counts in the estimate: a shared buffer adds its per-queue
-    /// state and each port's record, PFC its ingress accounting on top, and a tier
-    /// without a buffer takes its switches' part away.
-    #[test]
-    fn the_fabric_state_counts() {
+    /// The estimate of a permutation of long-lived flows on a k = 4 fat tree, with
+    /// `extra` scenario text.
+    fn fat_tree_with(extra: &str) -> Estimate {
         let base = r#"
             duration_ms = 1
             [topology.fat_tree]
@@ -197,10 +195,16 @@ mod tests {
             pattern = "permutation"
             size = "long_lived"
         "#;
-        let peak = |extra: &str| {
-            let plan = Plan::from_toml(&(base.to_string() + extra), Path::new(".")).unwrap();
-            estimate(&plan).peak_bytes
-        };
+        let plan = Plan::from_toml(&(base.to_string() + extra), Path::new(".")).unwrap();
+        estimate(&plan)
+    }
+
+    /// The fabric's state counts in the estimate: a shared buffer adds its per-queue
+    /// state and each port's record, PFC its ingress accounting on top, and a tier
+    /// without a buffer takes its switches' part away.
+    #[test]
+    fn the_fabric_state_counts() {
+        let peak = |extra: &str| fat_tree_with(extra).peak_bytes;
         let plain = peak("");
         let buffer = peak("[network.buffer]\nbytes = 1000000\n");
         let pfc = peak("[network.buffer]\nbytes = 1000000\n[network.pfc]\n");
@@ -222,21 +226,9 @@ mod tests {
     /// partition, but its packets only once.
     #[test]
     fn each_replica_holds_the_state_once() {
-        let base = r#"
-            duration_ms = 1
-            [topology.fat_tree]
-            k = 4
-            [[traffic]]
-            pattern = "permutation"
-            size = "long_lived"
-        "#;
-        let estimate_with = |extra: &str| {
-            let plan = Plan::from_toml(&(base.to_string() + extra), Path::new(".")).unwrap();
-            estimate(&plan)
-        };
-        let one = estimate_with("");
-        let two = estimate_with("[parallel]\nthreads = 2\n");
-        let four = estimate_with("[parallel]\nthreads = 4\n");
+        let one = fat_tree_with("");
+        let two = fat_tree_with("[parallel]\nthreads = 2\n");
+        let four = fat_tree_with("[parallel]\nthreads = 4\n");
         assert_eq!((one.replicas, two.replicas, four.replicas), (1, 2, 4));
         let state = two.peak_bytes - one.peak_bytes;
         assert_eq!(four.peak_bytes - two.peak_bytes, 2 * state);

@@ -251,34 +251,13 @@ mod tests {
         assert!(partition(&net, &[], 1).iter().all(|&o| o == 0));
     }
 
-    /// A permutation among the first `busy` hosts only (each sends and receives `bytes`).
-    fn busy_first(net: &Network, busy: u32, bytes: u64) -> Vec<f64> {
-        let flows: Vec<FlowSpec> = (0..busy)
-            .map(|h| FlowSpec {
-                src: h,
-                dst: (h + 1) % busy,
-                size: Some(bytes),
-                start: 0,
-                transport: 0,
-                class: 0,
-                priority: 0,
-                job: -1,
-                after: None,
-                conn: None,
-                after_job: None,
-            })
-            .collect();
-        expected_host_bytes(net, &flows, 1_000_000_000)
-    }
-
-    #[test]
-    fn expected_bytes_count_both_ends_and_long_lived_flows_at_line_rate() {
-        let net = fat_tree(4);
-        let mut flows = vec![FlowSpec {
-            src: 0,
-            dst: 5,
-            size: Some(1000),
-            start: 0,
+    /// A flow of `size` bytes (`None`: long-lived) from `src` to `dst`, starting at `start`.
+    fn flow(src: u32, dst: u32, size: Option<u64>, start: SimTime) -> FlowSpec {
+        FlowSpec {
+            src,
+            dst,
+            size,
+            start,
             transport: 0,
             class: 0,
             priority: 0,
@@ -286,14 +265,22 @@ mod tests {
             after: None,
             conn: None,
             after_job: None,
-        }];
-        flows.push(FlowSpec {
-            src: 1,
-            dst: 0,
-            size: None,
-            start: 400_000_000, // 0.4 ms of a 1 ms run left 0.6 ms at 10 Gbit/s
-            ..flows[0]
-        });
+        }
+    }
+
+    /// A permutation among the first `busy` hosts only (each sends and receives `bytes`).
+    fn busy_first(net: &Network, busy: u32, bytes: u64) -> Vec<f64> {
+        let flows: Vec<FlowSpec> = (0..busy)
+            .map(|h| flow(h, (h + 1) % busy, Some(bytes), 0))
+            .collect();
+        expected_host_bytes(net, &flows, 1_000_000_000)
+    }
+
+    #[test]
+    fn expected_bytes_count_both_ends_and_long_lived_flows_at_line_rate() {
+        let net = fat_tree(4);
+        // A long-lived flow starting at 0.4 ms of a 1 ms run: 0.6 ms at 10 Gbit/s.
+        let flows = [flow(0, 5, Some(1000), 0), flow(1, 0, None, 400_000_000)];
         let b = expected_host_bytes(&net, &flows, 1_000_000_000);
         assert_eq!(b[5], 1000.0);
         assert!((b[1] - 750_000.0).abs() < 1e-6, "{}", b[1]);
