@@ -27,7 +27,10 @@
 //! arrives before they start have their departures fixed with it (`fix_certain_next`):
 //! a strict-priority queue's waiting level-0 packets, and a trimming queue's waiting
 //! headers while the round robin cannot give data a turn before them. They are held as
-//! the fixed level-0 packets are, and the port's next `TxDone` comes after them.
+//! the fixed level-0 packets are, and the port's next `TxDone` comes after them. A
+//! trimming queue with no `TxDone` pending does the same as a header arrives: it waits
+//! behind the fixed headers only, so its turn is certain while fewer than the round
+//! robin's share of headers (`header_weight`) are ahead of it.
 
 use super::ecn_red::{EcnRed, EcnRedConfig};
 use super::packet::Desc;
@@ -691,7 +694,6 @@ impl OutQueue {
 mod tests {
     use super::*;
     use crate::net::packet::NDP;
-    use crate::net::trim::HEADER_WIRE;
 
     fn d(id: u32, wire: u16, class: u8) -> Desc {
         Desc {
@@ -1114,21 +1116,27 @@ mod tests {
             if q.fixes_departures() {
                 q.advance(now, rate);
             }
-            let header = x.class & NDP != 0 && x.wire <= HEADER_WIRE;
             if !pending && busy <= now && q.is_empty() {
                 q.pass_through();
                 run.starts[x.pkt as usize] = Some(now);
                 busy = now + ser(x.wire);
-            } else if !pending && q.is_empty() && header {
-                q.pass_through();
-                run.starts[x.pkt as usize] = Some(busy);
-                busy += ser(x.wire);
             } else {
                 let a = q.arrive_trimming(now, x);
                 for (_, fate) in [Some(a.arriving), a.evicted].into_iter().flatten() {
                     assert!(matches!(fate, Fate::Data | Fate::Header | Fate::Dropped));
                 }
-                pending = true;
+                if certain && !pending {
+                    // As the engine: with no `TxDone` pending, the arrival's turn may be
+                    // certain already.
+                    while let Some(h) = q.fix_certain_next(busy) {
+                        run.starts[h.pkt as usize] = Some(busy);
+                        busy += ser(h.wire);
+                        run.fixed += 1;
+                    }
+                    pending = q.holds_unfixed();
+                } else {
+                    pending = true;
+                }
             }
             run.occupancy.push((q.packets(), q.bytes()));
         }
@@ -1159,8 +1167,9 @@ mod tests {
         fixed: u64,
     }
 
-    /// A trimming queue that fixes the departures of its certain headers starts every
-    /// packet when one that holds all its packets until their `TxDone` would, with the
+    /// A trimming queue that fixes the departures of its certain headers (as a packet
+    /// leaves, and as one arrives with no `TxDone` pending) starts every packet when one
+    /// that holds all its packets until their `TxDone` would, with the
     /// same occupancy, trimming and counters, under a random mix of NDP data, NDP
     /// headers and other packets: with a small header weight, so the round robin's turns
     /// decide often, and a header queue of 12 headers, then of 2, so its limit does too.

@@ -220,7 +220,8 @@ impl TrimQueue {
     }
 
     /// Takes the header that will follow the `fixed` packets already taken (right after
-    /// a packet left by `dequeue`), if its turn is certain whatever arrives before it
+    /// a packet left by `dequeue`, or as a header arrives with nothing else waiting), if
+    /// its turn is certain whatever arrives before it
     /// starts: headers keep their order, and data can take a turn from a waiting header
     /// only once `header_weight` headers have gone while data waited. With data waiting,
     /// each taken header is such a turn (counted now: the data stays until the next

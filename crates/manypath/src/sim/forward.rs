@@ -208,16 +208,22 @@ impl Sim {
     }
 
     /// A packet leaves port `port_id`'s queue at its `TxDone`, followed onto the wire by
-    /// those whose turn is certain (`OutQueue::fix_certain_next`): they need no `TxDone`
-    /// of their own. The port's `TxDone` comes when the link is done with them all, if
-    /// packets still wait. Out of line, so that it weighs nothing on the inlining of the
-    /// event loop's handlers.
+    /// those whose turn is certain (`start_certain_next`). Out of line, so that it weighs
+    /// nothing on the inlining of the event loop's handlers.
     #[inline(never)]
     fn transmit_with_certain_next(&mut self, port_id: u32, d: Desc, start: SimTime) {
         self.transmit_then::<false>(port_id, d, start, Join::Queued);
+        self.start_certain_next(port_id);
+    }
+
+    /// Puts on port `port_id`'s wire, behind what it carries, the packets whose turn is
+    /// certain whatever arrives before they start (`OutQueue::fix_certain_next`): they
+    /// need no `TxDone` of their own. The port's `TxDone` comes when the link is done
+    /// with them all, if packets still wait.
+    pub(super) fn start_certain_next(&mut self, port_id: u32) {
         loop {
             let port = &mut self.net.ports[port_id as usize];
-            let start = port.busy_until;
+            let start = port.busy_until.max(self.now);
             let Some(next) = port.queue.fix_certain_next(start) else {
                 break;
             };

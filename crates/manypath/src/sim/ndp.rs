@@ -2,15 +2,14 @@
 //! dropped, or a header sent back to its sender), delivery of NDP packets (a trimmed
 //! header or a returned one flagged for the transport), and the receiving hosts' pull
 //! pacers, woken by `NdpPull` events. None of it runs without NDP: trimming ports fix
-//! no departure at enqueue (only, as a packet leaves, those of the headers whose turn
-//! is certain: `OutQueue::fix_certain_next`), and NDP connections are a flag of their
-//! own.
+//! only the departures of the headers whose turn is certain (`OutQueue::fix_certain_next`,
+//! as a packet leaves or as a header arrives with no `TxDone` pending), and NDP
+//! connections are a flag of their own.
 
-use super::capture::Join;
 use super::Sim;
 use crate::engine::queue::EventKind;
-use crate::net::packet::{Desc, Packet, NDP, TO_SERVER};
-use crate::net::trim::{Fate, HEADER_WIRE};
+use crate::net::packet::{Desc, Packet, TO_SERVER};
+use crate::net::trim::Fate;
 use crate::transport::ndp::flags as ndp_flags;
 use crate::transport::tcp::Segment;
 
@@ -19,20 +18,6 @@ impl Sim {
     /// wait).
     pub(super) fn enqueue_trimming(&mut self, port_id: u32, d: Desc) {
         let now = self.now;
-        let port = &mut self.net.ports[port_id as usize];
-        if port.queue.is_empty()
-            && !port.txdone_pending
-            && d.class & NDP != 0
-            && d.wire <= HEADER_WIRE
-        {
-            // A header behind the packet on the wire, with nothing waiting: nothing that
-            // comes later can go before it (headers keep their order, and no data waits
-            // for the round robin's turn), so it starts when the link frees, with no
-            // `TxDone` event. It does not count as waiting in the header queue.
-            port.queue.pass_through();
-            let start = port.busy_until;
-            return self.transmit(port_id, d, start, Join::Idle);
-        }
         let a = self.net.ports[port_id as usize]
             .queue
             .arrive_trimming(now, d);
@@ -48,7 +33,16 @@ impl Sim {
         if let Some(e) = a.evicted {
             self.settle_trimmed(port_id, e);
         }
-        self.schedule_tx_done(port_id);
+        let port = &self.net.ports[port_id as usize];
+        if port.txdone_pending || !port.queue.fixes_certain_next() {
+            return self.schedule_tx_done(port_id);
+        }
+        // No `TxDone` pending: nothing waited for one, so the arrival is all the queue
+        // holds beyond packets already fixed. A header whose turn is certain (fewer than
+        // `header_weight` fixed ahead of it, so data arriving meanwhile still gets its
+        // turn after the round robin's share of them) starts when the link is done with
+        // them, without a `TxDone` of its own; it counts as waiting until then.
+        self.start_certain_next(port_id);
     }
 
     /// What becomes of a packet the trimming queue of port `port_id` did not keep.
