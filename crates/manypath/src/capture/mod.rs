@@ -289,3 +289,51 @@ impl Capture {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(time: SimTime, order: u64) -> EventKey {
+        EventKey {
+            time,
+            depth: 0,
+            root: (order, 0),
+            path: 0,
+        }
+    }
+
+    #[test]
+    fn keys_order_events_as_one_thread_runs_them() {
+        // At one time, events a and b due as it began (a first in content order); a
+        // schedules a0 and a1 for that time, b schedules b0, a0 schedules a00. One
+        // thread runs the due ones, then the scheduled ones in the order scheduled:
+        // a, b, a0, a1, b0, a00; then the next time's.
+        let (a, b) = (batch(5, 1), batch(5, 2));
+        let child = |k: EventKey, i| k.child(i).expect("room");
+        let (a0, a1, b0) = (child(a, 0), child(a, 1), child(b, 0));
+        let a00 = child(a0, 0);
+        let later = batch(6, 0);
+        let mut keys = vec![later, a00, b0, a1, a0, b, a];
+        keys.sort();
+        assert_eq!(keys, [a, b, a0, a1, b0, a00, later]);
+    }
+
+    #[test]
+    fn a_key_holds_max_depth_generations_and_then_none() {
+        let mut k = batch(0, 0);
+        for _ in 0..MAX_DEPTH {
+            k = k.child(7).expect("room");
+        }
+        assert_eq!(k.child(0), None);
+        assert_eq!(batch(0, 0).child(1 << PLACE_BITS), None);
+    }
+
+    #[test]
+    fn merge_order_keeps_the_first_records_by_key_up_to_the_cap() {
+        let (a, b, c) = (batch(1, 1), batch(1, 2), batch(2, 0));
+        // Partition 0 made two records at a and one at c; partition 1 one at b.
+        let kept = merge_order(&[&[a, a, c], &[b]], 3);
+        assert_eq!(kept, [(0, 0), (0, 1), (1, 0)]);
+    }
+}

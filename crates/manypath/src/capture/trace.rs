@@ -269,6 +269,32 @@ mod tests {
     }
 
     #[test]
+    fn merged_partitions_give_the_first_events_by_key_and_count_the_rest() {
+        let key = |time, order| EventKey {
+            time,
+            depth: 0,
+            root: (order, 0),
+            path: 0,
+        };
+        // Two partitions, each capped at 3; one thread records 0..6 in key order.
+        let mut parts = [
+            Trace::new(1, &[0], (0, SimTime::MAX, 3)),
+            Trace::new(1, &[0], (0, SimTime::MAX, 3)),
+        ];
+        for (k, part) in [0, 1, 1, 0, 1, 0, 0].into_iter().enumerate() {
+            // Each event records a later start (as a committed queue does), at times
+            // falling as the keys rise.
+            let e = ev(100 - k as u64, TraceKind::Dequeue, true);
+            parts[part].push(e, Some(key(k as u64, 0)));
+        }
+        let merged = Trace::merge(parts.into());
+        let times: Vec<SimTime> = merged.events.iter().map(|e| e.time).collect();
+        assert_eq!(times, [100, 99, 98]);
+        assert_eq!(merged.missed, 4);
+        assert!(merged.keys.is_empty());
+    }
+
+    #[test]
     fn the_cap_and_window_are_honoured() {
         let mut t = Trace::new(2, &[0], (10, 20, 2));
         for time in 0..30 {
