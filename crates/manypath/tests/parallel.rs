@@ -65,10 +65,13 @@ fn configurations(splits: &[Vec<u32>]) -> Vec<(usize, usize, Option<Vec<u32>>, S
         .map(|(t, p)| (t, p, None, format!("{t} threads, {p} partitions")));
     let given = splits.iter().enumerate().flat_map(|(k, owner)| {
         let parts = *owner.iter().max().expect("nodes") as usize + 1;
-        [1, 2, 4].into_iter().filter(move |&t| t <= parts).map(move |t| {
-            let what = format!("{t} threads, split {k} ({parts} partitions)");
-            (t, parts, Some(owner.clone()), what)
-        })
+        [1, 2, 4]
+            .into_iter()
+            .filter(move |&t| t <= parts)
+            .map(move |t| {
+                let what = format!("{t} threads, split {k} ({parts} partitions)");
+                (t, parts, Some(owner.clone()), what)
+            })
     });
     automatic.into_iter().chain(given).collect()
 }
@@ -536,9 +539,13 @@ fn persistent_connections_are_the_same_on_any_threads() {
 fn same_observed_on_any_threads_and_splits(text: &str, splits: &[Vec<u32>]) -> Observed {
     let (_, one) = run_plan_observing(plan(text), u64::MAX, |_, _| true);
     let one = one.expect("a capture and a trace");
-    let (pcap, trace) = (one.pcap.as_ref().expect("a capture"), one.trace.as_ref().expect("a trace"));
+    let (pcap, trace) = (
+        one.pcap.as_ref().expect("a capture"),
+        one.trace.as_ref().expect("a trace"),
+    );
     for (threads, parts, owner, what) in configurations(splits) {
-        let (_, many) = run_parallel_observing(plan(text), threads, parts, owner, u64::MAX, |_, _| true);
+        let (_, many) =
+            run_parallel_observing(plan(text), threads, parts, owner, u64::MAX, |_, _| true);
         let many = many.expect("a capture and a trace");
         let many_pcap = many.pcap.as_ref().expect("a capture");
         if let Some(at) = pcap.iter().zip(many_pcap).position(|(a, b)| a != b) {
@@ -546,11 +553,18 @@ fn same_observed_on_any_threads_and_splits(text: &str, splits: &[Vec<u32>]) -> O
         }
         assert_eq!(pcap.len(), many_pcap.len(), "{what}: the capture's length");
         let counts = |o: &Observed| (o.capture_packets, o.capture_missed, o.trace_missed);
-        assert_eq!(counts(&one), counts(&many), "{what}: packets, packets and events left out");
+        assert_eq!(
+            counts(&one),
+            counts(&many),
+            "{what}: packets, packets and events left out"
+        );
         let many_trace = many.trace.as_ref().expect("a trace");
         assert_eq!(trace.len(), many_trace.len(), "{what}: trace events");
         if let Some(at) = trace.iter().zip(many_trace).position(|(a, b)| a != b) {
-            panic!("{what}: trace event {at}: {:?} on one thread, {:?} here", trace[at], many_trace[at]);
+            panic!(
+                "{what}: trace event {at}: {:?} on one thread, {:?} here",
+                trace[at], many_trace[at]
+            );
         }
     }
     one
@@ -598,7 +612,9 @@ fn observed_fat_tree(pcap: &str, trace: &str) -> String {
 
 /// How many of a trace's events are of `kind`.
 fn count(o: &Observed, kind: TraceKind) -> usize {
-    o.trace.as_ref().map_or(0, |t| t.iter().filter(|e| e.kind == kind).count())
+    o.trace
+        .as_ref()
+        .map_or(0, |t| t.iter().filter(|e| e.kind == kind).count())
 }
 
 #[test]

@@ -527,21 +527,23 @@ impl Sim {
         if let Some(t) = self.trace.as_deref_mut() {
             t.push(
                 TraceEvent {
-                time: self.now,
-                port,
-                kind: if on {
-                    TraceKind::Pause
-                } else {
-                    TraceKind::Resume
+                    time: self.now,
+                    port,
+                    kind: if on {
+                        TraceKind::Pause
+                    } else {
+                        TraceKind::Resume
+                    },
+                    queued: false,
+                    flow: TRACE_NO_FLOW,
+                    subflow: 0,
+                    class,
+                    bytes: 0,
+                    queue_packets: 0,
+                    queue_bytes: 0,
                 },
-                queued: false,
-                flow: TRACE_NO_FLOW,
-                subflow: 0,
-                class,
-                bytes: 0,
-                queue_packets: 0,
-                queue_bytes: 0,
-            }, key);
+                key,
+            );
         }
     }
 }

@@ -47,8 +47,8 @@
 use super::capture::EventKeys;
 use super::fabric::PausedView;
 use super::{partition, Sim};
-use crate::engine::queue::{Event, EventKind};
 use crate::capture::Observed;
+use crate::engine::queue::{Event, EventKind};
 use crate::metrics::{ParallelStats, Results};
 use crate::net::int::IntStack;
 use crate::net::packet::{flags, Desc, Packet, PacketExt};
