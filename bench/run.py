@@ -8,8 +8,7 @@ Usage: python bench/run.py [--repeat N] [NAME ...]   (default: every bench/*.tom
 
 Each packet-level scenario also runs on 2 threads (the same tables; the speedup, the
 synchronisation windows, the packets crossing between partitions and each thread's
-wait at the barriers are printed), except those with a feature the parallel engine
-does not run yet.
+wait at the barriers are printed).
 
 The machine's speed drifts from minute to minute, so the packet-level scenarios run N
 times in turn (one round over all of them, then the next) and each reports its fastest

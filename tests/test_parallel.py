@@ -34,12 +34,16 @@ HALF = [
 
 
 def with_parallel(threads: str | None = None, partitions: list[list[str]] | None = None) -> str:
+    return with_parallel_text(FAT_TREE, threads, partitions)
+
+
+def with_parallel_text(text: str, threads: str | None = None, partitions: list[list[str]] | None = None) -> str:
     lines = ["", "[parallel]"]
     if threads is not None:
         lines.append(f"threads = {threads}")
     if partitions is not None:
         lines.append(f"partitions = {json.dumps(partitions)}")
-    return FAT_TREE + "\n".join(lines) + "\n"
+    return text + "\n".join(lines) + "\n"
 
 
 def test_the_valid_partitioning_is_valid() -> None:
@@ -165,15 +169,43 @@ def test_a_given_partitioning_gives_the_one_thread_tables() -> None:
     assert one.counters["events"] == halves.counters["events"]
 
 
-def test_auto_runs_a_feature_the_parallel_engine_lacks_on_one_thread() -> None:
-    # 1,024 hosts: "auto" takes every core, except with a capture (one file for the run,
-    # not merged over threads yet). The estimate says how many replicas a run holds.
+def test_auto_runs_a_capture_on_every_core_of_a_big_fabric() -> None:
+    # 1,024 hosts: "auto" takes every core, a capture and trace included; the estimate
+    # says how many replicas a run holds.
     big = FAT_TREE.replace("k = 4", "k = 16")
     assert "k = 16" in big
-    captured = big + "\n[output.pcap]\nhosts = [0]\n"
-    assert _core.estimate(captured, ".")["replicas"] == 1
-    assert _core.estimate(big, ".")["replicas"] >= 1
-    assert manypath.run(FAT_TREE + "\n[output.pcap]\nhosts = [0]\n", threads="auto").provenance["threads"] == 1
+    captured = big + "\n[output.pcap]\nhosts = [0]\n[output.trace]\nhosts = [0]\n"
+    assert _core.estimate(captured, ".")["replicas"] == _core.estimate(big, ".")["replicas"] >= 1
+
+
+# The first edge switch's ports captured (its hosts' and its uplinks, with their drops)
+# and a core port, on short queues: drops, marks and packets crossing HALF's halves.
+CAPTURED = FAT_TREE + """
+[network.queue]
+limit_packets = 8
+ecn_k_packets = 4
+
+[output.pcap]
+hosts = [0, 1, 9]
+ports = [{ node = "edge0.0", peer = "agg0.0" }, { node = "edge0.0", peer = "agg0.1" },
+         { node = "core0", peer = "agg2.0" }]
+[output.trace]
+hosts = [0, 1, 9]
+ports = [{ node = "core0", peer = "agg2.0" }]
+"""
+
+
+def test_a_capture_and_trace_on_two_threads_are_the_one_threads_byte_for_byte() -> None:
+    one = manypath.run(CAPTURED)
+    two = manypath.run(with_parallel_text(CAPTURED, "2", HALF))
+    assert (one.provenance["threads"], two.provenance["threads"]) == (1, 2)
+    assert one.pcap is not None and two.pcap is not None and len(one.pcap) > 100_000
+    assert one.pcap == two.pcap
+    assert one.trace is not None and two.trace is not None
+    assert (one.trace["event"] == "drop").sum() > 0
+    assert one.trace.equals(two.trace)
+    for counter in ("capture_packets", "capture_missed", "trace_missed"):
+        assert one.counters[counter] == two.counters[counter]
 
 
 DEADLOCK = Path(__file__).resolve().parent.parent / "scenarios" / "pfc-deadlock-link-failures.toml"

@@ -1,7 +1,9 @@
 //! Runs over several threads give the tables of a one-thread run, bit for bit.
 
-use manypath::sim::parallel::run_parallel;
-use manypath::sim::run_plan;
+use manypath::capture::trace::TraceKind;
+use manypath::capture::Observed;
+use manypath::sim::parallel::{run_parallel, run_parallel_observing};
+use manypath::sim::{run_plan, run_plan_observing};
 use manypath::{Plan, Results};
 use std::path::Path;
 
@@ -54,24 +56,30 @@ fn same_on_any_threads(text: &str) -> Results {
     same_on_any_threads_and_splits(text, &[])
 }
 
-/// `same_on_any_threads`, and also on each of `splits` (per node, its partition; see
-/// `split`) on 1, 2 and 4 threads (at most one per partition).
-fn same_on_any_threads_and_splits(text: &str, splits: &[Vec<u32>]) -> Results {
-    let one = tables(run_plan(plan(text)));
-    let automatic = [(1, 1), (2, 2), (4, 4), (2, 5), (16, 16)].map(|(t, p)| (t, p, None));
+/// The runs over threads every table is checked on: 1, 2, 4 and 16 threads with the
+/// automatic split (16 partitions on the machine's cores, however few), and each of
+/// `splits` (per node, its partition; see `split`) on 1, 2 and 4 threads (at most one
+/// per partition). Each as (threads, partitions, the split, its name).
+fn configurations(splits: &[Vec<u32>]) -> Vec<(usize, usize, Option<Vec<u32>>, String)> {
+    let automatic = [(1, 1), (2, 2), (4, 4), (2, 5), (16, 16)]
+        .map(|(t, p)| (t, p, None, format!("{t} threads, {p} partitions")));
     let given = splits.iter().enumerate().flat_map(|(k, owner)| {
         let parts = *owner.iter().max().expect("nodes") as usize + 1;
         [1, 2, 4]
             .into_iter()
             .filter(move |&t| t <= parts)
-            .map(move |t| (t, parts, Some((k, owner.clone()))))
+            .map(move |t| {
+                let what = format!("{t} threads, split {k} ({parts} partitions)");
+                (t, parts, Some(owner.clone()), what)
+            })
     });
-    for (threads, parts, owner) in automatic.into_iter().chain(given) {
-        let what = match &owner {
-            None => format!("{threads} threads, {parts} partitions"),
-            Some((k, _)) => format!("{threads} threads, split {k} ({parts} partitions)"),
-        };
-        let owner = owner.map(|(_, o)| o);
+    automatic.into_iter().chain(given).collect()
+}
+
+/// `same_on_any_threads`, and also on each of `splits` (`configurations`).
+fn same_on_any_threads_and_splits(text: &str, splits: &[Vec<u32>]) -> Results {
+    let one = tables(run_plan(plan(text)));
+    for (threads, parts, owner, what) in configurations(splits) {
         let many = tables(run_parallel(
             plan(text),
             threads,
@@ -522,4 +530,163 @@ fn persistent_connections_are_the_same_on_any_threads() {
     let sum = |f: fn(&manypath::metrics::FlowRecord) -> u32| r.flows.iter().map(f).sum::<u32>();
     assert!(sum(|f| f.recovery.trimmed) > 0);
     assert!(sum(|f| f.recovery.ir_recovered) > 0);
+}
+
+/// Runs `text` (a scenario with `[output.pcap]` and `[output.trace]`) on one thread,
+/// then in every configuration of `splits` (`configurations`), and checks the capture
+/// file and the trace are the one-thread run's, byte for byte and event for event, with
+/// the same counts of what the caps left out; returns the one-thread run's.
+fn same_observed_on_any_threads_and_splits(text: &str, splits: &[Vec<u32>]) -> Observed {
+    let (_, one) = run_plan_observing(plan(text), u64::MAX, |_, _| true);
+    let one = one.expect("a capture and a trace");
+    let (pcap, trace) = (
+        one.pcap.as_ref().expect("a capture"),
+        one.trace.as_ref().expect("a trace"),
+    );
+    for (threads, parts, owner, what) in configurations(splits) {
+        let (_, many) =
+            run_parallel_observing(plan(text), threads, parts, owner, u64::MAX, |_, _| true);
+        let many = many.expect("a capture and a trace");
+        let many_pcap = many.pcap.as_ref().expect("a capture");
+        if let Some(at) = pcap.iter().zip(many_pcap).position(|(a, b)| a != b) {
+            panic!("{what}: the capture differs from byte {at} on");
+        }
+        assert_eq!(pcap.len(), many_pcap.len(), "{what}: the capture's length");
+        let counts = |o: &Observed| (o.capture_packets, o.capture_missed, o.trace_missed);
+        assert_eq!(
+            counts(&one),
+            counts(&many),
+            "{what}: packets, packets and events left out"
+        );
+        let many_trace = many.trace.as_ref().expect("a trace");
+        assert_eq!(trace.len(), many_trace.len(), "{what}: trace events");
+        if let Some(at) = trace.iter().zip(many_trace).position(|(a, b)| a != b) {
+            panic!(
+                "{what}: trace event {at}: {:?} on one thread, {:?} here",
+                trace[at], many_trace[at]
+            );
+        }
+    }
+    one
+}
+
+/// A k = 4 fat tree under DCTCP with short queues (drops and marks), the ports of one
+/// edge, one aggregation and one core switch captured (with their drops) and traced,
+/// with `pcap` and `trace` added to their tables (caps).
+fn observed_fat_tree(pcap: &str, trace: &str) -> String {
+    format!(
+        r#"
+        duration_ms = 2
+        stop_when_done = false
+        [topology.fat_tree]
+        k = 4
+        [network.queue]
+        limit_packets = 12
+        ecn_k_packets = 6
+        [[traffic]]
+        pattern = "random_pairs"
+        transport = "dctcp"
+        size = {{ cdf = "websearch" }}
+        arrival = "poisson"
+        load = 0.6
+        [[traffic]]
+        pattern = "permutation"
+        transport = "dctcp"
+        size = "long_lived"
+        [output.pcap]
+        hosts = [0, 9]
+        ports = [{{ node = "edge0.0", peer = "agg0.0" }}, {{ node = "agg0.0", peer = "core0" }},
+                 {{ node = "core0", peer = "agg2.0" }}, {{ node = "agg2.0", peer = "edge2.0" }},
+                 {{ node = "edge2.0", peer = "host8" }}, {{ node = "agg1.1", peer = "edge1.1" }}]
+        drops = true
+        {pcap}
+        [output.trace]
+        hosts = [3]
+        ports = [{{ node = "edge0.0", peer = "agg0.1" }}, {{ node = "core0", peer = "agg2.0" }},
+                 {{ node = "agg2.0", peer = "edge2.0" }}, {{ node = "edge2.0", peer = "host8" }},
+                 {{ node = "edge3.1", peer = "host15" }}, {{ node = "agg1.1", peer = "edge1.1" }}]
+        {trace}
+        "#
+    )
+}
+
+/// How many of a trace's events are of `kind`.
+fn count(o: &Observed, kind: TraceKind) -> usize {
+    o.trace
+        .as_ref()
+        .map_or(0, |t| t.iter().filter(|e| e.kind == kind).count())
+}
+
+#[test]
+fn capture_and_trace_are_the_same_on_any_threads_and_splits() {
+    // A k = 4 fat tree has 16 hosts and 20 switches: dealt round-robin, hosts are away
+    // from their edge switch, and the captured ports' packets cross partitions.
+    let text = observed_fat_tree("", "");
+    let o = same_observed_on_any_threads_and_splits(&text, &[dealt(36, 3)]);
+    // Something to compare: many packets, drops (on their interfaces, and traced) and
+    // marks, nothing left out.
+    assert!(o.capture_packets > 2_000, "{}", o.capture_packets);
+    assert_eq!((o.capture_missed, o.trace_missed), (0, 0));
+    assert!(count(&o, TraceKind::Drop) > 10 && count(&o, TraceKind::Mark) > 10);
+}
+
+#[test]
+fn capped_capture_and_trace_keep_the_same_records_on_any_threads() {
+    // The caps fall inside the run: the records kept are the first the one-thread run
+    // makes, which are not the earliest in time (a packet's start is recorded as it
+    // joins a queue), so the merge keeps the first in event order, not in time.
+    let text = observed_fat_tree("max_packets = 700", "max_events = 1500");
+    let o = same_observed_on_any_threads_and_splits(&text, &[dealt(36, 2)]);
+    assert_eq!(o.capture_packets, 700);
+    assert!(o.capture_missed > 1_000 && o.trace_missed > 1_000, "{o:?}");
+}
+
+#[test]
+fn traced_trims_red_and_pauses_are_the_same_on_any_threads() {
+    // NDP's trimming queues (trims, dropped and returned headers) and RED queues
+    // (each packet through the queue, its start an event of its own instant)...
+    let ndp = r#"
+        duration_ms = 1
+        stop_when_done = false
+        [topology.fat_tree]
+        k = 4
+        [network.queue]
+        limit_packets = 8
+        trim = {}
+        [transports.ndp]
+        cc = "ndp"
+        [[traffic]]
+        pattern = "incast"
+        transport = "ndp"
+        receiver = 0
+        senders = 12
+        size = "long_lived"
+        [output.pcap]
+        hosts = [0]
+        ports = [{ node = "edge0.0", peer = "host0" }, { node = "agg0.0", peer = "edge0.0" }]
+        drops = true
+        [output.trace]
+        hosts = [0, 5]
+        ports = [{ node = "edge0.0", peer = "host0" }, { node = "agg0.0", peer = "edge0.0" },
+                 { node = "agg0.1", peer = "edge0.0" }]
+        "#;
+    let o = same_observed_on_any_threads_and_splits(ndp, &[dealt(36, 3)]);
+    assert!(count(&o, TraceKind::Trim) > 10, "{o:?}");
+    let red = observed_fat_tree("", "").replace(
+        "ecn_k_packets = 6\n",
+        "red = { min_packets = 3, max_packets = 9 }\n",
+    );
+    let o = same_observed_on_any_threads_and_splits(&red, &[dealt(36, 3)]);
+    assert!(count(&o, TraceKind::Drop) > 10);
+    // ... and PFC pauses, on splits that cut the pause paths.
+    let lossless = lossless_incast("dcqcn")
+        + r#"
+        [output.pcap]
+        hosts = [0, 8]
+        [output.trace]
+        hosts = [0, 5, 8]
+        ports = [{ node = "leaf0", peer = "spine0" }, { node = "spine0", peer = "leaf2" }]
+        "#;
+    let o = same_observed_on_any_threads_and_splits(&lossless, &lossless_splits(&lossless));
+    assert!(count(&o, TraceKind::Pause) > 10, "{o:?}");
 }

@@ -7,6 +7,12 @@
 //! every packet (a frame's headers are built in a scratch buffer, then appended as an
 //! enhanced packet block); the file is assembled at the end, in time order, leaving out
 //! packets a committed queue had scheduled after the run's end.
+//!
+//! A run over several threads records each partition's ports in that partition, every
+//! record keyed by where the event that made it stands in a one-thread run's order
+//! (`EventKey`); the partitions' records are merged in key order and capped once at the
+//! end (`Capture::merge`, `Trace::merge`), which gives the one-thread run's records, in
+//! its order, and so its file byte for byte.
 
 pub mod headers;
 pub mod pcapng;
@@ -30,6 +36,57 @@ pub struct Observed {
     pub trace_missed: u64,
 }
 
+/// Where a record stands in a one-thread run's order: the event that made it, as one
+/// thread runs events. By time; at one time, first the events due when it began, in
+/// content order (`Event::order`), then those their handlers scheduled for that same
+/// time, in the order scheduled (`engine::queue`): every event scheduled by one of
+/// depth d (0: due when the time began) has depth d + 1, and the events of one depth run
+/// in the order of the events that scheduled them, each one's in the order it scheduled
+/// them. Hence the fields, compared in turn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EventKey {
+    pub time: SimTime,
+    pub depth: u32,
+    /// The content order of the event, or of its ancestor of depth 0.
+    pub root: (u64, u64),
+    /// From the ancestor of depth 0 down: each event's place among those its parent
+    /// scheduled for the same time, `PLACE_BITS` bits each, the first highest.
+    pub path: u128,
+}
+
+/// Bits per place in `EventKey::path`, and so the deepest chain of events scheduled for
+/// their own time that a key orders (`MAX_DEPTH`) and the most one event schedules so.
+const PLACE_BITS: u32 = 16;
+pub const MAX_DEPTH: u32 = u128::BITS / PLACE_BITS;
+
+impl EventKey {
+    /// The key of the `place`-th event that the event keyed `self` scheduled for its own
+    /// time (`None`: deeper than `MAX_DEPTH` or past the places a key holds).
+    pub fn child(&self, place: usize) -> Option<EventKey> {
+        (self.depth < MAX_DEPTH && place < 1 << PLACE_BITS).then(|| EventKey {
+            time: self.time,
+            depth: self.depth + 1,
+            root: self.root,
+            path: self.path << PLACE_BITS | place as u128,
+        })
+    }
+}
+
+/// The records of a run over several threads from its partitions' (`records[p]`, keyed
+/// by `keys[p]`, each in key order), as one thread records them: in key order (at equal
+/// keys, which only one partition's records share, in its order), the first `cap` of
+/// them. Returns (partition, index) of each record kept.
+fn merge_order(keys: &[&[EventKey]], cap: u64) -> Vec<(usize, usize)> {
+    let mut order: Vec<(EventKey, usize, usize)> = keys
+        .iter()
+        .enumerate()
+        .flat_map(|(p, ks)| ks.iter().enumerate().map(move |(i, &k)| (k, p, i)))
+        .collect();
+    order.sort_unstable();
+    order.truncate(cap.min(usize::MAX as u64) as usize);
+    order.into_iter().map(|(_, p, i)| (p, i)).collect()
+}
+
 /// A port that is not captured.
 pub const NOT_CAPTURED: u32 = u32::MAX;
 
@@ -50,6 +107,9 @@ pub struct Capture {
     /// Enhanced packet blocks, and per block its time, offset and length.
     blocks: Vec<u8>,
     index: Vec<(SimTime, u32, u32)>,
+    /// In a run over several threads, each block's key (`EventKey`); empty on one
+    /// thread, whose blocks are in the order recorded.
+    keys: Vec<EventKey>,
     scratch: Vec<u8>,
     /// Packets that passed the filters after the cap was reached.
     pub missed: u64,
@@ -122,6 +182,7 @@ impl Capture {
             cap,
             blocks: Vec::with_capacity(first * 128),
             index: Vec::with_capacity(first),
+            keys: Vec::new(),
             scratch: Vec::with_capacity(pcapng::SNAPLEN as usize),
             missed: 0,
             marks_seen: vec![0; n_ports],
@@ -154,8 +215,16 @@ impl Capture {
         new
     }
 
-    /// Records a frame on interface `iface` at time `t`.
-    pub fn record(&mut self, iface: u32, t: SimTime, frame: &Frame, comment: &str) {
+    /// Records a frame on interface `iface` at time `t`, made by the event keyed `key`
+    /// in a run over several threads (`None`: one thread).
+    pub fn record(
+        &mut self,
+        iface: u32,
+        t: SimTime,
+        frame: &Frame,
+        comment: &str,
+        key: Option<EventKey>,
+    ) {
         if self.index.len() as u64 >= self.cap {
             self.missed += 1;
             return;
@@ -173,6 +242,29 @@ impl Capture {
         );
         self.index
             .push((t, at as u32, (self.blocks.len() - at) as u32));
+        if let Some(key) = key {
+            self.keys.push(key);
+        }
+    }
+
+    /// The capture of a run over several threads, from its partitions' (each recorded
+    /// its own ports, keyed): the records one thread makes, in its order, and the
+    /// packets it leaves out by the cap.
+    pub fn merge(mut parts: Vec<Capture>) -> Capture {
+        let seen: u64 = parts.iter().map(|c| c.index.len() as u64 + c.missed).sum();
+        let keys: Vec<&[EventKey]> = parts.iter().map(|c| &c.keys[..]).collect();
+        let kept = merge_order(&keys, parts[0].cap);
+        let (mut blocks, mut index) = (Vec::new(), Vec::with_capacity(kept.len()));
+        for (p, i) in kept {
+            let (t, at, len) = parts[p].index[i];
+            index.push((t, blocks.len() as u32, len));
+            blocks.extend_from_slice(&parts[p].blocks[at as usize..(at + len) as usize]);
+        }
+        let mut merged = parts.swap_remove(0);
+        merged.missed = seen - index.len() as u64;
+        (merged.blocks, merged.index) = (blocks, index);
+        merged.keys.clear();
+        merged
     }
 
     /// Packets recorded (all interfaces) that started by `end`.
@@ -195,5 +287,53 @@ impl Capture {
             out.extend_from_slice(&self.blocks[at as usize..(at + len) as usize]);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(time: SimTime, order: u64) -> EventKey {
+        EventKey {
+            time,
+            depth: 0,
+            root: (order, 0),
+            path: 0,
+        }
+    }
+
+    #[test]
+    fn keys_order_events_as_one_thread_runs_them() {
+        // At one time, events a and b due as it began (a first in content order); a
+        // schedules a0 and a1 for that time, b schedules b0, a0 schedules a00. One
+        // thread runs the due ones, then the scheduled ones in the order scheduled:
+        // a, b, a0, a1, b0, a00; then the next time's.
+        let (a, b) = (batch(5, 1), batch(5, 2));
+        let child = |k: EventKey, i| k.child(i).expect("room");
+        let (a0, a1, b0) = (child(a, 0), child(a, 1), child(b, 0));
+        let a00 = child(a0, 0);
+        let later = batch(6, 0);
+        let mut keys = vec![later, a00, b0, a1, a0, b, a];
+        keys.sort();
+        assert_eq!(keys, [a, b, a0, a1, b0, a00, later]);
+    }
+
+    #[test]
+    fn a_key_holds_max_depth_generations_and_then_none() {
+        let mut k = batch(0, 0);
+        for _ in 0..MAX_DEPTH {
+            k = k.child(7).expect("room");
+        }
+        assert_eq!(k.child(0), None);
+        assert_eq!(batch(0, 0).child(1 << PLACE_BITS), None);
+    }
+
+    #[test]
+    fn merge_order_keeps_the_first_records_by_key_up_to_the_cap() {
+        let (a, b, c) = (batch(1, 1), batch(1, 2), batch(2, 0));
+        // Partition 0 made two records at a and one at c; partition 1 one at b.
+        let kept = merge_order(&[&[a, a, c], &[b]], 3);
+        assert_eq!(kept, [(0, 0), (0, 1), (1, 0)]);
     }
 }

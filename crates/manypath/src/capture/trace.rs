@@ -9,6 +9,7 @@
 //! starts at the instant of an arrival still counts as waiting for it). A packet that
 //! finds the link idle has both events at the same time and never counts as waiting.
 
+use super::{merge_order, EventKey};
 use crate::time::SimTime;
 
 /// What happened.
@@ -97,6 +98,9 @@ pub struct Trace {
     until: SimTime,
     cap: u64,
     events: Vec<TraceEvent>,
+    /// In a run over several threads, each event's key (`EventKey`); empty on one
+    /// thread, whose events are in the order recorded.
+    keys: Vec<EventKey>,
     /// Events in the window after the cap was reached.
     pub missed: u64,
     /// Per port, its ECN mark counter when last seen.
@@ -119,6 +123,7 @@ impl Trace {
             until,
             cap,
             events: Vec::with_capacity(cap.min(1 << 16) as usize),
+            keys: Vec::new(),
             missed: 0,
             marks_seen: vec![0; n_ports],
         }
@@ -137,8 +142,9 @@ impl Trace {
         new
     }
 
-    /// Records `e` if its port is traced and its time in the window.
-    pub fn push(&mut self, e: TraceEvent) {
+    /// Records `e` if its port is traced and its time in the window; `key`: the key of
+    /// the event that made it in a run over several threads (`None`: one thread).
+    pub fn push(&mut self, e: TraceEvent, key: Option<EventKey>) {
         if !self.traced[e.port as usize] || e.time < self.from || e.time >= self.until {
             return;
         }
@@ -147,6 +153,26 @@ impl Trace {
             return;
         }
         self.events.push(e);
+        if let Some(key) = key {
+            self.keys.push(key);
+        }
+    }
+
+    /// The trace of a run over several threads, from its partitions' (each traced its
+    /// own ports, keyed): the events one thread records, in its order, and those it
+    /// leaves out by the cap.
+    pub fn merge(mut parts: Vec<Trace>) -> Trace {
+        let seen: u64 = parts.iter().map(|t| t.events.len() as u64 + t.missed).sum();
+        let keys: Vec<&[EventKey]> = parts.iter().map(|t| &t.keys[..]).collect();
+        let events: Vec<TraceEvent> = merge_order(&keys, parts[0].cap)
+            .into_iter()
+            .map(|(p, i)| parts[p].events[i])
+            .collect();
+        let mut merged = parts.swap_remove(0);
+        merged.missed = seen - events.len() as u64;
+        merged.events = events;
+        merged.keys.clear();
+        merged
     }
 
     /// The events up to `end` in time order (per time, arrivals first, then in the
@@ -213,15 +239,15 @@ mod tests {
         let mut t = Trace::new(1, &[0], (0, SimTime::MAX, 100));
         // A packet onto an idle link, then two that wait; the committed queue records
         // their departures as they join.
-        t.push(ev(0, TraceKind::Enqueue, false));
-        t.push(ev(0, TraceKind::Dequeue, false));
-        t.push(ev(5, TraceKind::Enqueue, true));
-        t.push(ev(10, TraceKind::Dequeue, true));
-        t.push(ev(6, TraceKind::Enqueue, true));
-        t.push(ev(20, TraceKind::Dequeue, true));
+        t.push(ev(0, TraceKind::Enqueue, false), None);
+        t.push(ev(0, TraceKind::Dequeue, false), None);
+        t.push(ev(5, TraceKind::Enqueue, true), None);
+        t.push(ev(10, TraceKind::Dequeue, true), None);
+        t.push(ev(6, TraceKind::Enqueue, true), None);
+        t.push(ev(20, TraceKind::Dequeue, true), None);
         // Arrives as the first waiting packet starts: counts it as waiting.
-        t.push(ev(10, TraceKind::Enqueue, true));
-        t.push(ev(30, TraceKind::Dequeue, true));
+        t.push(ev(10, TraceKind::Enqueue, true), None);
+        t.push(ev(30, TraceKind::Dequeue, true), None);
         let occ: Vec<(SimTime, u64)> = t
             .events(100)
             .iter()
@@ -243,14 +269,40 @@ mod tests {
     }
 
     #[test]
+    fn merged_partitions_give_the_first_events_by_key_and_count_the_rest() {
+        let key = |time, order| EventKey {
+            time,
+            depth: 0,
+            root: (order, 0),
+            path: 0,
+        };
+        // Two partitions, each capped at 3; one thread records 0..6 in key order.
+        let mut parts = [
+            Trace::new(1, &[0], (0, SimTime::MAX, 3)),
+            Trace::new(1, &[0], (0, SimTime::MAX, 3)),
+        ];
+        for (k, part) in [0, 1, 1, 0, 1, 0, 0].into_iter().enumerate() {
+            // Each event records a later start (as a committed queue does), at times
+            // falling as the keys rise.
+            let e = ev(100 - k as u64, TraceKind::Dequeue, true);
+            parts[part].push(e, Some(key(k as u64, 0)));
+        }
+        let merged = Trace::merge(parts.into());
+        let times: Vec<SimTime> = merged.events.iter().map(|e| e.time).collect();
+        assert_eq!(times, [100, 99, 98]);
+        assert_eq!(merged.missed, 4);
+        assert!(merged.keys.is_empty());
+    }
+
+    #[test]
     fn the_cap_and_window_are_honoured() {
         let mut t = Trace::new(2, &[0], (10, 20, 2));
         for time in 0..30 {
-            t.push(ev(time, TraceKind::Drop, false));
+            t.push(ev(time, TraceKind::Drop, false), None);
         }
         let mut other = ev(15, TraceKind::Drop, false);
         other.port = 1;
-        t.push(other);
+        t.push(other, None);
         assert_eq!(t.events(100).len(), 2);
         assert_eq!(t.missed, 8);
     }

@@ -329,6 +329,16 @@ impl EventQueue {
         Some(e)
     }
 
+    /// Where the event popped last stands among the events due at its time (run and
+    /// pending), and how many those are: a run over several threads that captures
+    /// packets keys each record by the one-thread order of the event that made it
+    /// (`capture::EventKey`), which the place tells (below the count at the time's first
+    /// pop: due when the time began; from it on, scheduled for the time, in order).
+    #[inline]
+    pub fn due_place(&self) -> (usize, usize) {
+        (self.due_next.wrapping_sub(1), self.due.len())
+    }
+
     /// The time of the earliest pending event, without making it current: the queue
     /// stays open to events before it (and after the current time).
     pub fn next_time(&self) -> Option<SimTime> {

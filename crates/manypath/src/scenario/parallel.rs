@@ -249,35 +249,10 @@ fn first_switch(topo: &Topology, h: u32) -> Option<u32> {
     })
 }
 
-/// Why a plan cannot run over several threads yet (`None`: it can): capture and trace
-/// cap and order one file for the run, which the parallel engine does not merge yet. A
-/// run with them and `threads = "auto"` runs on one thread; an explicit count above 1 is
-/// refused (`check_supported`).
-pub fn unsupported(plan: &Plan) -> Option<&'static str> {
-    if plan.pcap.is_some() || plan.trace.is_some() {
-        return Some("packet capture and event traces (output.pcap, output.trace)");
-    }
-    None
-}
-
-/// Refuses more than one thread for a packet-level plan the parallel engine cannot run.
-pub fn check_supported(plan: &Plan) -> Result<(), ScenarioError> {
-    let many = plan.parallel.threads.is_some_and(|n| n > 1);
-    match unsupported(plan) {
-        Some(what) if many && plan.level == super::Level::Packet => Err(ScenarioError {
-            problems: vec![(
-                "parallel.threads".into(),
-                format!("the parallel engine does not run {what} yet; set threads = 1 or \"auto\""),
-            )],
-        }),
-        _ => Ok(()),
-    }
-}
-
-/// The threads a plan actually runs on: 1 at flow level (one solver) or with a feature
-/// the parallel engine does not run yet; otherwise `ParallelPlan::threads_used`.
+/// The threads a plan actually runs on: 1 at flow level (one solver), otherwise
+/// `ParallelPlan::threads_used`.
 pub fn threads_for(plan: &Plan) -> u32 {
-    if plan.level != super::Level::Packet || unsupported(plan).is_some() {
+    if plan.level != super::Level::Packet {
         return 1;
     }
     plan.parallel.threads_used(plan.topology.n_hosts as usize)

@@ -216,7 +216,6 @@ impl Plan {
             parallel,
             warnings: c.warnings,
         };
-        super::parallel::check_supported(&plan)?;
         if plan.pcap.as_ref().is_some_and(|p| p.flows.is_some()) {
             let mut c = Checker::default();
             capture::check_flow_ids(plan.pcap.as_ref(), plan.flows().len(), &mut c);

@@ -6,8 +6,9 @@
 use super::{Conn, Sim, NO_FLOW};
 use crate::capture::headers::{self, tcp_flags, Frame, Mptcp, Tcp, Transport};
 use crate::capture::trace::{Trace, TraceEvent, TraceKind, NO_FLOW as TRACE_NO_FLOW};
-use crate::capture::{Capture, DropReason, Observed};
+use crate::capture::{Capture, DropReason, EventKey, Observed, MAX_DEPTH};
 use crate::connection::Endpoints;
+use crate::engine::queue::Event;
 use crate::net::network::Network;
 use crate::net::packet::{flags, Desc, Ecn, PacketArena, NDP, TO_SERVER};
 use crate::net::trim::Fate;
@@ -383,6 +384,7 @@ impl Sim {
     #[inline(never)]
     pub(super) fn observe_tx(&mut self, port: u32, d: &Desc, start: SimTime, how: Join) {
         let marks = self.net.ports[port as usize].queue.stats.marks;
+        let key = self.record_key();
         if self.trace.as_deref().is_some_and(|t| t.covers(port)) {
             let now = self.now;
             let enqueue = (how != Join::Queued).then(|| {
@@ -394,12 +396,12 @@ impl Sim {
             // The port's mark counter moved since it was last seen: this packet's mark.
             let marked = t.marked(port, marks) && d.ecn == Ecn::Ce;
             if let Some(e) = enqueue {
-                t.push(e);
+                t.push(e, key);
             }
             if marked {
-                t.push(mark);
+                t.push(mark, key);
             }
-            t.push(dequeue);
+            t.push(dequeue, key);
         }
         let Some(cap) = self.capture.as_deref_mut() else {
             return;
@@ -420,7 +422,7 @@ impl Sim {
                 (false, true) => "trimmed to its header",
                 (false, false) => "",
             };
-            cap.record(iface, start, &frame, comment);
+            cap.record(iface, start, &frame, comment, key);
         }
     }
 
@@ -429,13 +431,14 @@ impl Sim {
     #[inline(never)]
     pub(super) fn observe_queued(&mut self, port: u32, d: &Desc) {
         let marks = self.net.ports[port as usize].queue.stats.marks;
+        let key = self.record_key();
         if self.trace.as_deref().is_some_and(|t| t.covers(port)) {
             let e = self.trace_event(port, self.now, TraceKind::Enqueue, true, d);
             let m = self.trace_event(port, self.now, TraceKind::Mark, false, d);
             let t = self.trace.as_deref_mut().expect("on");
-            t.push(e);
+            t.push(e, key);
             if t.marked(port, marks) && d.ecn == Ecn::Ce {
-                t.push(m);
+                t.push(m, key);
             }
         }
         if let Some(cap) = self.capture.as_deref_mut() {
@@ -453,20 +456,22 @@ impl Sim {
     pub(super) fn observe_drop(&mut self, port: u32, d: &Desc, why: DropReason) {
         if self.trace.as_deref().is_some_and(|t| t.covers(port)) {
             let e = self.trace_event(port, self.now, TraceKind::Drop, false, d);
-            self.trace.as_deref_mut().expect("on").push(e);
+            let key = self.record_key();
+            self.trace.as_deref_mut().expect("on").push(e, key);
         }
         self.capture_drop(port, d, why);
     }
 
     /// A drop at `port` onto its drop interface, if captured.
     fn capture_drop(&mut self, port: u32, d: &Desc, why: DropReason) {
+        let key = self.record_key();
         let Some(cap) = self.capture.as_deref_mut() else {
             return;
         };
         let conn = self.pkts.get(d.pkt).conn;
         if let Some(iface) = cap.interface(port, conn, self.now, true) {
             let frame = frame_of(&self.net, &self.conns, &self.pkts, port, d);
-            cap.record(iface, self.now, &frame, why.comment());
+            cap.record(iface, self.now, &frame, why.comment(), key);
         }
     }
 
@@ -501,9 +506,10 @@ impl Sim {
         if matches!(fate, Fate::Dropped | Fate::Returned) {
             events[2] = Some(self.trace_event(port, now, TraceKind::Drop, waited, &d));
         }
+        let key = self.record_key();
         if let Some(t) = self.trace.as_deref_mut() {
             for e in events.into_iter().flatten() {
-                t.push(e);
+                t.push(e, key);
             }
         }
         match fate {
@@ -517,23 +523,120 @@ impl Sim {
     #[cold]
     #[inline(never)]
     pub(super) fn observe_pause(&mut self, port: u32, class: u8, on: bool) {
+        let key = self.record_key();
         if let Some(t) = self.trace.as_deref_mut() {
-            t.push(TraceEvent {
-                time: self.now,
-                port,
-                kind: if on {
-                    TraceKind::Pause
-                } else {
-                    TraceKind::Resume
+            t.push(
+                TraceEvent {
+                    time: self.now,
+                    port,
+                    kind: if on {
+                        TraceKind::Pause
+                    } else {
+                        TraceKind::Resume
+                    },
+                    queued: false,
+                    flow: TRACE_NO_FLOW,
+                    subflow: 0,
+                    class,
+                    bytes: 0,
+                    queue_packets: 0,
+                    queue_bytes: 0,
                 },
-                queued: false,
-                flow: TRACE_NO_FLOW,
-                subflow: 0,
-                class,
-                bytes: 0,
-                queue_packets: 0,
-                queue_bytes: 0,
-            });
+                key,
+            );
+        }
+    }
+}
+
+/// The one-thread order of the events a partition runs (`EventKey`), to key the
+/// records they make: the time being run, how many events were due when it began, and
+/// the keys of those scheduled for it since, in the order scheduled.
+#[derive(Default)]
+pub(super) struct EventKeys {
+    /// The key of the event being run.
+    pub current: EventKey,
+    time: Option<SimTime>,
+    due_at_start: usize,
+    scheduled: Vec<EventKey>,
+}
+
+impl EventKeys {
+    /// Keys `ev`, just popped at `place` of the `due` events of its time.
+    fn begin(&mut self, ev: &Event, (place, due): (usize, usize)) {
+        if self.time != Some(ev.time) {
+            self.time = Some(ev.time);
+            self.due_at_start = due;
+            self.scheduled.clear();
+        }
+        self.current = match place.checked_sub(self.due_at_start) {
+            None => EventKey {
+                time: ev.time,
+                depth: 0,
+                root: ev.order(),
+                path: 0,
+            },
+            Some(k) => self.scheduled[k],
+        };
+    }
+
+    /// The event being run scheduled `n` events for its own time.
+    fn scheduled(&mut self, n: usize) {
+        for place in 0..n {
+            let Some(key) = self.current.child(place) else {
+                panic!(
+                    "a packet capture or event trace over several threads orders at most \
+                     {MAX_DEPTH} generations of events scheduled for their own instant, \
+                     and at most 65,536 per event; time {} ps has more: run it on one \
+                     thread (parallel.threads = 1)",
+                    self.current.time
+                );
+            };
+            self.scheduled.push(key);
+        }
+    }
+}
+
+impl Sim {
+    /// In a run over several threads, the key of the event being run (`None`: one
+    /// thread, whose records are made in order).
+    #[inline]
+    fn record_key(&self) -> Option<EventKey> {
+        self.part.as_deref().map(|p| p.keys.current)
+    }
+
+    /// `run_until` of a partition that captures or traces: each event keyed as it runs,
+    /// with those it schedules for its own time (`EventKeys`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn run_until_keyed(&mut self, until: SimTime) -> bool {
+        while self.events.peek_time_before(until).is_some() {
+            let ev = self.events.pop().expect("peeked");
+            let (place, due) = self.events.due_place();
+            let part = self.part.as_deref_mut().expect("a partition");
+            part.keys.begin(&ev, (place, due));
+            let going = self.dispatch(ev);
+            let scheduled = self.events.due_place().1 - due;
+            let part = self.part.as_deref_mut().expect("a partition");
+            part.keys.scheduled(scheduled);
+            if !going {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Takes the other partitions' captures and traces into this replica's, merged
+    /// into the one-thread run's (`Capture::merge`, `Trace::merge`).
+    pub(super) fn merge_observers(&mut self, others: &mut [Sim]) {
+        if let Some(mine) = self.capture.take() {
+            let rest = others.iter_mut().filter_map(|s| s.capture.take());
+            let parts = std::iter::once(mine).chain(rest).map(|c| *c).collect();
+            self.capture = Some(Box::new(Capture::merge(parts)));
+        }
+        if let Some(mine) = self.trace.take() {
+            let rest = others.iter_mut().filter_map(|s| s.trace.take());
+            let parts = std::iter::once(mine).chain(rest).map(|t| *t).collect();
+            self.trace = Some(Box::new(Trace::merge(parts)));
         }
     }
 }

@@ -370,10 +370,7 @@ pub fn run_plan_observing(
     if threads > 1 {
         let parts = crate::scenario::parallel::replicas(&plan) as usize;
         let owner = plan.parallel.partition.clone();
-        return (
-            parallel::run_parallel(plan, threads, parts, owner, every, progress),
-            None,
-        );
+        return parallel::run_parallel_observing(plan, threads, parts, owner, every, progress);
     }
     let t0 = std::time::Instant::now();
     let mut sim = Sim::new(plan);

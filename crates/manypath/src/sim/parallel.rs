@@ -44,14 +44,18 @@
 //! at the same state at the same point of the instant, so the check finds the same
 //! deadlock, at the same time, for any number of threads.
 
+use super::capture::EventKeys;
 use super::fabric::PausedView;
 use super::{partition, Sim};
+use crate::capture::Observed;
 use crate::engine::queue::{Event, EventKind};
 use crate::metrics::{ParallelStats, Results};
 use crate::net::int::IntStack;
 use crate::net::packet::{flags, Desc, Packet, PacketExt};
 use crate::scenario::Plan;
 use crate::time::SimTime;
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -73,6 +77,9 @@ pub(super) struct Part {
     /// At a PFC deadlock check: this partition's view of its paused ports, for the
     /// threads to gather (`run_thread`).
     pub view: Option<PausedView>,
+    /// With capture or trace on, the one-thread order of the events run, which keys
+    /// their records (`sim::capture`).
+    pub keys: EventKeys,
 }
 
 /// What one partition sends another in a window. Packets' SACK blocks and INT records
@@ -278,12 +285,16 @@ impl Sim {
             replicated: 0,
             sent: 0,
             view: None,
+            keys: EventKeys::default(),
         }));
     }
 
     /// Runs this partition's events before `until`: false if it stopped short, at a
     /// PFC deadlock check (`Sim::pfc_check`), which the threads then decide together.
     fn run_until(&mut self, until: SimTime) -> bool {
+        if self.observe {
+            return self.run_until_keyed(until);
+        }
         // The queue must not move past `until`: other partitions' packets may still
         // arrive from then on.
         while self.events.peek_time_before(until).is_some() {
@@ -318,11 +329,21 @@ impl Sim {
 /// A barrier that spins briefly, then yields: windows are short (microseconds of work
 /// on a small fabric), where an OS wake-up would cost more than the window; yielding
 /// keeps runs with more threads than cores moving.
+///
+/// It is poisoned when a thread it joins panics (`guarded`): the threads waiting at it,
+/// or reaching it later, unwind too instead of waiting for a thread that will never
+/// come, and the first panic's payload is kept for the caller to raise (`rethrow`).
 struct SpinBarrier {
     n: usize,
     count: AtomicUsize,
     generation: AtomicUsize,
+    poisoned: AtomicBool,
+    /// The first panic of a thread (not the unwinding of those it woke).
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
+
+/// The payload of a thread unwinding because another panicked.
+struct Poisoned;
 
 impl SpinBarrier {
     fn new(n: usize) -> SpinBarrier {
@@ -330,6 +351,8 @@ impl SpinBarrier {
             n,
             count: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
+            poisoned: AtomicBool::new(false),
+            panic: Mutex::new(None),
         }
     }
 
@@ -349,12 +372,48 @@ impl SpinBarrier {
         }
         let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == generation {
+            if self.poisoned.load(Ordering::Relaxed) {
+                self.unwind();
+            }
             if spins < 2_000 {
                 std::hint::spin_loop();
                 spins += 1;
             } else {
                 std::thread::yield_now();
             }
+        }
+    }
+
+    /// Unwinds a waiting thread of a poisoned barrier (without the panic hook's
+    /// message: the first panic has said what went wrong).
+    #[cold]
+    #[inline(never)]
+    fn unwind(&self) -> ! {
+        std::panic::resume_unwind(Box::new(Poisoned))
+    }
+
+    /// Runs `f`, one thread's part of the run: if it panics, the barrier is poisoned
+    /// (so the other threads stop waiting for this one) and the first panic's payload
+    /// kept; `None` then.
+    fn guarded<T>(&self, f: impl FnOnce() -> T) -> Option<T> {
+        match std::panic::catch_unwind(AssertUnwindSafe(f)) {
+            Ok(out) => Some(out),
+            Err(payload) => {
+                if !payload.is::<Poisoned>() {
+                    let mut first = self.panic.lock().unwrap_or_else(|e| e.into_inner());
+                    first.get_or_insert(payload);
+                }
+                self.poisoned.store(true, Ordering::Release);
+                None
+            }
+        }
+    }
+
+    /// Raises the first panic of a thread `guarded` ran, if any, in the caller.
+    fn rethrow(&self) {
+        let first = self.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(payload) = first {
+            std::panic::resume_unwind(payload);
         }
     }
 }
@@ -397,8 +456,21 @@ pub fn run_parallel(
     parts: usize,
     owner: Option<Vec<u32>>,
     every: u64,
-    mut progress: impl FnMut(SimTime, u64) -> bool,
+    progress: impl FnMut(SimTime, u64) -> bool,
 ) -> Results {
+    run_parallel_observing(plan, threads, parts, owner, every, progress).0
+}
+
+/// `run_parallel`, also returning what the capture and trace recorded: the one-thread
+/// run's, byte for byte.
+pub fn run_parallel_observing(
+    plan: Plan,
+    threads: usize,
+    parts: usize,
+    owner: Option<Vec<u32>>,
+    every: u64,
+    mut progress: impl FnMut(SimTime, u64) -> bool,
+) -> (Results, Option<Observed>) {
     let t0 = std::time::Instant::now();
     let parts = parts.max(1);
     let threads = threads.clamp(1, parts);
@@ -434,17 +506,28 @@ pub fn run_parallel(
                 let plan = plan.clone();
                 let owner = owner.clone();
                 scope.spawn(move || {
-                    let mine = build(&plan, None, &owner, t, threads, parts);
-                    run_thread(mine, shared, None, &mut |_, _| true)
+                    shared.barrier.guarded(|| {
+                        let mine = build(&plan, None, &owner, t, threads, parts);
+                        run_thread(mine, shared, None, &mut |_, _| true)
+                    })
                 })
             })
             .collect();
-        let mine = build(&plan, first.take(), &owner, 0, threads, parts);
-        let (mut out, ending) = run_thread(mine, shared, Some(every), &mut progress);
+        let main = shared.barrier.guarded(|| {
+            let mine = build(&plan, first.take(), &owner, 0, threads, parts);
+            run_thread(mine, shared, Some(every), &mut progress)
+        });
+        // A thread's panic is caught by `guarded`, so joining never fails.
+        let rest: Vec<_> = handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect();
+        // A panic in any thread ends the run with its message, as on one thread.
+        shared.barrier.rethrow();
+        let (mut out, ending) = main.expect("no thread panicked");
         windows = ending.windows;
         wait_secs.push(ending.wait_secs);
-        for h in handles {
-            let (sims, ending) = h.join().expect("a simulation thread panicked");
+        for (sims, ending) in rest.into_iter().map(|r| r.expect("no thread panicked")) {
             out.extend(sims);
             wait_secs.push(ending.wait_secs);
         }
@@ -469,7 +552,7 @@ pub fn run_parallel(
         wait_secs,
         part_events,
     });
-    results
+    (results, merged.observed())
 }
 
 /// The replicas of thread `t`: partitions t, t + threads, ...
@@ -666,6 +749,9 @@ fn merge(mut sims: Vec<Sim>, owner: &[u32]) -> Sim {
     }
     let mut rest = sims.split_off(1);
     let mut base = sims.pop().expect("one replica at least");
+    if base.observe {
+        base.merge_observers(&mut rest);
+    }
     for (k, other) in rest.iter_mut().enumerate() {
         let o = (k + 1) as u32;
         base.hops += other.hops;
@@ -757,4 +843,69 @@ pub(super) struct Merged {
     pub events: u64,
     pub in_flight: u64,
     pub created: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// Runs `threads` threads at one barrier, each passing it `waits` times, thread 0
+    /// panicking after `before_panic` of its waits, as `run_parallel` runs them
+    /// (`guarded`, then `rethrow`). Returns each thread's outcome and the message the
+    /// caller gets, or `None` if they are not all back within a deadline (a hang).
+    fn panic_at_barrier(
+        threads: usize,
+        before_panic: usize,
+    ) -> Option<(Vec<Option<usize>>, Option<String>)> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let barrier = SpinBarrier::new(threads);
+            let outcomes: Vec<Option<usize>> = std::thread::scope(|s| {
+                let barrier = &barrier;
+                let handles: Vec<_> = (0..threads)
+                    .map(|t| {
+                        s.spawn(move || {
+                            barrier.guarded(|| {
+                                for k in 0..3 {
+                                    if t == 0 && k == before_panic {
+                                        panic!("partition 0 failed");
+                                    }
+                                    barrier.wait();
+                                }
+                                t
+                            })
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("caught"))
+                    .collect()
+            });
+            let message = std::panic::catch_unwind(AssertUnwindSafe(|| barrier.rethrow()))
+                .err()
+                .map(|p| p.downcast_ref::<&str>().expect("a message").to_string());
+            tx.send((outcomes, message)).ok();
+        });
+        rx.recv_timeout(Duration::from_secs(20)).ok()
+    }
+
+    #[test]
+    fn a_panic_before_the_barrier_ends_every_thread_with_its_message() {
+        for (threads, before_panic) in [(2, 0), (4, 0), (3, 1)] {
+            let (outcomes, message) = panic_at_barrier(threads, before_panic)
+                .unwrap_or_else(|| panic!("{threads} threads: still waiting (a hang)"));
+            assert_eq!(outcomes, vec![None; threads]);
+            assert_eq!(message.as_deref(), Some("partition 0 failed"));
+        }
+    }
+
+    #[test]
+    fn threads_without_a_panic_pass_the_barrier_alike() {
+        let (outcomes, message) = panic_at_barrier(3, usize::MAX).expect("no hang");
+        assert_eq!(outcomes, [Some(0), Some(1), Some(2)]);
+        assert_eq!(message, None);
+    }
 }
