@@ -116,20 +116,22 @@ impl HostSender {
                 m.scheduled_level = level;
             }
             Control::Resend { from, to, .. } => {
+                // A RESEND also grants what it names, bytes not sent yet included: the
+                // GRANT that gave them may have been lost, and the receiver, which
+                // counts them as granted, will not grant them again.
+                m.granted = m.granted.max(to.min(m.len));
                 // Bytes not sent yet go in their turn; only sent ones go again.
                 // The receiver's word replaces a range pending (a first packet repeated
                 // after a silence, or an older RESEND): joining two far-apart ranges
                 // would send everything between them again. A range left out is asked
                 // for again after the next silence.
-                let to = to.min(m.next);
-                if from < to {
+                let sent = to.min(m.next);
+                if from < sent {
                     m.again = Some(match m.again {
-                        Some((a, b)) if a <= to && from <= b => (a.min(from), b.max(to)),
-                        Some(_) | None => (from, to),
+                        Some((a, b)) if a <= sent && from <= b => (a.min(from), b.max(sent)),
+                        Some(_) | None => (from, sent),
                     });
                 }
-                // A RESEND also grants what it names.
-                m.granted = m.granted.max(to);
             }
         }
     }
@@ -277,6 +279,38 @@ mod tests {
         assert_eq!(s.on_timer(5000, &c, 1), SenderTimer::Off);
         s.remove(1);
         assert_eq!(s.messages(), 0);
+    }
+
+    #[test]
+    fn a_resend_grants_the_unsent_bytes_it_names_when_their_grant_was_lost() {
+        let (c, mut s) = (cfg(), HostSender::default());
+        s.add(0, &c, 1, 10_000);
+        assert_eq!(drain(&mut s, &c).len(), 3, "bytes 0..3000");
+        // The receiver granted up to 5,000 bytes; that GRANT was lost. Having all of
+        // bytes 0..3000, it asks for [3000, 5000) after its timeout: the sender has not
+        // sent them, so nothing goes again, but they are granted now (in the highest
+        // scheduled level, no GRANT having said another).
+        s.on_control(
+            1000,
+            Control::Resend {
+                msg: 1,
+                from: 3000,
+                to: 5000,
+            },
+        );
+        assert_eq!(drain(&mut s, &c), vec![(1, 3000, 7), (1, 4000, 7)]);
+        // Bytes sent and unsent in one RESEND: the sent ones again, then the new ones.
+        s.on_control(
+            2000,
+            Control::Resend {
+                msg: 1,
+                from: 4000,
+                to: 7000,
+            },
+        );
+        let got: Vec<_> =
+            std::iter::from_fn(|| s.poll_transmit(2000, &c).map(|p| (p.offset, p.retx))).collect();
+        assert_eq!(got, vec![(4000, true), (5000, false), (6000, false)]);
     }
 
     #[test]
