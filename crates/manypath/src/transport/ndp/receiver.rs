@@ -19,6 +19,11 @@ pub struct NdpReceiver {
     out: VecDeque<Segment>,
     /// PULLs to ask of the pacer (taken by `take_pull_requests`).
     requests: u32,
+    /// PULLs asked for, and the pacer's turns taken for them (a PULL sent, or a turn
+    /// given up by a complete flow), since the start: a NACK's PULL is the one that many
+    /// turns ahead of the last sent.
+    asked: u64,
+    served: u64,
     /// PULLs sent (the cumulative count each PULL carries).
     pub pulls: u64,
     pub nacks: u32,
@@ -57,16 +62,24 @@ impl NdpReceiver {
             self.take(seg.seq, seg.seq + seg.len as u64);
             flags::ACK
         };
+        let mut pull = 0;
+        if !self.complete() {
+            self.requests += 1;
+            self.asked += 1;
+            pull = self.pulls + (self.asked - self.served);
+        }
+        // A NACK names the PULL that will come for it (0: none): ACKs, NACKs and PULLs
+        // each take a path of their own, so that PULL may reach the sender first, find
+        // nothing to send and be wasted; the NACK then tells the sender it was its PULL
+        // (`NdpSender::on_segment`).
         self.out.push_back(Segment {
             seq: seg.seq,
+            ack: if kind == flags::NACK { pull } else { 0 },
             flags: kind,
             ts_echo: seg.ts,
             scatter: true,
             ..Segment::default()
         });
-        if !self.complete() {
-            self.requests += 1;
-        }
     }
 
     fn take(&mut self, s: u64, e: u64) {
@@ -92,6 +105,7 @@ impl NdpReceiver {
     /// The pacer's turn for this flow: queues a PULL, unless the flow has all its data
     /// (then the pacer's slot goes to the next flow). Returns whether it did.
     pub fn pull(&mut self) -> bool {
+        self.served += 1;
         if self.complete() {
             return false;
         }
@@ -142,7 +156,10 @@ mod tests {
         let mut r = NdpReceiver::new();
         r.on_segment(0, &data(0, false));
         r.on_segment(0, &data(1000, true));
-        assert_eq!(sent(&mut r), vec![(flags::ACK, 0), (flags::NACK, 1000)]);
+        let out: Vec<_> = std::iter::from_fn(|| r.poll_transmit(0)).collect();
+        let got: Vec<_> = out.iter().map(|s| (s.flags, s.seq, s.ack)).collect();
+        // The NACK names its PULL: the second this flow will send.
+        assert_eq!(got, vec![(flags::ACK, 0, 0), (flags::NACK, 1000, 2)]);
         assert_eq!(r.take_pull_requests(), 2);
         assert_eq!(r.take_pull_requests(), 0);
         assert!(r.pull());

@@ -44,6 +44,9 @@ pub struct NdpSender {
     credit: u64,
     /// The highest cumulative PULL count seen.
     pulls_seen: u64,
+    /// The PULLs last wasted, numbers in (lo, hi]: they found nothing to send. A NACK
+    /// naming one of them was overtaken by its own PULL and gets it back.
+    wasted: (u64, u64),
     /// Each packet's state and last send time, by packet number (`seq / payload`).
     state: Vec<State>,
     sent_at: Vec<SimTime>,
@@ -78,6 +81,7 @@ impl NdpSender {
             next_new: 0,
             credit: 0,
             pulls_seen: 0,
+            wasted: (0, 0),
             state: Vec::with_capacity(packets),
             sent_at: Vec::with_capacity(packets),
             resend: VecDeque::new(),
@@ -197,6 +201,12 @@ impl NdpSender {
             if st == State::InFlight {
                 self.state[n as usize] = State::Resend;
                 self.resend.push_back(n);
+                // Its PULL came first and was wasted (htsim's NDP has the same race:
+                // the packet would wait for the timeout).
+                let pull = seg.ack;
+                if !seg.has(flags::RETURNED) && self.wasted.0 < pull && pull <= self.wasted.1 {
+                    self.credit += 1;
+                }
             }
         }
         self.prune();
@@ -223,6 +233,16 @@ impl NdpSender {
             self.state.push(State::InFlight);
             self.sent_at.push(now);
             return Some(self.send(now, n, len));
+        }
+        // The last `credit` granted go unused: PULLs numbered up to `pulls_seen` (after
+        // a first window's credit, which has no number).
+        let lo = self.pulls_seen - self.credit.min(self.pulls_seen);
+        if lo < self.pulls_seen {
+            self.wasted = if self.wasted.0 < self.wasted.1 && lo <= self.wasted.1 {
+                (self.wasted.0, self.pulls_seen)
+            } else {
+                (lo, self.pulls_seen)
+            };
         }
         self.credit = 0;
         None
@@ -372,6 +392,60 @@ mod tests {
         assert_eq!(drain(&mut s, 7), vec![3000]);
         let st = s.stats();
         assert_eq!((st.nacks, st.packets_retx, st.bytes_retx), (1, 1, 1000));
+    }
+
+    fn nack(seq: u64, pull: u64) -> Segment {
+        Segment {
+            seq,
+            ack: pull,
+            flags: flags::NACK,
+            ..Segment::default()
+        }
+    }
+
+    /// A PULL that overtakes its NACK finds nothing to send; the NACK, naming it, gets
+    /// it back. A NACK whose PULL was used (for new data) waits for the next one.
+    #[test]
+    fn a_nack_overtaken_by_its_wasted_pull_sends_at_once() {
+        let mut s = NdpSender::new(cfg(3), 3000);
+        s.open();
+        assert_eq!(drain(&mut s, 0), vec![0, 1000, 2000]);
+        // Packet 0 is trimmed: the receiver NACKs it and will send PULL 1 for it, which
+        // arrives first, with nothing to send.
+        s.on_segment(5, &pull(1));
+        assert!(drain(&mut s, 5).is_empty());
+        s.on_segment(6, &nack(0, 1));
+        assert_eq!(
+            drain(&mut s, 6),
+            vec![0],
+            "no wait for a PULL already spent"
+        );
+        // Packet 1 too, but its PULL (2) is still on its way: the NACK waits for it.
+        s.on_segment(7, &nack(1000, 2));
+        assert!(drain(&mut s, 7).is_empty());
+        s.on_segment(8, &pull(2));
+        assert_eq!(drain(&mut s, 8), vec![1000]);
+        // A NACK repeated for a packet already waiting does not count its PULL again.
+        s.on_segment(9, &pull(3));
+        assert!(drain(&mut s, 9).is_empty());
+        s.on_segment(10, &nack(2000, 3));
+        s.on_segment(11, &nack(2000, 3));
+        assert_eq!(drain(&mut s, 11), vec![2000]);
+        assert!(drain(&mut s, 12).is_empty());
+    }
+
+    #[test]
+    fn a_nack_whose_pull_sent_new_data_waits_for_the_next() {
+        let mut s = NdpSender::new(cfg(2), 5000);
+        s.open();
+        assert_eq!(drain(&mut s, 0), vec![0, 1000]);
+        // PULL 1 (for the NACK of packet 0) arrives first and sends new data.
+        s.on_segment(5, &pull(1));
+        assert_eq!(drain(&mut s, 5), vec![2000]);
+        s.on_segment(6, &nack(0, 1));
+        assert!(drain(&mut s, 6).is_empty(), "its PULL was not wasted");
+        s.on_segment(7, &pull(2));
+        assert_eq!(drain(&mut s, 7), vec![0]);
     }
 
     #[test]
