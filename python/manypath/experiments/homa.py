@@ -268,7 +268,7 @@ def plot_slowdown(table: pd.DataFrame) -> Figure:
     "on a 10/40 Gb/s leaf-spine; the paper's workloads W1–W5 at 80% load; p50 and p99 slowdown "
     "per message-size bucket",
     reduced_time="~25 s (15 runs of 12 hosts)",
-    full_time="~15 min (15 runs of 144 hosts, 30,000 messages each)",
+    full_time="~5 min (15 runs of 144 hosts, 30,000 messages each)",
     plot=plot_slowdown,
 )
 def run_homa_slowdown(full: bool, seed: int) -> pd.DataFrame:
