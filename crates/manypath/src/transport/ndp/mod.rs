@@ -16,7 +16,11 @@
 //! Packets are `Segment`s: data carries its first byte in `seq`, its payload in `len`
 //! and the flow's size so far in `ack` (so the receiver knows when it has everything and
 //! stops pulling); ACK and NACK name the data packet by its `seq`; a PULL carries the
-//! receiver's cumulative pull count in `ack`, so a lost PULL is made up by the next.
+//! receiver's cumulative pull count in `ack`, so a lost PULL is made up by the next. A
+//! NACK carries in `ack` the count of the PULL that will come for it: ACKs, NACKs and
+//! PULLs are sprayed each on its own path, so that PULL may arrive first and find
+//! nothing to send, and the NACK then gets it back (htsim's NDP leaves such a packet to
+//! its timeout).
 
 pub mod pacer;
 pub mod receiver;
