@@ -34,6 +34,8 @@ def test_fabric_follows_the_hpcc_simulator_at_100g() -> None:
         assert net["tiers"][tier]["queue"]["ecn_red"] == {"kmin_bytes": 1_600_000, "kmax_bytes": 6_400_000,
                                                            "pmax": 0.2}
     assert net["pfc"] == {"alpha": 0.125, "reserve_bytes": 4096, "resume_offset_bytes": 3072}
+    # Marked as a packet leaves, on the queue behind it, as the simulator's switches mark.
+    assert net["queue"]["ecn_mark"] == "dequeue" and rdma.queue("dctcp", 100, 100)["ecn_mark"] == "dequeue"
     # The static limit never binds before the shared buffer does.
     assert net["queue"]["limit_bytes"] == net["buffer"]["bytes"]
     # DCQCN's ACKs and CNPs go ahead of data (ACK_HIGH_PRIO 1); HPCC's share its queue.
@@ -410,8 +412,8 @@ def test_dcqcn_flows_converge_to_a_fair_share() -> None:
 @needs_roce
 def test_victim_is_slowed_by_pfc_alone_and_recovers_with_congestion_control() -> None:
     # Measured at reduced scale (20–40 ms): PFC alone leaves the victim 18.7 Gb/s of a
-    # 30–35 Gb/s share (0.53–0.62); DCQCN 21.6–22.7 (its paper timers recover slowly; at
-    # full scale, 50–100 ms, 29.3–33.3), HPCC 26.7–28.0, with no pauses at all.
+    # 30–35 Gb/s share (0.53–0.62); DCQCN 28.2–30.0 (21.7–22.7 when marks were made at
+    # enqueue, a queue's delay later), HPCC 26.7–28.0, with no pauses at all.
     table = dcqcn.run_dcqcn_victim(False, 1).set_index(["senders", "mode"])
     for n in dcqcn.VICTIM_REDUCED.senders:
         share = dcqcn.RATE_GBPS - dcqcn.RATE_GBPS / n

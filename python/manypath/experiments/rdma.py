@@ -88,10 +88,12 @@ def marking(cc: str, port_gbps: float) -> Marking:
 
 def queue(cc: str, port_gbps: float, nic_gbps: float) -> dict[str, Any]:
     """A switch output queue: the static limit is the whole buffer, so the shared buffer's
-    dynamic threshold and PFC decide; marking as :func:`marking`; two strict-priority
+    dynamic threshold and PFC decide; marking as :func:`marking`, at dequeue; two strict-priority
     classes when control packets go ahead of data."""
     m = marking(cc, port_gbps)
-    q: dict[str, Any] = {"limit_bytes": buffer_bytes(nic_gbps)}
+    # The simulator marks as a packet leaves, on the egress queue behind it
+    # (``SwitchNode::SwitchNotifyDequeue``), for every controller.
+    q: dict[str, Any] = {"limit_bytes": buffer_bytes(nic_gbps), "ecn_mark": "dequeue"}
     if m.step:
         q["ecn_k_bytes"] = m.kmin_bytes
     else:

@@ -189,9 +189,11 @@ impl OutQueue {
         self.red = Some(Box::new(Red::new(cfg, packet_time, rng)));
     }
 
-    /// Marks ECT packets on the instantaneous queue in bytes at enqueue (`net::ecn_red`),
-    /// drawing from `rng`, the port's own stream. The queue can still commit departures:
-    /// marking looks only at the queue an arrival finds.
+    /// Marks ECT packets on the instantaneous queue in bytes (`net::ecn_red`), drawing
+    /// from `rng`, the port's own stream: at enqueue on the queue an arrival finds, or,
+    /// with `mark_at` = `Dequeue`, on the queue a departing packet leaves behind it (as
+    /// the HPCC authors' simulator marks). Marking at enqueue the queue can still commit
+    /// departures: marking looks only at the queue an arrival finds.
     pub fn start_ecn_red(&mut self, cfg: EcnRedConfig, rng: Rng) {
         self.ecn_red = Some(Box::new((EcnRed::new(cfg), rng)));
     }
@@ -302,10 +304,30 @@ impl OutQueue {
         self.cfg.mark_at == MarkAt::Enqueue && self.above_k()
     }
 
-    /// Would a packet leaving now (with the queue as it is after its removal) be marked?
+    /// Would a packet leaving now (with the queue as it is after its removal) be marked
+    /// by the step threshold? (RED-style marking never marks what leaves an empty
+    /// queue, the only place this is asked without `mark_departure`.)
     #[inline]
     pub fn marks_on_dequeue(&self) -> bool {
         self.cfg.mark_at == MarkAt::Dequeue && self.above_k()
+    }
+
+    /// Whether to mark the ECT packet just dequeued, on the queue it leaves behind: the
+    /// step threshold or the RED-style curve, when this queue marks at dequeue. Counts
+    /// the mark.
+    #[inline]
+    pub fn mark_departure(&mut self) -> bool {
+        if self.cfg.mark_at != MarkAt::Dequeue {
+            return false;
+        }
+        let bytes = self.bytes;
+        let mark = self.above_k()
+            || self
+                .ecn_red
+                .as_deref_mut()
+                .is_some_and(|(m, rng)| m.mark(bytes, rng));
+        self.stats.marks += mark as u64;
+        mark
     }
 
     /// Fixes departures at enqueue from now on (see the module comment), if this queue
@@ -608,10 +630,11 @@ impl OutQueue {
         let mark = ect
             && (red_mark
                 || self.marks_on_enqueue()
-                || self
-                    .ecn_red
-                    .as_deref_mut()
-                    .is_some_and(|(m, rng)| m.mark(bytes, rng)));
+                || (self.cfg.mark_at == MarkAt::Enqueue
+                    && self
+                        .ecn_red
+                        .as_deref_mut()
+                        .is_some_and(|(m, rng)| m.mark(bytes, rng))));
         if mark {
             self.stats.marks += 1;
             d.ecn = super::packet::Ecn::Ce;
@@ -761,6 +784,49 @@ mod tests {
             Admit::Queued { mark: true }
         ));
         assert_eq!(q.stats.marks, 1);
+    }
+
+    /// RED-style marking at dequeue looks at the queue a packet leaves behind, not at
+    /// the one an arrival finds: with Kmax below two packets, the same arrivals are
+    /// marked as they join one queue and as they leave the other.
+    #[test]
+    fn red_marking_at_dequeue_sees_the_queue_left_behind() {
+        let red = EcnRedConfig {
+            kmin: 1500,
+            kmax: 2999,
+            pmax: 0.5,
+        };
+        let marked = |mark_at: MarkAt| {
+            let mut q = OutQueue::new(QueueConfig {
+                mark_at,
+                ..QueueConfig::default()
+            });
+            q.start_ecn_red(red, Rng::new(1, 2, 3));
+            let mut on_enqueue = vec![];
+            for i in 0..4 {
+                match q.enqueue(0, d(i, 1500, 0), true) {
+                    Admit::Queued { mark } => on_enqueue.push(mark),
+                    Admit::Dropped => panic!("packet {i} dropped"),
+                }
+            }
+            let on_dequeue: Vec<bool> = (0..4)
+                .map(|_| {
+                    q.dequeue(0).expect("a packet waits");
+                    q.mark_departure()
+                })
+                .collect();
+            (on_enqueue, on_dequeue, q.stats.marks)
+        };
+        // Arrivals find 0, 1,500, 3,000 and 4,500 bytes; departures leave 4,500, 3,000,
+        // 1,500 and 0 behind them.
+        assert_eq!(
+            marked(MarkAt::Enqueue),
+            (vec![false, false, true, true], vec![false; 4], 2)
+        );
+        assert_eq!(
+            marked(MarkAt::Dequeue),
+            (vec![false; 4], vec![true, true, false, false], 2)
+        );
     }
 
     #[test]

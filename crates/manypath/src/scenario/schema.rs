@@ -544,10 +544,12 @@ pub enum TierBufferSpec {
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum MarkAtSpec {
-    /// Mark an arriving ECT packet when the queue already holds ≥ K.
+    /// Mark an arriving ECT packet on the queue it finds (≥ K, or `ecn_red`'s curve).
     #[default]
     Enqueue,
-    /// Mark a departing ECT packet when the queue behind it holds ≥ K.
+    /// Mark a departing ECT packet on the queue behind it (≥ K, or `ecn_red`'s curve), as
+    /// the HPCC authors' simulator does: the mark reaches the sender a queue's delay
+    /// sooner.
     Dequeue,
 }
 

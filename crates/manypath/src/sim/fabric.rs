@@ -153,9 +153,8 @@ impl Sim {
         if let Some(mut d) = port.queue.dequeue_unpaused(now, port.paused) {
             let fifo = port.queue.fifo_of(&d);
             let owner = port.owner as usize;
-            if d.ecn == Ecn::Ect && port.queue.marks_on_dequeue() {
+            if d.ecn == Ecn::Ect && port.queue.mark_departure() {
                 d.ecn = Ecn::Ce;
-                port.queue.count_mark();
             }
             let wire = d.wire as u64;
             let f = &mut self.fabric.ports[port_id as usize];

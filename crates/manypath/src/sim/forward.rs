@@ -306,9 +306,8 @@ impl Sim {
         if self.fabric_on {
             self.tx_done_fabric(port_id);
         } else if let Some(mut d) = port.queue.dequeue_after_fixed(now, port.rate) {
-            if d.ecn == Ecn::Ect && port.queue.marks_on_dequeue() {
+            if d.ecn == Ecn::Ect && port.queue.mark_departure() {
                 d.ecn = Ecn::Ce;
-                port.queue.count_mark();
             }
             let start = self.start_time(port_id);
             if self.net.ports[port_id as usize].queue.fixes_certain_next() {
