@@ -4,8 +4,11 @@
 //! refused by `transports.rs`'s "applies only to" rule (`CcSpec::info().params`).
 
 use super::checker::Checker;
-use super::schema::{CcSpec, PresetSpec, RetransmitSpec, TransportSpec};
+use super::schema::{
+    CcSpec, DcqcnClampSpec, DcqcnIncreaseSpec, PresetSpec, RetransmitSpec, TransportSpec,
+};
 use crate::time::SimTime;
+use crate::transport::rate::dcqcn::{IncreaseRule, TargetClamp};
 use crate::transport::roce::plan::{
     DcqcnParams, HpccParams, Preset, RoceCc, RoceSettings, TimelyParams,
 };
@@ -47,6 +50,8 @@ pub(super) fn fields(t: &TransportSpec) -> Vec<(&'static str, bool)> {
             t.dcqcn_rate_decrease_interval_us.is_some(),
         ),
         ("dcqcn_min_rate_mbps", t.dcqcn_min_rate_mbps.is_some()),
+        ("dcqcn_increase", t.dcqcn_increase.is_some()),
+        ("dcqcn_clamp_target", t.dcqcn_clamp_target.is_some()),
         ("timely_alpha", t.timely_alpha.is_some()),
         ("timely_beta", t.timely_beta.is_some()),
         ("timely_delta_mbps", t.timely_delta_mbps.is_some()),
@@ -135,7 +140,26 @@ pub(super) fn roce_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> RoceCc 
                     t.dcqcn_rate_decrease_interval_us,
                 ),
                 min_rate_bps: f.mbps("dcqcn_min_rate_mbps", t.dcqcn_min_rate_mbps),
+                increase_rule: t.dcqcn_increase.map(|r| match r {
+                    DcqcnIncreaseSpec::Paper => IncreaseRule::Paper,
+                    DcqcnIncreaseSpec::Timer => IncreaseRule::Timer,
+                }),
+                target_clamp: t.dcqcn_clamp_target.map(|c| match c {
+                    DcqcnClampSpec::EveryCut => TargetClamp::EveryCut,
+                    DcqcnClampSpec::AfterTimerIncrease => TargetClamp::AfterTimerIncrease,
+                }),
             };
+            // The timer rule has no byte counter: a setting for it would do nothing.
+            if t.dcqcn_byte_counter_bytes.is_some()
+                && p.config(1e9).increase_rule == IncreaseRule::Timer
+            {
+                f.c.err(
+                    &f.at("dcqcn_byte_counter_bytes"),
+                    "is not used by the timer increase rule (dcqcn_increase = \"timer\", or the \
+                     hpcc-artifact preset's); give dcqcn_increase = \"paper\" to use a byte counter"
+                        .into(),
+                );
+            }
             RoceCc::Dcqcn(p)
         }
         CcSpec::Timely => {
@@ -405,6 +429,26 @@ mod tests {
             crate::transport::rate::dcqcn::artifact::INCREASE_TIMER
         );
         assert_eq!(cfg.rate_ai_bps, 20e6, "5·bw/25 Mb/s at 100 Gb/s");
+        assert_eq!(cfg.increase_rule, IncreaseRule::Timer);
+        assert_eq!(cfg.target_clamp, TargetClamp::AfterTimerIncrease);
+        // Each rule can be set on its own, over the preset's.
+        let p = Plan::from_toml(
+            &with("cc = \"dcqcn\"\ndcqcn_increase = \"timer\"\ndcqcn_clamp_target = \"after-timer-increase\""),
+            Path::new("."),
+        )
+        .unwrap();
+        let Some(RoceCc::Dcqcn(d)) = qp(&p).cc.roce() else {
+            panic!("not DCQCN")
+        };
+        let cfg = d.config(100e9);
+        assert_eq!(
+            (cfg.increase_rule, cfg.target_clamp, cfg.increase_timer),
+            (
+                IncreaseRule::Timer,
+                TargetClamp::AfterTimerIncrease,
+                crate::transport::rate::dcqcn::paper::INCREASE_TIMER
+            )
+        );
     }
 
     #[test]
@@ -421,6 +465,17 @@ mod tests {
         ] {
             assert!(e.contains(want), "{want} not in {e}");
         }
+        let e = errors(&with(
+            "cc = \"dcqcn\"\ndcqcn_preset = \"hpcc-artifact\"\ndcqcn_byte_counter_bytes = 1000000",
+        ));
+        assert!(
+            e.contains(
+                "transports.qp.dcqcn_byte_counter_bytes: is not used by the timer increase rule"
+            ),
+            "{e}"
+        );
+        let e = errors(&with("cc = \"dcqcn\"\ndcqcn_increase = \"hyper\""));
+        assert!(e.contains("dcqcn_increase") && e.contains("hyper"), "{e}");
         let e = errors(&with("cc = \"hpcc\"\nhpcc_eta = 1.5"));
         assert!(
             e.contains("transports.qp.hpcc_eta: must be in (0, 1], got 1.5"),

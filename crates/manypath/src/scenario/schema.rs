@@ -776,6 +776,22 @@ pub enum PresetSpec {
     HpccArtifact,
 }
 
+/// DCQCN's rate-increase rule (`transport::rate::dcqcn::IncreaseRule`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum DcqcnIncreaseSpec {
+    Paper,
+    Timer,
+}
+
+/// When a DCQCN cut lowers the target rate (`transport::rate::dcqcn::TargetClamp`).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum DcqcnClampSpec {
+    EveryCut,
+    AfterTimerIncrease,
+}
+
 /// A named transport: a congestion controller and its settings.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -898,7 +914,8 @@ pub struct TransportSpec {
     pub int: Option<bool>,
     /// DCQCN's unset constants: `paper` (default, Zhu et al. 2015) or `hpcc-artifact`
     /// (the HPCC authors' simulator: α timer 1 µs, increase timer 300 µs, F = 1, R_AI and
-    /// R_HAI 2·10⁻⁴ and 2·10⁻³ of the line rate, minimum rate 1 Gb/s, no byte counter).
+    /// R_HAI 2·10⁻⁴ and 2·10⁻³ of the line rate, minimum rate 1 Gb/s, no byte counter,
+    /// the `timer` increase rule and `after-timer-increase` target clamp).
     pub dcqcn_preset: Option<PresetSpec>,
     /// DCQCN's α gain g (paper: 1/256).
     pub dcqcn_g: Option<f64>,
@@ -920,6 +937,14 @@ pub struct TransportSpec {
     pub dcqcn_rate_decrease_interval_us: Option<f64>,
     /// DCQCN's lowest rate, Mb/s (10).
     pub dcqcn_min_rate_mbps: Option<f64>,
+    /// How DCQCN's increase events pick their phase: `paper` (byte counter and timer
+    /// stages) or `timer` (Mellanox's, the `hpcc-artifact` preset's: the timer alone, no
+    /// byte counter; F fast-recovery events, one additive, then hyper increases).
+    pub dcqcn_increase: Option<DcqcnIncreaseSpec>,
+    /// When a DCQCN cut lowers the target rate: `every-cut` (the paper) or
+    /// `after-timer-increase` (Mellanox's `clamp_tgt_rate` off, the `hpcc-artifact`
+    /// preset's: only if the timer raised the rate since the previous cut).
+    pub dcqcn_clamp_target: Option<DcqcnClampSpec>,
     /// TIMELY's EWMA weight α (paper: 0.875).
     pub timely_alpha: Option<f64>,
     /// TIMELY's decrease factor β (paper: 0.8).

@@ -243,7 +243,9 @@ const DCQCN_PARAMS: &[&str] = roce_params!(
     "dcqcn_rai_mbps",
     "dcqcn_rhai_mbps",
     "dcqcn_rate_decrease_interval_us",
-    "dcqcn_min_rate_mbps"
+    "dcqcn_min_rate_mbps",
+    "dcqcn_increase",
+    "dcqcn_clamp_target"
 );
 const TIMELY_PARAMS: &[&str] = roce_params!(
     "timely_alpha",

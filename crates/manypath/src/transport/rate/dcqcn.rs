@@ -16,6 +16,14 @@
 //!   R_C ← (R_T + R_C)/2; otherwise additive increase, R_T += R_AI, then
 //!   R_C ← (R_T + R_C)/2. Rates stay within [min_rate, line rate].
 //!
+//! Mellanox's NICs, and the HPCC authors' simulator that models them
+//! (`RdmaHw::CheckRateDecreaseMlx`, `RateIncEventMlx`), differ in two rules, which
+//! [`IncreaseRule::Timer`] and [`TargetClamp::AfterTimerIncrease`] select: the timer
+//! alone drives increases (fast recovery for the first F events after a cut, additive
+//! increase at the next, hyper increase by R_HAI at every one after), and a cut lowers
+//! R_T to R_C only if the timer has raised the rate since the previous cut, so a run of
+//! cuts keeps the target the flow had before the first.
+//!
 //! Timers run only while they can change something: the increase timer while R_C is
 //! below line rate, the α timer while α is above [`ALPHA_IDLE`] or R_C is below line
 //! rate. Both start with the first CNP.
@@ -82,6 +90,31 @@ pub mod artifact {
     pub const MIN_RATE_BPS: f64 = 1e9;
     /// Its NIC model has no byte counter (increases come from the timer only).
     pub const BYTE_COUNTER: u64 = u64::MAX;
+    /// `RateIncEventMlx`: the timer's stage picks the phase.
+    pub const INCREASE_RULE: super::IncreaseRule = super::IncreaseRule::Timer;
+    /// CLAMP_TARGET_RATE 0.
+    pub const TARGET_CLAMP: super::TargetClamp = super::TargetClamp::AfterTimerIncrease;
+}
+
+/// What phase a rate-increase event is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IncreaseRule {
+    /// The paper's: byte-counter and timer stages together (see the module comment).
+    Paper,
+    /// Mellanox's: the timer's stage alone; fast recovery while fewer than F timer
+    /// events have passed since the cut, additive increase at the (F+1)-th, hyper
+    /// increase by R_HAI (not a multiple) at each later one.
+    Timer,
+}
+
+/// When a cut lowers the target rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetClamp {
+    /// At every cut, R_T ← R_C (the paper).
+    EveryCut,
+    /// Only if the increase timer fired since the previous cut (Mellanox's
+    /// `clamp_tgt_rate` off; the HPCC simulator's `CLAMP_TARGET_RATE 0`).
+    AfterTimerIncrease,
 }
 
 /// DCQCN's constants.
@@ -109,6 +142,10 @@ pub struct DcqcnConfig {
     pub rate_hai_bps: f64,
     /// The least time between two rate cuts ([`paper::RATE_DECREASE_INTERVAL`]).
     pub rate_decrease_interval: SimTime,
+    /// How increase events pick their phase ([`IncreaseRule::Paper`]).
+    pub increase_rule: IncreaseRule,
+    /// When a cut lowers R_T ([`TargetClamp::EveryCut`]).
+    pub target_clamp: TargetClamp,
 }
 
 impl DcqcnConfig {
@@ -126,6 +163,8 @@ impl DcqcnConfig {
             rate_ai_bps: paper::RATE_AI_BPS,
             rate_hai_bps: paper::RATE_HAI_BPS,
             rate_decrease_interval: paper::RATE_DECREASE_INTERVAL,
+            increase_rule: IncreaseRule::Paper,
+            target_clamp: TargetClamp::EveryCut,
         }
     }
 
@@ -140,6 +179,8 @@ impl DcqcnConfig {
             rate_ai_bps: artifact::RATE_AI_PER_LINE * line_rate_bps,
             rate_hai_bps: artifact::RATE_HAI_PER_LINE * line_rate_bps,
             rate_decrease_interval: artifact::RATE_DECREASE_INTERVAL,
+            increase_rule: artifact::INCREASE_RULE,
+            target_clamp: artifact::TARGET_CLAMP,
             ..DcqcnConfig::new(line_rate_bps)
         }
     }
@@ -205,14 +246,24 @@ impl Dcqcn {
     /// One rate-increase event, after its stage count has advanced.
     fn increase(&mut self) {
         let f = self.cfg.fast_recovery_stages;
-        let hi = self.bc_stage.max(self.t_stage);
-        let lo = self.bc_stage.min(self.t_stage);
-        if hi <= f {
-            // fast recovery: R_T stays
-        } else if lo > f {
-            self.rt += (lo - f) as f64 * self.cfg.rate_hai_bps;
-        } else {
-            self.rt += self.cfg.rate_ai_bps;
+        match self.cfg.increase_rule {
+            IncreaseRule::Paper => {
+                let hi = self.bc_stage.max(self.t_stage);
+                let lo = self.bc_stage.min(self.t_stage);
+                if hi <= f {
+                    // fast recovery: R_T stays
+                } else if lo > f {
+                    self.rt += (lo - f) as f64 * self.cfg.rate_hai_bps;
+                } else {
+                    self.rt += self.cfg.rate_ai_bps;
+                }
+            }
+            // The stage before this event: below F fast recovery, F additive, above hyper.
+            IncreaseRule::Timer => match (self.t_stage.saturating_sub(1)).cmp(&f) {
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => self.rt += self.cfg.rate_ai_bps,
+                std::cmp::Ordering::Greater => self.rt += self.cfg.rate_hai_bps,
+            },
         }
         self.rt = self.rt.min(self.cfg.line_rate_bps);
         self.rc = ((self.rt + self.rc) / 2.0).min(self.cfg.line_rate_bps);
@@ -265,7 +316,13 @@ impl RateControl for Dcqcn {
             Some(t) => now >= t + self.cfg.rate_decrease_interval,
         };
         if may_cut {
-            self.rt = self.rc;
+            let clamp = match self.cfg.target_clamp {
+                TargetClamp::EveryCut => true,
+                TargetClamp::AfterTimerIncrease => self.t_stage > 0,
+            };
+            if clamp {
+                self.rt = self.rc;
+            }
             self.rc = (self.rc * (1.0 - self.alpha / 2.0)).max(self.cfg.min_rate_bps);
             self.last_cut = Some(now);
             self.bc_stage = 0;
@@ -276,7 +333,8 @@ impl RateControl for Dcqcn {
     }
 
     fn on_sent(&mut self, _now: SimTime, bytes: u64) {
-        if self.at_line_rate() {
+        // Under the timer rule the byte counter is not used (as Mellanox's NICs).
+        if self.at_line_rate() || self.cfg.increase_rule == IncreaseRule::Timer {
             return;
         }
         self.bytes += bytes;
@@ -512,6 +570,66 @@ mod tests {
         }
         assert!(d.rate_bps() >= d.config().min_rate_bps);
         assert!(d.rate_bps() < 2.0 * d.config().min_rate_bps);
+    }
+
+    fn mellanox() -> Dcqcn {
+        Dcqcn::new(DcqcnConfig::hpcc_artifact(LINE))
+    }
+
+    #[test]
+    fn without_a_timer_increase_between_them_cuts_keep_the_target() {
+        let mut d = mellanox();
+        let step = d.config().rate_decrease_interval;
+        d.on_cnp(0);
+        d.on_cnp(step);
+        d.on_cnp(2 * step);
+        // α stays near 1: three halvings, and R_T still the line rate.
+        assert!(d.rate_bps() < LINE / 7.0, "{}", d.rate_bps());
+        assert_eq!(d.target_bps(), LINE);
+        // The first timer event (fast recovery, F = 1) goes halfway back to it ...
+        let before = d.rate_bps();
+        let t = 2 * step + d.config().increase_timer;
+        run_timers(&mut d, t);
+        assert_eq!(d.stages(), (0, 1));
+        assert!((d.rate_bps() - (before + LINE) / 2.0).abs() < 1.0);
+        // ... and a cut after it clamps the target to the rate it had reached.
+        let reached = d.rate_bps();
+        d.on_cnp(t + 1);
+        assert_eq!(d.target_bps(), reached);
+        // The paper's rule clamps at every cut.
+        let mut p = rp();
+        p.on_cnp(0);
+        p.on_cnp(step);
+        assert_eq!(p.target_bps(), LINE / 2.0);
+    }
+
+    #[test]
+    fn the_timer_rule_recovers_then_adds_once_then_hyper_increases() {
+        let mut cfg = DcqcnConfig::hpcc_artifact(LINE);
+        cfg.fast_recovery_stages = 2;
+        let t = cfg.increase_timer;
+        let mut d = Dcqcn::new(cfg);
+        // A cut, one timer event, then a cut that clamps R_T below the line rate.
+        d.on_cnp(0);
+        run_timers(&mut d, t);
+        d.on_cnp(t + 1);
+        let rt0 = d.target_bps();
+        assert!(rt0 < LINE);
+        let targets: Vec<f64> = (1..=5)
+            .map(|k| {
+                run_timers(&mut d, t + 1 + k * t);
+                d.target_bps() - rt0
+            })
+            .collect();
+        let (ai, hai) = (cfg.rate_ai_bps, cfg.rate_hai_bps);
+        let expect = [0.0, 0.0, ai, ai + hai, ai + 2.0 * hai];
+        for (got, want) in targets.iter().zip(expect) {
+            assert!((got - want).abs() < 1e-3, "{targets:?} against {expect:?}");
+        }
+        // Bytes sent never advance a stage under the timer rule.
+        let stages = d.stages();
+        d.on_sent(0, 1 << 40);
+        assert_eq!(d.stages(), stages);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use super::{Rc, Retransmit, RoceConfig};
 use crate::time::{SimTime, PS_PER_S};
+use crate::transport::rate::dcqcn::{IncreaseRule, TargetClamp};
 use crate::transport::rate::{DcqcnConfig, HpccConfig, TimelyConfig};
 
 /// Which published setting a controller's unset constants take.
@@ -32,6 +33,8 @@ pub struct DcqcnParams {
     pub rate_hai_bps: Option<f64>,
     pub rate_decrease_interval: Option<SimTime>,
     pub min_rate_bps: Option<f64>,
+    pub increase_rule: Option<IncreaseRule>,
+    pub target_clamp: Option<TargetClamp>,
 }
 
 impl DcqcnParams {
@@ -56,6 +59,8 @@ impl DcqcnParams {
             rate_decrease_interval: self
                 .rate_decrease_interval
                 .unwrap_or(base.rate_decrease_interval),
+            increase_rule: self.increase_rule.unwrap_or(base.increase_rule),
+            target_clamp: self.target_clamp.unwrap_or(base.target_clamp),
         }
     }
 }
