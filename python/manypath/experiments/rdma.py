@@ -130,8 +130,8 @@ def network(cc: str, nic_gbps: float, tier_gbps: dict[str, float], delay_us: flo
 
 def roce_transport(cc: str) -> dict[str, Any]:
     """A ``[transports.NAME]`` table for a RoCE controller: the HPCC simulator's packet
-    size and ACK interval, go-back-N as its NICs, and the window only for HPCC
-    (``HAS_WIN`` 1 for HPCC, 0 for DCQCN and TIMELY). The controllers' own constants are
+    size and ACK interval, go-back-N on a NAK with no timer as its NICs, and the window
+    only for HPCC (``HAS_WIN`` 1 for HPCC, 0 for DCQCN and TIMELY). The controllers' own constants are
     the transport's defaults except HPCC's η (``U_TARGET`` 0.95) and maxStage
     (``MI_THRESH`` 0), which ``run.py`` sets on its command line."""
     if cc not in ROCE_CCS:
@@ -139,6 +139,9 @@ def roce_transport(cc: str) -> dict[str, Any]:
     t: dict[str, Any] = {
         "cc": cc,
         "retransmit": "go-back-n",
+        # The simulator's NICs have no retransmission timer: a NAK alone starts go-back-N
+        # (its PFC fabric loses nothing). A timer would fire on data held by pauses.
+        "retransmit_timeout": False,
         "ack_every": 1,
         "window": cc == "hpcc",
         "payload_bytes": PAYLOAD_BYTES,

@@ -24,6 +24,7 @@ pub(super) fn fields(t: &TransportSpec) -> Vec<(&'static str, bool)> {
         ("window_bytes", t.window_bytes.is_some()),
         ("payload_bytes", t.payload_bytes.is_some()),
         ("rto_us", t.rto_us.is_some()),
+        ("retransmit_timeout", t.retransmit_timeout.is_some()),
         ("cnp_interval_us", t.cnp_interval_us.is_some()),
         ("base_rtt_us", t.base_rtt_us.is_some()),
         ("int", t.int.is_some()),
@@ -274,13 +275,26 @@ pub(super) fn roce_settings(
             "retransmit = \"none\" sends nothing again: no timeout applies".into(),
         );
     }
+    let timer = t.retransmit_timeout.unwrap_or(true);
+    if retransmit == Retransmit::None && t.retransmit_timeout.is_some() {
+        f.c.err(
+            &f.at("retransmit_timeout"),
+            "retransmit = \"none\" sends nothing again: there is no timeout to turn on or off"
+                .into(),
+        );
+    } else if !timer && t.rto_us.is_some() {
+        f.c.err(
+            &f.at("rto_us"),
+            "retransmit_timeout = false has no timer: give one or the other".into(),
+        );
+    }
     RoceSettings {
         payload: payload.clamp(1, 9000),
         retransmit,
         ack_every: ack_every.max(1),
         window: t.window.unwrap_or(cc.int()),
         window_bytes,
-        rto: f.time("rto_us", t.rto_us).unwrap_or(DEFAULT_RTO),
+        rto: timer.then(|| f.time("rto_us", t.rto_us).unwrap_or(DEFAULT_RTO)),
         cnp_interval: f
             .time("cnp_interval_us", t.cnp_interval_us)
             .unwrap_or(crate::transport::rate::dcqcn::paper::CNP_INTERVAL),
@@ -317,8 +331,9 @@ pub(super) fn check_rwndq(
     }
 }
 
-/// A RoCE transport that never retransmits (`retransmit = "none"`) must run where no
-/// packet is lost to a full queue: on a fabric with PFC on every tier.
+/// A RoCE transport that never retransmits (`retransmit = "none"`), or has no timer to
+/// resend a lost tail (`retransmit_timeout = false`), must run where no packet is lost
+/// to a full queue: on a fabric with PFC on every tier.
 pub(super) fn check_lossless(
     s: &super::Scenario,
     transports: &[super::TransportPlan],
@@ -328,19 +343,34 @@ pub(super) fn check_lossless(
     names.sort_unstable();
     names.dedup();
     for name in names {
-        let unprotected = transports.iter().find(|p| p.name == name).is_some_and(|p| {
-            p.roce
-                .as_ref()
-                .is_some_and(|r| r.retransmit == Retransmit::None)
-        });
-        if !unprotected {
+        let Some(r) = transports
+            .iter()
+            .find(|p| p.name == name)
+            .and_then(|p| p.roce.as_ref())
+        else {
             continue;
-        }
-        let field = format!("transports.{name}.retransmit");
+        };
+        // What would be lost for good, the field that says so, and the way out.
+        let (field, what, instead) = if r.retransmit == Retransmit::None {
+            (
+                "retransmit",
+                "retransmit = \"none\" never resends a lost packet",
+                "use retransmit = \"go-back-n\" or \"selective\"",
+            )
+        } else if r.rto.is_none() {
+            (
+                "retransmit_timeout",
+                "retransmit_timeout = false never resends a lost tail (only a later packet's NAK recovers a loss)",
+                "give retransmit_timeout = true",
+            )
+        } else {
+            continue;
+        };
+        let field = format!("transports.{name}.{field}");
         if s.network.pfc.is_none() {
             c.err(
                 &field,
-                "retransmit = \"none\" never resends a lost packet, and this fabric has no PFC ([network.pfc]) to keep it from losing any: turn PFC on, or use retransmit = \"go-back-n\" or \"selective\"".into(),
+                format!("{what}, and this fabric has no PFC ([network.pfc]) to keep it from losing any: turn PFC on, or {instead}"),
             );
             continue;
         }
@@ -348,7 +378,7 @@ pub(super) fn check_lossless(
             if spec.pfc == Some(false) {
                 c.err(
                     &field,
-                    format!("retransmit = \"none\" never resends a lost packet, and PFC is off on tier {tier:?} (network.tiers.{tier}.pfc = false): turn it on there, or use retransmit = \"go-back-n\" or \"selective\""),
+                    format!("{what}, and PFC is off on tier {tier:?} (network.tiers.{tier}.pfc = false): turn it on there, or {instead}"),
                 );
             }
         }
@@ -490,6 +520,18 @@ mod tests {
         assert!(e.contains("transports.qp.int: INT is HPCC's"), "{e}");
         let e = errors(&with("cc = \"hpcc\"\nint = false"));
         assert!(e.contains("transports.qp.int: HPCC reads"), "{e}");
+        let e = errors(&with("cc = \"roce\"\nretransmit_timeout = false"));
+        assert!(
+            e.contains("transports.qp.retransmit_timeout: retransmit_timeout = false never resends a lost tail (only a later packet's NAK recovers a loss), and this fabric has no PFC"),
+            "{e}"
+        );
+        let e = errors(&with(
+            "cc = \"roce\"\nretransmit_timeout = false\nrto_us = 100",
+        ));
+        assert!(
+            e.contains("transports.qp.rto_us: retransmit_timeout = false has no timer"),
+            "{e}"
+        );
         let e = errors(&with("cc = \"roce\"\nretransmit = \"none\"\nrto_us = 100"));
         assert!(
             e.contains("transports.qp.rto_us: retransmit = \"none\""),

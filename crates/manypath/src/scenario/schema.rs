@@ -903,6 +903,10 @@ pub struct TransportSpec {
     /// Retransmission timeout, µs (default 320, IRN's RTO_high; for ndp 5000, htsim's
     /// minimum RTO, the backstop for packets neither ACKed nor NACKed and lost PULLs).
     pub rto_us: Option<f64>,
+    /// RoCE: resend on a retransmission timeout (default true). `false`: recovery by NAK
+    /// only, as the HPCC authors' simulator's NICs, which have no timer; a lost tail is
+    /// then never resent, so PFC must be on every tier.
+    pub retransmit_timeout: Option<bool>,
     /// The receiver's least spacing of CNPs per flow, µs (default 50, DCQCN's N).
     pub cnp_interval_us: Option<f64>,
     /// The base RTT for HPCC's T and the BDP window (NDP's first window), µs (default: the

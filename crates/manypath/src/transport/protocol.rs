@@ -225,6 +225,7 @@ macro_rules! roce_params {
             "window_bytes",
             "payload_bytes",
             "rto_us",
+            "retransmit_timeout",
             "cnp_interval_us",
             "base_rtt_us",
             $($extra),*

@@ -89,7 +89,9 @@ pub struct RoceConfig {
     pub window: bool,
     /// The fixed window of `window` for controllers without one.
     pub bdp_bytes: u64,
-    pub rto: SimTime,
+    /// The retransmission timeout; `None`: no timer, recovery by NAK only (the HPCC
+    /// authors' simulator's NICs, whose lossless fabric loses nothing).
+    pub rto: Option<SimTime>,
     /// The notification point's least spacing of CNPs.
     pub cnp_interval: SimTime,
     /// Data goes ECN-capable (DCQCN).
@@ -105,7 +107,7 @@ impl Default for RoceConfig {
             ack_every: DEFAULT_ACK_EVERY,
             window: false,
             bdp_bytes: 0,
-            rto: DEFAULT_RTO,
+            rto: Some(DEFAULT_RTO),
             cnp_interval: crate::transport::rate::dcqcn::paper::CNP_INTERVAL,
             ecn: false,
         }
@@ -314,6 +316,31 @@ mod tests {
         assert_eq!(p.client.finish(), None);
         assert_eq!(p.up.data().count(), 5);
         assert_eq!(p.server.bytes_received(), 2000);
+    }
+
+    /// Without a timer (the HPCC simulator's NICs), a loss with data behind it is still
+    /// recovered by the NAK; a lost tail is not, and nothing fires however long the
+    /// sender waits.
+    #[test]
+    fn without_a_timer_naks_recover_a_loss_but_not_a_lost_tail() {
+        let cfg = RoceConfig {
+            rto: None,
+            ..RoceConfig::default()
+        };
+        let mut p = pair(cfg, Rc::LineRate(LINE), 5000);
+        p.up.lose(first_sends(&[1000]));
+        assert!(finish(&mut p) > 0);
+        assert_eq!(
+            (p.client.stats().timeouts, p.client.stats().packets_retx),
+            (0, 4)
+        );
+        let mut p = pair(cfg, Rc::LineRate(LINE), 5000);
+        p.up.lose(first_sends(&[4000]));
+        p.run();
+        assert_eq!(p.client.finish(), None);
+        assert_eq!(p.client.stats().timeouts, 0);
+        assert_eq!(p.client.timer_deadline(), None);
+        assert_eq!(p.server.bytes_received(), 4000);
     }
 
     #[test]

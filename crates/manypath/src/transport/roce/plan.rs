@@ -162,7 +162,8 @@ pub struct RoceSettings {
     pub window: bool,
     /// The fixed window of non-HPCC controllers (`None`: one line-rate BDP of the base RTT).
     pub window_bytes: Option<u64>,
-    pub rto: SimTime,
+    /// `None`: no retransmission timer (recovery by NAK only).
+    pub rto: Option<SimTime>,
     pub cnp_interval: SimTime,
     /// `None`: the network's largest host-to-host base RTT.
     pub base_rtt: Option<SimTime>,

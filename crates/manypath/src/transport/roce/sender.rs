@@ -333,10 +333,11 @@ impl RoceSender {
     }
 
     /// The retransmission timeout started at `now`, while data is outstanding (never
-    /// without a retransmission scheme).
+    /// without a retransmission scheme or a timer).
     fn rto_after(&self, now: SimTime) -> Option<SimTime> {
+        let rto = self.cfg.rto?;
         (self.cfg.retransmit != Retransmit::None && self.snd_una < self.high_sent)
-            .then_some(now + self.cfg.rto)
+            .then_some(now + rto)
     }
 
     /// The earliest of: the next send time (when there is something to send and it is
