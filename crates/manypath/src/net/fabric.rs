@@ -55,6 +55,9 @@ pub struct FabricPort {
     /// Since when each class has been paused, and for how long it was in all.
     pub paused_since: [SimTime; CLASSES],
     pub paused_time: [SimTime; CLASSES],
+    /// When the last PFC frame sent on this port has left it: the next one starts no
+    /// earlier, so frames on a link arrive in the order they were sent.
+    pub frame_free: SimTime,
 }
 
 #[derive(Default)]

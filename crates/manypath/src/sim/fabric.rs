@@ -4,8 +4,8 @@
 //! otherwise `enqueue` and `tx_done` never come here.
 //!
 //! PAUSE frames are events, not packets: a frame leaves after the frame being
-//! serialised on its link direction, and acts a serialisation (64 bytes) and a
-//! propagation delay later. It takes no bandwidth from the data behind it (at most 64
+//! serialised on its link direction and after the PFC frame sent before it there, and
+//! acts a serialisation (64 bytes) and a propagation delay later. It takes no bandwidth from the data behind it (at most 64
 //! bytes per pause, against the MTU-sized frames it stops). A pause lasts until the
 //! RESUME (a quanta of 0xFFFF refreshed while congested, as switches send it, behaves
 //! the same). In a run over several threads a frame to another partition's node goes
@@ -189,9 +189,15 @@ impl Sim {
     /// packet: it arrives at least a link delay later, in a later window.
     fn send_pfc(&mut self, via: u32, class: usize, on: bool) {
         let p = &self.net.ports[via as usize];
-        let at = p.busy_until.max(self.now) + p.rate.serialization(PAUSE_FRAME_BYTES) + p.delay;
-        let (to, remote) = (p.reverse, p.remote);
         let f = &mut self.fabric.ports[via as usize];
+        // Frames leave one after another: a RESUME sent while its PAUSE still waits for
+        // the wire goes after it and arrives after it, never at the same instant (where
+        // the event order, not the send order, would decide, and a RESUME handled first
+        // would leave the port paused for good).
+        let start = p.busy_until.max(self.now).max(f.frame_free);
+        f.frame_free = start + p.rate.serialization(PAUSE_FRAME_BYTES);
+        let at = f.frame_free + p.delay;
+        let (to, remote) = (p.reverse, p.remote);
         if on {
             f.xoff_sent[class] += 1;
         } else {
@@ -539,6 +545,52 @@ mod tests {
         );
         assert!(spine.iter().any(|q| q.max_bytes > 500_000));
         assert!(buffer_of(&r, "leaf1").0 > 0);
+    }
+
+    /// A PAUSE and the RESUME right behind it, sent at one instant while the wire is
+    /// busy, arrive in that order: every port ends the run unpaused. (Arriving at the same
+    /// instant, they would run in the event order, a hash of their content, and about half
+    /// the ports would stay paused for good.)
+    #[test]
+    fn a_resume_sent_right_after_its_pause_arrives_after_it() {
+        let text = r#"
+            duration_ms = 1
+            [topology.leaf_spine]
+            leaves = 4
+            spines = 4
+            hosts_per_leaf = 2
+            [network.buffer]
+            bytes = 1000000
+            [network.pfc]
+            [[traffic]]
+            pattern = "pair"
+            src = 0
+            dst = 1
+            size = { fixed = 1000 }
+        "#;
+        let mut s = Sim::new(Plan::from_toml(text, Path::new(".")).unwrap());
+        let switches: Vec<u32> = (0..s.net.ports.len() as u32)
+            .filter(|&p| {
+                let port = &s.net.ports[p as usize];
+                s.net.kinds[port.owner as usize] == NodeKind::Switch
+            })
+            .collect();
+        assert!(switches.len() >= 16);
+        for (i, &p) in switches.iter().enumerate() {
+            // The wire busy with a frame for a while (or not), as a data packet keeps it.
+            s.net.ports[p as usize].busy_until = (i as u64 % 3) * 10_000;
+            s.send_pfc(p, 1, true);
+            s.send_pfc(p, 1, false);
+        }
+        s.run();
+        for &p in &switches {
+            let paused = s.net.ports[p as usize].reverse;
+            assert_eq!(
+                s.net.ports[paused as usize].paused, 0,
+                "port {paused} left paused"
+            );
+            assert_eq!(s.fabric.ports[paused as usize].xoff_received[1], 1);
+        }
     }
 
     /// The port of node `a` towards node `b` (by name).
