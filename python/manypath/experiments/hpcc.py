@@ -252,7 +252,7 @@ def plot_fct(table: pd.DataFrame) -> Figure:
     "web search and FB Hadoop at 30% and 50% load, with and without 60-to-1 incasts; slowdown "
     "percentiles per size bucket and PFC pause time",
     reduced_time="~35 s (32 runs of 16 hosts)",
-    full_time="~1.5 h (32 runs of 320 hosts at 100/400 Gb/s, 1.5–3 min each)",
+    full_time="~25 min (32 runs of 320 hosts at 100/400 Gb/s, 20 s to 2 min each)",
     plot=plot_fct,
 )
 def run_hpcc_fct(full: bool, seed: int) -> pd.DataFrame:
