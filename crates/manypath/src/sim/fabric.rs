@@ -547,28 +547,24 @@ mod tests {
         assert!(buffer_of(&r, "leaf1").0 > 0);
     }
 
+    /// A leaf-spine of `leaves` leaves and as many spines, with a 1 MB shared buffer and
+    /// PFC, carrying one flow of `size` from host 0 to host 1; `head` goes first.
+    fn pfc_leaf_spine(leaves: u32, hosts_per_leaf: u32, head: &str, size: &str) -> String {
+        format!(
+            "{head}\n[topology.leaf_spine]\nleaves = {leaves}\nspines = {leaves}\n\
+             hosts_per_leaf = {hosts_per_leaf}\n[network.buffer]\nbytes = 1000000\n\
+             [network.pfc]\n[[traffic]]\npattern = \"pair\"\nsrc = 0\ndst = 1\nsize = {size}\n"
+        )
+    }
+
     /// A PAUSE and the RESUME right behind it, sent at one instant while the wire is
     /// busy, arrive in that order: every port ends the run unpaused. (Arriving at the same
     /// instant, they would run in the event order, a hash of their content, and about half
     /// the ports would stay paused for good.)
     #[test]
     fn a_resume_sent_right_after_its_pause_arrives_after_it() {
-        let text = r#"
-            duration_ms = 1
-            [topology.leaf_spine]
-            leaves = 4
-            spines = 4
-            hosts_per_leaf = 2
-            [network.buffer]
-            bytes = 1000000
-            [network.pfc]
-            [[traffic]]
-            pattern = "pair"
-            src = 0
-            dst = 1
-            size = { fixed = 1000 }
-        "#;
-        let mut s = Sim::new(Plan::from_toml(text, Path::new(".")).unwrap());
+        let text = pfc_leaf_spine(4, 2, "duration_ms = 1", "{ fixed = 1000 }");
+        let mut s = Sim::new(Plan::from_toml(&text, Path::new(".")).unwrap());
         let switches: Vec<u32> = (0..s.net.ports.len() as u32)
             .filter(|&p| {
                 let port = &s.net.ports[p as usize];
@@ -611,24 +607,14 @@ mod tests {
     /// shortest-path routing a small fabric does not build a cyclic dependency.)
     #[test]
     fn a_cycle_of_paused_ports_is_a_deadlock_and_stops_the_run() {
-        let text = r#"
-            duration_ms = 10
-            stop_when_done = false
-            [topology.leaf_spine]
-            leaves = 2
-            spines = 2
-            hosts_per_leaf = 1
-            [network.buffer]
-            bytes = 1000000
-            [network.pfc]
-            [[traffic]]
-            pattern = "pair"
-            src = 0
-            dst = 1
-            size = "long_lived"
-        "#;
+        let text = pfc_leaf_spine(
+            2,
+            1,
+            "duration_ms = 10\nstop_when_done = false",
+            "\"long_lived\"",
+        );
         for (hold_all, deadlock) in [(true, true), (false, false)] {
-            let mut s = Sim::new(Plan::from_toml(text, Path::new(".")).unwrap());
+            let mut s = Sim::new(Plan::from_toml(&text, Path::new(".")).unwrap());
             let cycle = [
                 port_of(&s, "leaf0", "spine0"),
                 port_of(&s, "spine0", "leaf1"),
