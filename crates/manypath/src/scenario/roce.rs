@@ -5,7 +5,7 @@
 
 use super::checker::Checker;
 use super::schema::{
-    CcSpec, DcqcnClampSpec, DcqcnIncreaseSpec, PresetSpec, RetransmitSpec, TransportSpec,
+    CcSpec, DcqcnClampSpec, DcqcnIncreaseSpec, FaultKind, PresetSpec, RetransmitSpec, TransportSpec,
 };
 use crate::time::SimTime;
 use crate::transport::rate::dcqcn::{IncreaseRule, TargetClamp};
@@ -332,8 +332,8 @@ pub(super) fn check_rwndq(
 }
 
 /// A RoCE transport that never retransmits (`retransmit = "none"`), or has no timer to
-/// resend a lost tail (`retransmit_timeout = false`), must run where no packet is lost
-/// to a full queue: on a fabric with PFC on every tier.
+/// resend a lost tail (`retransmit_timeout = false`), must run where no packet is lost:
+/// on a fabric with PFC on every tier (no loss to a full queue) and without faults.
 pub(super) fn check_lossless(
     s: &super::Scenario,
     transports: &[super::TransportPlan],
@@ -381,6 +381,20 @@ pub(super) fn check_lossless(
                     format!("{what}, and PFC is off on tier {tier:?} (network.tiers.{tier}.pfc = false): turn it on there, or {instead}"),
                 );
             }
+        }
+        // Faults lose packets whatever PFC does.
+        if let Some((i, fault)) = s.faults.iter().enumerate().next() {
+            let kind = match fault.kind {
+                FaultKind::Loss => "loss",
+                FaultKind::BurstyLoss => "bursty_loss",
+                FaultKind::Blackhole => "blackhole",
+                FaultKind::LinkDown => "link_down",
+                FaultKind::RandomLossyLinks => "random_lossy_links",
+            };
+            c.err(
+                &field,
+                format!("{what}, and faults[{i}] (kind = \"{kind}\") loses packets that PFC cannot hold back: {instead}"),
+            );
         }
     }
 }
@@ -530,6 +544,15 @@ mod tests {
         ));
         assert!(
             e.contains("transports.qp.rto_us: retransmit_timeout = false has no timer"),
+            "{e}"
+        );
+        let lossy = format!(
+            "{}\n[network.buffer]\nbytes = 4000000\n[network.pfc]\n[[faults]]\nkind = \"loss\"\ntier = \"host\"\nprobability = 0.01\n",
+            with("cc = \"roce\"\nretransmit_timeout = false")
+        );
+        let e = errors(&lossy);
+        assert!(
+            e.contains("transports.qp.retransmit_timeout: retransmit_timeout = false never resends a lost tail (only a later packet's NAK recovers a loss), and faults[0] (kind = \"loss\") loses packets that PFC cannot hold back"),
             "{e}"
         );
         let e = errors(&with("cc = \"roce\"\nretransmit = \"none\"\nrto_us = 100"));

@@ -905,7 +905,7 @@ pub struct TransportSpec {
     pub rto_us: Option<f64>,
     /// RoCE: resend on a retransmission timeout (default true). `false`: recovery by NAK
     /// only, as the HPCC authors' simulator's NICs, which have no timer; a lost tail is
-    /// then never resent, so PFC must be on every tier.
+    /// then never resent, so PFC must be on every tier and no fault may lose packets.
     pub retransmit_timeout: Option<bool>,
     /// The receiver's least spacing of CNPs per flow, µs (default 50, DCQCN's N).
     pub cnp_interval_us: Option<f64>,
