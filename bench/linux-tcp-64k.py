@@ -3,9 +3,10 @@
 
 1,000 transfers of 64 KB, one after another on new connections, from a sender to a
 receiver in two network namespaces joined by a veth pair: the sender's side shaped to
-1 Gbit/s (a token bucket), 2% of its data segments and SYNs dropped at random as they reach the receiver
-(nftables' `numgen random`, ACKs kept), `rto_min 5ms` on the route, the kernel's defaults otherwise
-(SACK, early retransmit, tail loss probes, delayed ACKs, quick-ACK mode). Prints the
+1 Gbit/s (a token bucket), 2% of its data segments and SYNs dropped at random as they
+reach the receiver (nftables' `numgen random`, ACKs kept), `rto_min 5ms` on the route,
+the kernel's defaults otherwise (SACK, early retransmit, tail loss probes, delayed ACKs,
+quick-ACK mode). Prints the
 FCTs (mean, p50, p99: from `connect()` until the receiver's one-byte answer to the
 whole transfer arrives), the loss probes and timeouts the sender's namespace counted
 (`TcpExtTCPLossProbes`, `TcpExtTCPTimeouts`), the RTO `TCP_INFO` reports, and the
@@ -55,7 +56,8 @@ def setup(loss_every: int, rate: str) -> None:
         netns(ns, "ip", "addr", "add", f"{ip}/24", "dev", dev)
         netns(ns, "ip", "link", "set", dev, "up")
         netns(ns, "ip", "link", "set", "lo", "up")
-        # No segmentation offload: the bucket and the drop see MTU-sized segments.
+        # No offloads: the bucket shapes single segments and, with GRO off, the
+        # receiver's drop rule sees each one.
         subprocess.run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"],
                        capture_output=True)
     netns(SND, "ip", "route", "replace", "10.77.0.0/24", "dev", "mp64k-s", "rto_min", "5ms")

@@ -131,9 +131,9 @@ def network(cc: str, nic_gbps: float, tier_gbps: dict[str, float], delay_us: flo
 def roce_transport(cc: str) -> dict[str, Any]:
     """A ``[transports.NAME]`` table for a RoCE controller: the HPCC simulator's packet
     size and ACK interval, go-back-N on a NAK with no timer as its NICs, and the window
-    only for HPCC (``HAS_WIN`` 1 for HPCC, 0 for DCQCN and TIMELY). The controllers' own constants are
-    the transport's defaults except HPCC's η (``U_TARGET`` 0.95) and maxStage
-    (``MI_THRESH`` 0), which ``run.py`` sets on its command line."""
+    only for HPCC (``HAS_WIN`` 1 for HPCC, 0 for DCQCN and TIMELY). The controllers' own
+    constants are the transport's defaults except HPCC's η (``U_TARGET`` 0.95) and
+    maxStage (``MI_THRESH`` 0), which ``run.py`` sets on its command line."""
     if cc not in ROCE_CCS:
         raise ValueError(f"{cc!r} is not a RoCE controller; expected one of {', '.join(ROCE_CCS)}")
     t: dict[str, Any] = {

@@ -289,7 +289,8 @@ impl FaultPlan {
     }
 }
 
-fn kind_name(k: FaultKind) -> &'static str {
+/// The kind as a scenario names it.
+pub(super) fn kind_name(k: FaultKind) -> &'static str {
     match k {
         FaultKind::Loss => "loss",
         FaultKind::BurstyLoss => "bursty_loss",

@@ -5,7 +5,7 @@
 
 use super::checker::Checker;
 use super::schema::{
-    CcSpec, DcqcnClampSpec, DcqcnIncreaseSpec, FaultKind, PresetSpec, RetransmitSpec, TransportSpec,
+    CcSpec, DcqcnClampSpec, DcqcnIncreaseSpec, PresetSpec, RetransmitSpec, TransportSpec,
 };
 use crate::time::SimTime;
 use crate::transport::rate::dcqcn::{IncreaseRule, TargetClamp};
@@ -150,7 +150,8 @@ pub(super) fn roce_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> RoceCc 
                     DcqcnClampSpec::AfterTimerIncrease => TargetClamp::AfterTimerIncrease,
                 }),
             };
-            // The timer rule has no byte counter: a setting for it would do nothing.
+            // The timer rule has no byte counter: a setting for it would do nothing. (The
+            // rule, the preset's or set, does not depend on the line rate given here.)
             if t.dcqcn_byte_counter_bytes.is_some()
                 && p.config(1e9).increase_rule == IncreaseRule::Timer
             {
@@ -384,13 +385,7 @@ pub(super) fn check_lossless(
         }
         // Faults lose packets whatever PFC does.
         if let Some((i, fault)) = s.faults.iter().enumerate().next() {
-            let kind = match fault.kind {
-                FaultKind::Loss => "loss",
-                FaultKind::BurstyLoss => "bursty_loss",
-                FaultKind::Blackhole => "blackhole",
-                FaultKind::LinkDown => "link_down",
-                FaultKind::RandomLossyLinks => "random_lossy_links",
-            };
+            let kind = super::faults::kind_name(fault.kind);
             c.err(
                 &field,
                 format!("{what}, and faults[{i}] (kind = \"{kind}\") loses packets that PFC cannot hold back: {instead}"),

@@ -5,8 +5,9 @@
 //!
 //! PAUSE frames are events, not packets: a frame leaves after the frame being
 //! serialised on its link direction and after the PFC frame sent before it there, and
-//! acts a serialisation (64 bytes) and a propagation delay later. It takes no bandwidth from the data behind it (at most 64
-//! bytes per pause, against the MTU-sized frames it stops). A pause lasts until the
+//! acts a serialisation (64 bytes) and a propagation delay later. It takes no bandwidth
+//! from the data behind it (at most 64 bytes per pause, against the MTU-sized frames it
+//! stops). A pause lasts until the
 //! RESUME (a quanta of 0xFFFF refreshed while congested, as switches send it, behaves
 //! the same). In a run over several threads a frame to another partition's node goes
 //! there as a message, as a packet does (`sim::parallel`).
