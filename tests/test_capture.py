@@ -344,6 +344,12 @@ def test_ndp_and_homa_go_over_udp_with_their_documented_header(tmp_path: Path, t
     if transport == "ndp":
         flags = _tshark(path, "-X", f"lua_script:{lua}", "-T", "fields", "-e", "manypath_ndp.flags")
         assert sum(int(r[0], 16) & 1 for r in flags) == len(trimmed)
+        # ACKs and NACKs carry the PULLs an idle pacer grants at once (flag 0x04); the
+        # other PULLs are packets of their own (type 3), never flagged.
+        typed = _tshark(path, "-X", f"lua_script:{lua}", "-T", "fields", "-e", "manypath_ndp.type",
+                        "-e", "manypath_ndp.flags")
+        assert any(int(f, 16) & 4 and t in ("1", "2") for t, f in typed)
+        assert not any(int(f, 16) & 4 and t not in ("1", "2") for t, f in typed)
 
 
 def test_the_cli_captures_a_port_into_the_run_directory(tmp_path: Path) -> None:

@@ -36,5 +36,5 @@ local function shim(name, port, kinds, flag_text)
 end
 
 shim("ndp", 61000, { [0] = "data", [1] = "ACK", [2] = "NACK", [3] = "PULL" },
-    "Flags (0x01 trimmed, 0x02 returned)")
+    "Flags (0x01 trimmed, 0x02 returned, 0x04 carries a PULL)")
 shim("homa", 61001, { [0] = "DATA", [1] = "GRANT", [2] = "RESEND" }, "Priority")

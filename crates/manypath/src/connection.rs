@@ -539,10 +539,11 @@ impl Endpoints {
         }
     }
 
-    /// NDP's receiver: the pacer's turn; whether it queued a PULL.
-    pub fn ndp_pull(&mut self) -> bool {
+    /// NDP's receiver: the pacer's turn (`on_ack`: as its ACK or NACK is made, which then
+    /// carries the PULL); whether it pulled.
+    pub fn ndp_pull(&mut self, on_ack: bool) -> bool {
         match self {
-            Endpoints::Ndp { server, .. } => server.pull(),
+            Endpoints::Ndp { server, .. } => server.pull(on_ack),
             Endpoints::Tcp { .. }
             | Endpoints::Mptcp { .. }
             | Endpoints::Roce { .. }

@@ -137,3 +137,49 @@ fn a_small_header_queue_drops_headers_or_returns_them() {
     assert!(q.returned > 0);
     assert!(r.flows.iter().all(|f| f.finish.is_some()));
 }
+
+/// One long-lived flow at line rate: data reaches the receiver a full packet's time
+/// apart, so its host's pacer is idle each time an ACK asks for a PULL and the PULL rides
+/// on the ACK (htsim's pull bit): the receiver's NIC sends one control packet per data
+/// packet, where separate PULLs would make it two.
+#[test]
+fn at_line_rate_each_pull_rides_on_its_ack() {
+    let text = r#"
+        duration_ms = 2
+        [topology.star]
+        senders = 1
+        [network.link]
+        rate_gbps = 10
+        delay_us = 1
+        [network.queue]
+        limit_packets = 100
+        trim = {}
+        [transports.ndp]
+        cc = "ndp"
+        [[traffic]]
+        pattern = "pair"
+        src = 0
+        dst = 1
+        transport = "ndp"
+        size = "long_lived"
+        "#;
+    let r = run(text);
+    let nic = |name: &str| {
+        r.queues
+            .iter()
+            .find(|q| q.is_host && q.node == name)
+            .unwrap()
+            .tx_packets
+    };
+    let (data, control) = (nic("host0"), nic("host1"));
+    assert!(data > 250, "{data} data packets");
+    let ratio = control as f64 / data as f64;
+    assert!(
+        (0.98..=1.02).contains(&ratio),
+        "{control} control packets for {data} data packets"
+    );
+    // Every data packet after the first window was pulled, nearly all by ACKs.
+    let f = &r.flows[0];
+    assert!(f.recovery.pulls as f64 > 0.98 * (f.recovery.packets_sent as f64 - 2.0));
+    assert!(f.goodput_bps > 9.5e9, "goodput {} b/s", f.goodput_bps);
+}

@@ -281,20 +281,22 @@ fn frame_of(net: &Network, conns: &[Conn], pkts: &PacketArena, port: u32, d: &De
             }
         }
         Endpoints::Ndp { .. } => {
+            // An ACK or NACK that carries a PULL keeps its type, with flag bit 2.
             let kind = if p.payload > 0 {
                 0
             } else if p.has(ndp_flags::NACK) {
                 2
-            } else if p.has(ndp_flags::PULL) {
-                3
-            } else {
+            } else if p.has(ndp_flags::ACK) {
                 1
+            } else {
+                3
             };
             let returned = p.has(ndp_flags::RETURNED) as u8;
+            let pull = (kind != 3 && p.has(ndp_flags::PULL)) as u8;
             Transport::Shim {
                 port: headers::NDP_PORT,
                 kind,
-                flags: trimmed as u8 | returned << 1,
+                flags: trimmed as u8 | returned << 1 | pull << 2,
                 conn: p.conn,
                 seq: p.seq,
                 ack: p.ack,

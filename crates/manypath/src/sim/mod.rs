@@ -306,7 +306,7 @@ impl Sim {
                 self.count_replicated();
             }
             EventKind::Pause => self.pause(ev.a, ev.b()),
-            EventKind::NdpPull => self.pull_tick(ev.a),
+            EventKind::NdpPull => self.pull_tick(ev.a, None),
             EventKind::HostRx => self.host_rx_done(ev.d),
             EventKind::PfcCheck => {
                 self.count_replicated();

@@ -115,17 +115,18 @@ impl Sim {
             for _ in 0..conn.ep.ndp_pull_requests() {
                 self.pacers[host].request(conn_id);
             }
-            self.wake_pacer(host);
+            self.wake_pacer(host, Some(conn_id));
         }
         self.flush_ep(conn_id, ep);
     }
 
     /// Makes sure host `host`'s pacer has a wake-up pending if it has requests; a pacer
-    /// free now sends at once, without an event.
-    fn wake_pacer(&mut self, host: usize) {
+    /// free now sends at once, without an event. `ack_of`: the connection whose
+    /// receiver has just queued the ACK or NACK that asked for a PULL.
+    fn wake_pacer(&mut self, host: usize, ack_of: Option<u32>) {
         if let Some(at) = self.pacers[host].wake_at(self.now) {
             if at == self.now {
-                self.pull_tick(host as u32);
+                self.pull_tick(host as u32, ack_of);
             } else {
                 self.events.schedule(at, EventKind::NdpPull, host as u32, 0);
             }
@@ -133,14 +134,17 @@ impl Sim {
     }
 
     /// Host `host`'s pull pacer may send: the next flow that still wants data sends
-    /// its PULL, and the pacer waits one full data packet's time at the NIC's rate.
-    pub(super) fn pull_tick(&mut self, host: u32) {
+    /// its PULL, and the pacer waits one full data packet's time at the NIC's rate. A
+    /// pacer that was idle with nothing waiting grants the PULL as the request comes:
+    /// then the next flow is `ack_of`, whose ACK or NACK has not gone yet and carries it
+    /// (htsim's pacer sends such a PULL on the ACK or NACK).
+    pub(super) fn pull_tick(&mut self, host: u32, ack_of: Option<u32>) {
         let now = self.now;
         let h = host as usize;
         self.pacers[h].woken();
         while let Some(conn_id) = self.pacers[h].next(now) {
             let conn = &mut self.conns[conn_id as usize];
-            if conn.ep.ndp_pull() {
+            if conn.ep.ndp_pull(ack_of == Some(conn_id)) {
                 let nic = self.net.host_nic[h];
                 let interval = self.net.ports[nic as usize]
                     .rate
@@ -150,6 +154,6 @@ impl Sim {
                 break;
             }
         }
-        self.wake_pacer(h);
+        self.wake_pacer(h, None);
     }
 }

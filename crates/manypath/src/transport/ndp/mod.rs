@@ -10,17 +10,20 @@
 //! dropped at a full header queue, a lost PULL). The receiver ACKs every data packet,
 //! NACKs every trimmed header (`flags::TRIMMED`, which the simulator sets on delivery),
 //! and asks its host's pacer for one PULL per arrival; the pacer sends PULLs at the NIC's
-//! rate, one per full data packet's serialisation time, across all its flows. A header
-//! a full header queue sent back to its sender (`flags::RETURNED`) is a NACK too.
+//! rate, one per full data packet's serialisation time, across all its flows. A PULL the
+//! pacer grants as it is asked for (nothing queued, a full packet's time since its last)
+//! rides on the ACK or NACK that asked for it (htsim's pull bit); the others are PULL
+//! packets. A header a full header queue sent back to its sender (`flags::RETURNED`) is
+//! a NACK too.
 //!
 //! Packets are `Segment`s: data carries its first byte in `seq`, its payload in `len`
 //! and the flow's size so far in `ack` (so the receiver knows when it has everything and
-//! stops pulling); ACK and NACK name the data packet by its `seq`; a PULL carries the
-//! receiver's cumulative pull count in `ack`, so a lost PULL is made up by the next. A
-//! NACK carries in `ack` the count of the PULL that will come for it: ACKs, NACKs and
-//! PULLs are sprayed each on its own path, so that PULL may arrive first and find
-//! nothing to send, and the NACK then gets it back (htsim's NDP leaves such a packet to
-//! its timeout).
+//! stops pulling); ACK and NACK name the data packet by its `seq`; a PULL (or an ACK or
+//! NACK carrying one) carries the receiver's cumulative pull count in `ack`, so a lost
+//! PULL is made up by the next. A NACK without a PULL carries in `ack` the count of the
+//! PULL that will come for it: ACKs, NACKs and PULLs are sprayed each on its own path,
+//! so that PULL may arrive first and find nothing to send, and the NACK then gets it
+//! back (htsim's NDP leaves such a packet to its timeout).
 
 pub mod pacer;
 pub mod receiver;

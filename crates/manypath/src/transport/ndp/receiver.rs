@@ -1,6 +1,7 @@
 //! NDP's receiver: an ACK for every data packet, a NACK for every trimmed header, and
 //! for each of either one PULL asked of the host's pull pacer (`PullPacer`), until it
-//! holds every byte of the flow.
+//! holds every byte of the flow. A PULL the pacer grants at once rides on the ACK or NACK
+//! that asked for it.
 
 use super::flags;
 use crate::time::SimTime;
@@ -24,8 +25,10 @@ pub struct NdpReceiver {
     /// turns ahead of the last sent.
     asked: u64,
     served: u64,
-    /// PULLs sent (the cumulative count each PULL carries).
+    /// PULLs sent (the cumulative count each PULL carries), and of them those an ACK or
+    /// NACK carried.
     pub pulls: u64,
+    pub pulls_on_acks: u64,
     pub nacks: u32,
     pub acks: u64,
     /// Trimmed headers that arrived.
@@ -102,14 +105,29 @@ impl NdpReceiver {
         std::mem::take(&mut self.requests)
     }
 
-    /// The pacer's turn for this flow: queues a PULL, unless the flow has all its data
-    /// (then the pacer's slot goes to the next flow). Returns whether it did.
-    pub fn pull(&mut self) -> bool {
+    /// The pacer's turn for this flow: a PULL, unless the flow has all its data (then
+    /// the pacer's slot goes to the next flow). Returns whether it pulled. With
+    /// `on_ack`, the turn comes at the instant the ACK or NACK that asked for it is
+    /// made (the pacer was idle, nothing waiting, a full packet's time since its last
+    /// PULL): that ACK or NACK carries the PULL (its `PULL` flag, the cumulative count in
+    /// `ack`) and no PULL packet goes, as htsim's NDP receiver does; a turn that comes
+    /// later is a PULL packet of its own.
+    pub fn pull(&mut self, on_ack: bool) -> bool {
         self.served += 1;
         if self.complete() {
             return false;
         }
         self.pulls += 1;
+        if on_ack {
+            if let Some(last) = self.out.back_mut() {
+                if last.has(flags::ACK | flags::NACK) && !last.has(flags::PULL) {
+                    last.flags |= flags::PULL;
+                    last.ack = self.pulls;
+                    self.pulls_on_acks += 1;
+                    return true;
+                }
+            }
+        }
         self.out.push_back(Segment {
             ack: self.pulls,
             flags: flags::PULL,
@@ -162,8 +180,8 @@ mod tests {
         assert_eq!(got, vec![(flags::ACK, 0, 0), (flags::NACK, 1000, 2)]);
         assert_eq!(r.take_pull_requests(), 2);
         assert_eq!(r.take_pull_requests(), 0);
-        assert!(r.pull());
-        assert!(r.pull());
+        assert!(r.pull(false));
+        assert!(r.pull(false));
         assert_eq!(sent(&mut r), vec![(flags::PULL, 1), (flags::PULL, 2)]);
         assert_eq!((r.acks, r.nacks, r.trimmed, r.pulls), (1, 1, 1, 2));
     }
@@ -180,7 +198,34 @@ mod tests {
         assert!(r.complete());
         assert_eq!(r.bytes_received(), 3000);
         assert_eq!(r.take_pull_requests(), 0, "the last packet asks for none");
-        assert!(!r.pull());
+        assert!(!r.pull(false));
         assert_eq!(sent(&mut r).len(), 3, "three ACKs, no PULL");
+    }
+
+    /// A turn granted as the ACK or NACK is made rides on it: one packet, the PULL flag
+    /// and the cumulative count in `ack`; a later turn (an ACK already gone) is a PULL.
+    #[test]
+    fn a_pull_granted_at_once_rides_on_its_ack_or_nack() {
+        let mut r = NdpReceiver::new();
+        r.on_segment(0, &data(0, false));
+        assert_eq!(r.take_pull_requests(), 1);
+        assert!(r.pull(true));
+        r.on_segment(0, &data(1000, true));
+        assert!(r.pull(true));
+        let out: Vec<_> = std::iter::from_fn(|| r.poll_transmit(0)).collect();
+        let got: Vec<_> = out.iter().map(|s| (s.flags, s.seq, s.ack)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (flags::ACK | flags::PULL, 0, 1),
+                (flags::NACK | flags::PULL, 1000, 2)
+            ]
+        );
+        // The ACK has gone: the next turn is a PULL packet.
+        r.on_segment(0, &data(1000, false));
+        assert!(r.poll_transmit(0).is_some());
+        assert!(r.pull(true));
+        assert_eq!(sent(&mut r), vec![(flags::PULL, 3)]);
+        assert_eq!((r.pulls, r.pulls_on_acks), (3, 2));
     }
 }

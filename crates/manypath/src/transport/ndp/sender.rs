@@ -167,17 +167,22 @@ impl NdpSender {
         (self.size - start).min(self.cfg.payload as u64) as u32
     }
 
-    /// An ACK, NACK or PULL from the receiver (or a header returned by a switch).
+    /// An ACK, NACK or PULL from the receiver (or a header returned by a switch). An
+    /// ACK or NACK may carry a PULL (`flags::PULL`, the count in `ack`): it is read after
+    /// the ACK or NACK, so a NACKed packet goes again on its own PULL.
     pub fn on_segment(&mut self, now: SimTime, seg: &Segment) {
         self.last_heard = now;
-        if seg.has(flags::PULL) {
-            if seg.ack > self.pulls_seen {
-                self.credit += seg.ack - self.pulls_seen;
-                self.stats.pulls += seg.ack - self.pulls_seen;
-                self.pulls_seen = seg.ack;
-            }
-            return;
+        if seg.has(flags::ACK | flags::NACK | flags::RETURNED) {
+            self.on_ack_or_nack(now, seg);
         }
+        if seg.has(flags::PULL) && seg.ack > self.pulls_seen {
+            self.credit += seg.ack - self.pulls_seen;
+            self.stats.pulls += seg.ack - self.pulls_seen;
+            self.pulls_seen = seg.ack;
+        }
+    }
+
+    fn on_ack_or_nack(&mut self, now: SimTime, seg: &Segment) {
         let n = (seg.seq / self.cfg.payload as u64) as u32;
         let Some(&st) = self.state.get(n as usize) else {
             return;
@@ -190,7 +195,7 @@ impl NdpSender {
                     self.finish = Some(now);
                 }
             }
-        } else if seg.has(flags::NACK) || seg.has(flags::RETURNED) {
+        } else {
             self.stats.nacks += 1;
             if seg.has(flags::RETURNED) {
                 self.stats.returned += 1;
@@ -202,7 +207,8 @@ impl NdpSender {
                 self.state[n as usize] = State::Resend;
                 self.resend.push_back(n);
                 // Its PULL came first and was wasted (htsim's NDP has the same race:
-                // the packet would wait for the timeout).
+                // the packet would wait for the timeout). A NACK carrying its PULL has
+                // not been overtaken by it: that PULL is counted above `pulls_seen`.
                 let pull = seg.ack;
                 if !seg.has(flags::RETURNED) && self.wasted.0 < pull && pull <= self.wasted.1 {
                     self.credit += 1;
@@ -392,6 +398,33 @@ mod tests {
         assert_eq!(drain(&mut s, 7), vec![3000]);
         let st = s.stats();
         assert_eq!((st.nacks, st.packets_retx, st.bytes_retx), (1, 1, 1000));
+    }
+
+    /// An ACK or NACK carrying a PULL is both: the ACK counts, the PULL's credit sends
+    /// the next packet, a NACKed packet first.
+    #[test]
+    fn an_ack_or_nack_carrying_a_pull_is_both() {
+        let mut s = NdpSender::new(cfg(2), 10_000);
+        s.open();
+        assert_eq!(drain(&mut s, 0), vec![0, 1000]);
+        let mut ack = ctl(flags::ACK | flags::PULL, 0);
+        ack.ack = 1;
+        s.on_segment(5, &ack);
+        assert_eq!(drain(&mut s, 5), vec![2000]);
+        assert_eq!(s.bytes_acked(), 1000);
+        let mut nack = ctl(flags::NACK | flags::PULL, 1000);
+        nack.ack = 2;
+        s.on_segment(6, &nack);
+        assert_eq!(
+            drain(&mut s, 6),
+            vec![1000],
+            "the NACKed packet, on its own PULL"
+        );
+        // A PULL packet with an old count adds nothing.
+        s.on_segment(7, &pull(2));
+        assert!(drain(&mut s, 7).is_empty());
+        let st = s.stats();
+        assert_eq!((st.pulls, st.nacks, st.packets_retx), (2, 1, 1));
     }
 
     fn nack(seq: u64, pull: u64) -> Segment {
