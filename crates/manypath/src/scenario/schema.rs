@@ -707,8 +707,14 @@ pub struct TcpSpec {
     /// (default false).
     pub early_retransmit: Option<bool>,
     /// Tail loss probe: when no ACK has come for 2·SRTT outside recovery, send one new
-    /// segment or resend the last one (default false).
+    /// segment or resend the last one; no other probe until an ACK covers what was sent
+    /// up to it (default false).
     pub tlp: Option<bool>,
+    /// RACK's detection of lost retransmissions (RFC 8985 §6.2, on in Linux since 4.18):
+    /// in SACK recovery, a retransmission is lost once a segment sent after it has been
+    /// delivered, and goes again without waiting for the RTO. Needs `sack` (default
+    /// false).
+    pub lost_retransmit: Option<bool>,
     /// TCP Instant Recovery: an XOR-coded packet per block of new segments (closed after
     /// RTT/2 or 16 segments), sent RTT/4 after the block closes; the receiver rebuilds one
     /// lost segment per block. Single-path TCP only (default false).

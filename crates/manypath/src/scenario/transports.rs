@@ -628,6 +628,7 @@ pub(super) fn tcp_config(base: TcpConfig, t: &TcpSpec, path: &str, c: &mut Check
         (t.limited_transmit, &mut r.limited_transmit),
         (t.early_retransmit, &mut r.early_retransmit),
         (t.tlp, &mut r.tlp),
+        (t.lost_retransmit, &mut r.lost_retransmit),
         (t.tcp_ir, &mut r.tcp_ir),
         (t.proactive, &mut r.proactive),
         (t.idle_restart, &mut r.idle_restart),
@@ -637,6 +638,12 @@ pub(super) fn tcp_config(base: TcpConfig, t: &TcpSpec, path: &str, c: &mut Check
         if let Some(v) = value {
             *set = v;
         }
+    }
+    if cfg.recovery.lost_retransmit && !cfg.recovery.sack {
+        c.err(
+            &format!("{path}.lost_retransmit"),
+            "needs sack = true (it reads which segments the receiver holds)".into(),
+        );
     }
     if cfg.recovery.proactive && !cfg.recovery.sack {
         c.err(
@@ -795,6 +802,8 @@ mod tests {
         assert!(r.sack && r.tlp && r.early_retransmit && !r.tcp_ir && !r.proactive);
         let e = errors(&format!("{GOOD}\n[tcp]\nproactive = true\n"));
         assert!(e.contains("tcp.proactive: needs sack = true"), "{e}");
+        let e = errors(&format!("{GOOD}\n[tcp]\nlost_retransmit = true\n"));
+        assert!(e.contains("tcp.lost_retransmit: needs sack = true"), "{e}");
         let mp = GOOD.replace("transport = \"dctcp\"", "transport = \"mp\"");
         let e = errors(&format!(
             "{mp}\n[transports.mp]\ncc = \"lia\"\ntcp = {{ sack = true, proactive = true }}\n"

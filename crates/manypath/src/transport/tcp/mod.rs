@@ -76,6 +76,10 @@ pub struct LossRecovery {
     pub early_retransmit: bool,
     /// Tail loss probe: one probe segment 2·SRTT after the last ACK.
     pub tlp: bool,
+    /// With `sack`: RACK's detection of lost retransmissions (RFC 8985 §6.2, as Linux
+    /// while no reordering is seen): in recovery, a retransmission is lost once a
+    /// segment sent after it has been delivered, and is sent again without a timeout.
+    pub lost_retransmit: bool,
     /// TCP Instant Recovery: an XOR-coded packet per block of new segments.
     pub tcp_ir: bool,
     /// Proactive: every data segment sent twice.

@@ -163,8 +163,7 @@ pub struct TcpSender {
     pacing: bool,
     /// The Linux timers preset is on (its state is in `x.linux`).
     linux: bool,
-    // From the last word of line 3 on: the controller, whose per-ACK state comes first
-    // and ends in line 4.
+    // From line 4 on: the controller, whose per-ACK state comes first and ends in line 4.
     pub cc: Cc,
 }
 
@@ -801,7 +800,7 @@ impl TcpSender {
         }
         self.peer_rwnd = seg.rwnd;
         if self.rec.tlp {
-            self.x.tlp.on_ack();
+            self.x.tlp.on_ack(seg.ack);
         }
         let sack = self.rec.sack;
         let mss = self.fmss();
@@ -841,6 +840,9 @@ impl TcpSender {
                 if seg.ack >= self.recover {
                     self.in_recovery = false;
                     self.win.cwnd = self.win.ssthresh.max(mss);
+                    if self.rec.lost_retransmit {
+                        self.x.sack.end_episode();
+                    }
                 } else if !sack {
                     // NewReno partial ACK (RFC 6582): retransmit the next hole, deflate.
                     self.retx_seq = self.snd_una;
@@ -887,6 +889,9 @@ impl TcpSender {
             for (s, e) in seg.sack_blocks() {
                 newly_sacked += self.x.sack.insert(s.max(self.snd_una), e.min(self.snd_max));
             }
+        }
+        if self.rec.lost_retransmit && self.in_recovery && (advanced || newly_sacked > 0) {
+            self.detect_lost_retransmissions(seg.ts_echo);
         }
         // A duplicate ACK: with SACK, one that SACKs new data (RFC 6675), so the ACKs of
         // duplicated segments do not count.
@@ -1074,15 +1079,15 @@ mod tests {
         assert_eq!(offset_of!(TcpSender, mss), 180);
         // Line 3: the chunks (from line 2's last word), the boxed rest, the flags.
         assert_eq!(offset_of!(TcpSender, chunks), 184);
-        assert_eq!(offset_of!(TcpSender, ecn), 245);
-        // The controller from line 3's last word; its per-ACK state ends in line 4.
-        assert_eq!(offset_of!(TcpSender, cc), 248);
+        assert_eq!(offset_of!(TcpSender, ecn), 246);
+        // The controller from line 4 on; its per-ACK state ends in line 4.
+        assert_eq!(offset_of!(TcpSender, cc), 256);
         let cc = Cc::Coupled(Coupled::new(EcnResponse::Halve, 2000.0));
         assert_eq!(size_of::<Cc>(), size_of::<Coupled>(), "the tag is a niche");
         let Cc::Coupled(c) = &cc else { unreachable!() };
         let at = c as *const Coupled as usize - &cc as *const Cc as usize;
         assert_eq!(at, 0);
-        assert!(248 + offset_of!(Coupled, last_ece) < 5 * 64);
+        assert!(256 + offset_of!(Coupled, last_ece) < 5 * 64);
     }
 
     #[test]

@@ -14,6 +14,11 @@ pub(super) struct Scoreboard {
     sacked: Vec<(u64, u64)>,
     /// Every unSACKed byte below this was retransmitted in this episode.
     high_rxt: u64,
+    /// With `LossRecovery::lost_retransmit`: this episode's retransmissions not yet
+    /// known delivered or lost, as (start, end, send time), and those found lost, to be
+    /// sent again (their starts, in the order found).
+    rxt_log: Vec<(u64, u64, SimTime)>,
+    rxt_again: Vec<u64>,
 }
 
 impl Scoreboard {
@@ -26,6 +31,8 @@ impl Scoreboard {
                 Vec::new()
             },
             high_rxt: 0,
+            rxt_log: Vec::new(),
+            rxt_again: Vec::new(),
         }
     }
 
@@ -88,6 +95,20 @@ impl Scoreboard {
     /// retransmitted yet.
     pub(super) fn new_episode(&mut self, una: u64) {
         self.high_rxt = una;
+        self.rxt_log.clear();
+        self.rxt_again.clear();
+    }
+
+    /// The recovery is over: what it retransmitted is forgotten (RACK watches
+    /// retransmissions in recovery only).
+    pub(super) fn end_episode(&mut self) {
+        self.rxt_log.clear();
+        self.rxt_again.clear();
+    }
+
+    /// Whether [start, end) is wholly SACKed.
+    fn holds(&self, start: u64, end: u64) -> bool {
+        self.skip_sacked(start) >= end
     }
 
     /// RFC 6675 IsLost as a boundary: the unSACKed bytes below the returned sequence
@@ -149,14 +170,59 @@ impl TcpSender {
         } else {
             (self.lost_end(), sb.high_rxt)
         };
-        sb.pipe(una, nxt, lost_end, rxt)
+        // Retransmissions found lost are below `high_rxt` but no longer in flight.
+        let lost_again: u64 = sb
+            .rxt_again
+            .iter()
+            .filter(|&&q| q >= una && !sb.holds(q, q + 1))
+            .map(|&q| self.seg_span(q))
+            .sum();
+        sb.pipe(una, nxt, lost_end, rxt).saturating_sub(lost_again)
     }
 
     /// Retransmits the segment at `seq` (below `snd_max`) during SACK recovery.
     pub(super) fn emit_sack_retx(&mut self, now: SimTime, seq: u64) -> Segment {
         let span = self.seg_span(seq);
         self.x.sack.high_rxt = self.x.sack.high_rxt.max(seq + span);
+        if self.rec.lost_retransmit {
+            self.x.sack.rxt_log.push((seq, seq + span, now));
+        }
         self.emit(now, seq)
+    }
+
+    /// RACK's detection of lost retransmissions (RFC 8985 §6.2), as Linux runs it while
+    /// it has seen no reordering (no reordering window in recovery): a retransmission is
+    /// lost once a segment sent after it has been delivered. `delivered_sent_at` is when
+    /// the segment this ACK answers was sent (the timestamp it echoes); the ACK
+    /// delivered new data. Lost ones go to be sent again, ahead of NextSeg's choice.
+    pub(super) fn detect_lost_retransmissions(&mut self, delivered_sent_at: SimTime) {
+        let una = self.snd_una;
+        let sb = &mut self.x.sack;
+        let mut i = 0;
+        while i < sb.rxt_log.len() {
+            let (start, end, sent_at) = sb.rxt_log[i];
+            if end <= una || sb.holds(start.max(una), end) {
+                sb.rxt_log.remove(i);
+            } else if sent_at < delivered_sent_at {
+                sb.rxt_log.remove(i);
+                if !sb.rxt_again.contains(&start) {
+                    sb.rxt_again.push(start);
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// The next retransmission found lost that still needs sending.
+    fn next_lost_again(&mut self) -> Option<u64> {
+        while !self.x.sack.rxt_again.is_empty() {
+            let seq = self.x.sack.rxt_again.remove(0);
+            if seq >= self.snd_una && seq < self.snd_max && !self.x.sack.holds(seq, seq + 1) {
+                return Some(seq);
+            }
+        }
+        None
     }
 
     /// RFC 6675 NextSeg during SACK recovery, while cwnd − pipe ≥ one MSS: a lost hole
@@ -165,6 +231,9 @@ impl TcpSender {
         let mss = self.mss as u64;
         if (self.pipe() + mss) as f64 > self.win.cwnd {
             return None;
+        }
+        if let Some(seq) = self.next_lost_again() {
+            return Some(self.emit_sack_retx(now, seq));
         }
         let hole = self.next_unsacked(self.x.sack.high_rxt);
         if let Some(seq) = hole {
@@ -285,5 +354,37 @@ mod tests {
         p.finish();
         assert_eq!(p.client.stats().timeouts, 1);
         assert_eq!(p.up.seqs(rto_at..), vec![1000, 5000]);
+    }
+
+    /// Segment 1 and its fast retransmission are lost, with new data sent after the
+    /// retransmission. With RACK's detection, the SACK of that new data shows the
+    /// retransmission lost and it goes again within the recovery, without an RTO;
+    /// without it, the hole waits for the RTO.
+    #[test]
+    fn a_lost_retransmission_goes_again_once_later_data_is_sacked() {
+        for on in [true, false] {
+            let c = TcpConfig {
+                init_cwnd: 20,
+                recovery: LossRecovery {
+                    sack: true,
+                    lost_retransmit: on,
+                    ..LossRecovery::default()
+                },
+                ..testing::cfg()
+            };
+            let mut p = testing::tcp(c, 60_000, D);
+            p.up.lose(first_sends(&[1000, 1000]));
+            p.finish();
+            let st = p.client.stats();
+            let sends = p.up.seqs(..).iter().filter(|&&q| q == 1000).count();
+            assert_eq!(sends, 3, "the original and two retransmissions");
+            if on {
+                assert_eq!(st.timeouts, 0);
+                assert_eq!(st.fast_retx, 1, "one recovery episode");
+                assert!(p.client.stats().finish.unwrap() < testing::cfg().rto_min);
+            } else {
+                assert_eq!(st.timeouts, 1);
+            }
+        }
     }
 }

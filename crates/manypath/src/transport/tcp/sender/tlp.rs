@@ -2,6 +2,7 @@
 //! recovery, a probe timer runs 2·SRTT from the last send or ACK; when it fires, one
 //! segment goes out (new data if the receive window allows, else the highest segment
 //! again), so that the ACK it draws starts fast recovery instead of waiting for the RTO.
+//! One probe at a time: the next waits for an ACK that covers what was sent up to it.
 
 use super::{SenderState, TcpSender, NO_TIMER};
 use crate::time::SimTime;
@@ -15,8 +16,12 @@ pub(super) struct Tlp {
     deadline: SimTime,
     /// The timer has fired: the next `poll_transmit` sends the probe.
     probe_due: bool,
-    /// A probe was sent and no ACK has arrived since.
+    /// A probe was sent and no ACK has covered it yet: no other probe goes until one
+    /// does (RFC 8985 §7.4, Linux's `tlp_high_seq`), or until an RTO.
     outstanding: bool,
+    /// The highest sequence sent when the probe went (`snd_max`): an ACK at or above it
+    /// answers the probe.
+    high: u64,
 }
 
 impl Tlp {
@@ -25,6 +30,7 @@ impl Tlp {
             deadline: NO_TIMER,
             probe_due: false,
             outstanding: false,
+            high: 0,
         }
     }
 
@@ -84,10 +90,12 @@ impl Tlp {
         false
     }
 
-    /// The probe is to go out (and counts as unanswered until an ACK comes).
-    pub(super) fn fire(&mut self) {
+    /// The probe is to go out (and counts as unanswered until an ACK covers `high`, the
+    /// highest sequence sent by then).
+    pub(super) fn fire(&mut self, high: u64) {
         self.probe_due = true;
         self.outstanding = true;
+        self.high = high;
     }
 
     /// Whether a probe is due; it is no longer.
@@ -95,9 +103,14 @@ impl Tlp {
         std::mem::replace(&mut self.probe_due, false)
     }
 
-    /// An ACK arrived: the probe, if any, is answered.
-    pub(super) fn on_ack(&mut self) {
-        self.outstanding = false;
+    /// An ACK of everything below `ack` arrived: it answers the probe if it covers what
+    /// was sent up to it. A duplicate ACK (the probe resent a segment the receiver
+    /// held, or a hole below it remains) does not: another probe would draw the same
+    /// ACK and push the RTO back each time, so the RTO repairs the hole.
+    pub(super) fn on_ack(&mut self, ack: u64) {
+        if ack >= self.high {
+            self.outstanding = false;
+        }
     }
 
     /// An RTO: no probe pending, armed or unanswered.
@@ -168,7 +181,7 @@ impl TcpSender {
             && self.snd_una < self.snd_max
             && !self.in_recovery
         {
-            self.x.tlp.fire();
+            self.x.tlp.fire(self.snd_max);
             // The RTO runs from the probe.
             self.arm_timer(now);
         }
@@ -214,11 +227,18 @@ mod tests {
         assert_eq!(t.deadline(), NO_TIMER, "the RTO comes first");
         t.arm(100, 10, None, 1000);
         assert!(!t.expired(119) && t.expired(120));
-        t.fire();
+        t.fire(5000);
         assert!(t.take_probe() && !t.take_probe());
         t.arm(200, 10, None, 1000);
         assert_eq!(t.deadline(), NO_TIMER, "a probe is unanswered");
-        t.on_ack();
+        t.on_ack(4000);
+        t.arm(200, 10, None, 1000);
+        assert_eq!(
+            t.deadline(),
+            NO_TIMER,
+            "an ACK below the probe does not answer it"
+        );
+        t.on_ack(5000);
         t.arm(200, 10, None, 1000);
         assert_eq!(t.deadline(), 220);
     }
@@ -262,5 +282,31 @@ mod tests {
         assert_eq!(finish, pto + 4 * D);
         let st = p.client.stats();
         assert_eq!((st.tlp_probes, st.fast_retx, st.timeouts), (1, 1, 0));
+    }
+
+    /// A hole with too few SACKed segments above it for fast retransmit, and the last
+    /// segment already held by the receiver: the probe resends that segment and draws a
+    /// duplicate ACK. That does not answer the probe, so no second probe goes (each
+    /// would push the RTO back): the RTO repairs the hole.
+    #[test]
+    fn a_probe_answered_by_a_duplicate_ack_is_not_repeated() {
+        let rec = LossRecovery {
+            tlp: true,
+            sack: true,
+            fin_with_data: true,
+            ..LossRecovery::default()
+        };
+        let c = TcpConfig {
+            recovery: rec,
+            init_cwnd: 10,
+            ..testing::cfg()
+        };
+        let mut p = testing::tcp(c, 10_000, D);
+        // Segments 6 and 8 are lost: only 7 and 9 are SACKed above 6 (DupThresh 3).
+        p.up.lose(first_sends(&[6000, 8000]));
+        p.finish();
+        let st = p.client.stats();
+        assert_eq!((st.tlp_probes, st.timeouts), (1, 1), "{st:?}");
+        assert!(st.finish.is_some());
     }
 }
