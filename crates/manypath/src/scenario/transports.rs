@@ -628,18 +628,18 @@ pub(super) fn tcp_config(base: TcpConfig, t: &TcpSpec, path: &str, c: &mut Check
         (t.limited_transmit, &mut r.limited_transmit),
         (t.early_retransmit, &mut r.early_retransmit),
         (t.tlp, &mut r.tlp),
-        (t.lost_retransmit, &mut r.lost_retransmit),
         (t.tcp_ir, &mut r.tcp_ir),
         (t.proactive, &mut r.proactive),
         (t.idle_restart, &mut r.idle_restart),
         (t.fin_with_data, &mut r.fin_with_data),
         (t.pacing, &mut cfg.pacing),
+        (t.lost_retransmit, &mut cfg.lost_retransmit),
     ] {
         if let Some(v) = value {
             *set = v;
         }
     }
-    if cfg.recovery.lost_retransmit && !cfg.recovery.sack {
+    if cfg.lost_retransmit && !cfg.recovery.sack {
         c.err(
             &format!("{path}.lost_retransmit"),
             "needs sack = true (it reads which segments the receiver holds)".into(),

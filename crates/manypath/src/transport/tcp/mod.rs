@@ -76,10 +76,6 @@ pub struct LossRecovery {
     pub early_retransmit: bool,
     /// Tail loss probe: one probe segment 2·SRTT after the last ACK.
     pub tlp: bool,
-    /// With `sack`: RACK's detection of lost retransmissions (RFC 8985 §6.2, as Linux
-    /// while no reordering is seen): in recovery, a retransmission is lost once a
-    /// segment sent after it has been delivered, and is sent again without a timeout.
-    pub lost_retransmit: bool,
     /// TCP Instant Recovery: an XOR-coded packet per block of new segments.
     pub tcp_ir: bool,
     /// Proactive: every data segment sent twice.
@@ -118,6 +114,12 @@ pub struct TcpConfig {
     /// Floor of ECN-driven window cuts, in segments.
     pub cwnd_min: u32,
     pub recovery: LossRecovery,
+    /// With `recovery.sack`: RACK's detection of lost retransmissions (RFC 8985 §6.2, as
+    /// Linux while no reordering is seen): in recovery, a retransmission is lost once a
+    /// segment sent after it has been delivered, and is sent again without a timeout.
+    /// (Not in `LossRecovery`, whose copy in the sender sits on its hot lines: this is
+    /// read in recovery only.)
+    pub lost_retransmit: bool,
     /// Pace the sender at the rate its controller sets (a next-send time gate).
     pub pacing: bool,
     /// How the hosts' timers work.
@@ -152,6 +154,7 @@ impl Default for TcpConfig {
             ecn: false,
             cwnd_min: 2,
             recovery: LossRecovery::default(),
+            lost_retransmit: false,
             pacing: false,
             timers: HostTimers::Exact,
         }

@@ -163,7 +163,8 @@ pub struct TcpSender {
     pacing: bool,
     /// The Linux timers preset is on (its state is in `x.linux`).
     linux: bool,
-    // From line 4 on: the controller, whose per-ACK state comes first and ends in line 4.
+    // From the last word of line 3 on: the controller, whose per-ACK state comes first
+    // and ends in line 4.
     pub cc: Cc,
 }
 
@@ -840,7 +841,7 @@ impl TcpSender {
                 if seg.ack >= self.recover {
                     self.in_recovery = false;
                     self.win.cwnd = self.win.ssthresh.max(mss);
-                    if self.rec.lost_retransmit {
+                    if self.x.cfg.lost_retransmit {
                         self.x.sack.end_episode();
                     }
                 } else if !sack {
@@ -890,7 +891,7 @@ impl TcpSender {
                 newly_sacked += self.x.sack.insert(s.max(self.snd_una), e.min(self.snd_max));
             }
         }
-        if self.rec.lost_retransmit && self.in_recovery && (advanced || newly_sacked > 0) {
+        if self.in_recovery && (advanced || newly_sacked > 0) && self.x.cfg.lost_retransmit {
             self.detect_lost_retransmissions(seg.ts_echo);
         }
         // A duplicate ACK: with SACK, one that SACKs new data (RFC 6675), so the ACKs of
@@ -1079,15 +1080,15 @@ mod tests {
         assert_eq!(offset_of!(TcpSender, mss), 180);
         // Line 3: the chunks (from line 2's last word), the boxed rest, the flags.
         assert_eq!(offset_of!(TcpSender, chunks), 184);
-        assert_eq!(offset_of!(TcpSender, ecn), 246);
-        // The controller from line 4 on; its per-ACK state ends in line 4.
-        assert_eq!(offset_of!(TcpSender, cc), 256);
+        assert_eq!(offset_of!(TcpSender, ecn), 245);
+        // The controller from line 3's last word; its per-ACK state ends in line 4.
+        assert_eq!(offset_of!(TcpSender, cc), 248);
         let cc = Cc::Coupled(Coupled::new(EcnResponse::Halve, 2000.0));
         assert_eq!(size_of::<Cc>(), size_of::<Coupled>(), "the tag is a niche");
         let Cc::Coupled(c) = &cc else { unreachable!() };
         let at = c as *const Coupled as usize - &cc as *const Cc as usize;
         assert_eq!(at, 0);
-        assert!(256 + offset_of!(Coupled, last_ece) < 5 * 64);
+        assert!(248 + offset_of!(Coupled, last_ece) < 5 * 64);
     }
 
     #[test]

@@ -184,7 +184,7 @@ impl TcpSender {
     pub(super) fn emit_sack_retx(&mut self, now: SimTime, seq: u64) -> Segment {
         let span = self.seg_span(seq);
         self.x.sack.high_rxt = self.x.sack.high_rxt.max(seq + span);
-        if self.rec.lost_retransmit {
+        if self.x.cfg.lost_retransmit {
             self.x.sack.rxt_log.push((seq, seq + span, now));
         }
         self.emit(now, seq)
@@ -367,9 +367,9 @@ mod tests {
                 init_cwnd: 20,
                 recovery: LossRecovery {
                     sack: true,
-                    lost_retransmit: on,
                     ..LossRecovery::default()
                 },
+                lost_retransmit: on,
                 ..testing::cfg()
             };
             let mut p = testing::tcp(c, 60_000, D);
