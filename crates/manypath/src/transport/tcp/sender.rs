@@ -841,9 +841,7 @@ impl TcpSender {
                 if seg.ack >= self.recover {
                     self.in_recovery = false;
                     self.win.cwnd = self.win.ssthresh.max(mss);
-                    if self.x.cfg.lost_retransmit {
-                        self.x.sack.end_episode();
-                    }
+                    self.x.sack.end_episode();
                 } else if !sack {
                     // NewReno partial ACK (RFC 6582): retransmit the next hole, deflate.
                     self.retx_seq = self.snd_una;

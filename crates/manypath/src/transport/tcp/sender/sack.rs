@@ -95,8 +95,7 @@ impl Scoreboard {
     /// retransmitted yet.
     pub(super) fn new_episode(&mut self, una: u64) {
         self.high_rxt = una;
-        self.rxt_log.clear();
-        self.rxt_again.clear();
+        self.end_episode();
     }
 
     /// The recovery is over: what it retransmitted is forgotten (RACK watches
