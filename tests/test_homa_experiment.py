@@ -35,3 +35,11 @@ def test_bucket_edges_are_listed_sizes_in_order() -> None:
     edges = homa.bucket_edges("W3", 0.1)
     sizes = {x for x, _ in homa.cdf_points("W3")}
     assert edges == sorted(edges) and set(edges) <= sizes
+
+
+def test_pfabric_runs_on_its_13_packet_priority_queues() -> None:
+    doc = homa.scenario("pfabric", "W4", homa.FULL)
+    assert doc["transports"]["pfabric"]["cc"] == "pfabric"
+    assert doc["network"]["queue"] == {"limit_bytes": 13 * 1500 - 1, "pfabric": True}
+    assert doc["network"]["host_queue"] == {"pfabric": True}
+    manypath.validate(doc)

@@ -429,6 +429,18 @@ impl Endpoints {
         }
     }
 
+    /// A TCP client's bytes its receiver does not hold yet (pFabric's priority of the
+    /// data it sends); 0 for the other endpoints.
+    pub fn unacked_bytes(&self) -> u64 {
+        match self {
+            Endpoints::Tcp { client, .. } => client.unacked_bytes(),
+            Endpoints::Mptcp { .. }
+            | Endpoints::Roce { .. }
+            | Endpoints::Ndp { .. }
+            | Endpoints::Homa(_) => 0,
+        }
+    }
+
     /// The INT records a RoCE responder's next ACK echoes.
     pub fn int_echo(&self) -> Option<&IntStack> {
         match self {

@@ -1,6 +1,6 @@
 """The Homa paper's simulations (Montazeri et al., SIGCOMM 2018, §5.2): slowdown by
-message size (median and 99th percentile) of Homa, NDP and DCTCP for the workloads W1–W5
-at 80% load.
+message size (median and 99th percentile) of Homa, pFabric, NDP and DCTCP for the
+workloads W1–W5 at 80% load.
 
 Topology (paper §5.2 and HomaSimulation's configuration): a two-level leaf-spine of 144
 hosts, 9 racks of 16 with 10 Gb/s host links, each top-of-rack switch joined to 4 spine
@@ -12,7 +12,11 @@ software delays this simulator does not model), unscheduled levels and cutoffs f
 workload, overcommitment equal to the number of scheduled levels. Messages arrive as
 Poisson processes at 80% of each host's link rate, from random senders to random
 receivers, their sizes drawn from the workload as a step function (as HomaSimulation
-draws them). The reduced scale keeps the rates, delays and 1:1 subscription at 12 hosts.
+draws them). pFabric runs as the Homa authors ran its ns-2 simulator for the comparison
+(HomaSimulation's pFabric scripts): queues of 13 packets of 1,500 bytes that schedule and
+drop by remaining bytes, on switch ports and host NICs, and the transport's defaults
+(first and largest window 12 packets, RTO 24 µs, probes after 5 timeouts). The reduced
+scale keeps the rates, delays and 1:1 subscription at 12 hosts.
 
 Slowdown is a message's completion time over its ideal on an idle network (its path's
 serialisations and propagation), per size bucket: buckets hold equal shares of the
@@ -62,6 +66,9 @@ DCTCP_K_PACKETS = 65
 #: NDP's payload per packet: 1,500 bytes on the wire with its 64-byte header, as the others
 #: send (NDP's own default is 9,000-byte packets).
 NDP_PAYLOAD_BYTES = 1_436
+#: pFabric's buffer in the Homa authors' ns-2 runs: 13 packets of 1,500 bytes, where an
+#: arrival that would reach the limit overflows (ns-2's DropTail): 19,499 bytes here.
+PFABRIC_QUEUE_BYTES = 13 * 1_500 - 1
 PERCENTILES = ("p50", "p99")
 
 
@@ -143,6 +150,17 @@ def dctcp_settings() -> dict[str, Any]:
     return {"transports": {}, "queue": {"limit_packets": QUEUE_PACKETS, "ecn_k_packets": DCTCP_K_PACKETS}}
 
 
+def pfabric_settings() -> dict[str, Any]:
+    """pFabric with its defaults, on pFabric queues of 13 packets at switch ports and on
+    the host NICs' queues (which hold what the senders' windows release, in priority
+    order, and never drop: hosts wait for room)."""
+    return {
+        "transports": {"pfabric": {"cc": "pfabric"}},
+        "queue": {"limit_bytes": PFABRIC_QUEUE_BYTES, "pfabric": True},
+        "host_queue": {"pfabric": True},
+    }
+
+
 def ndp_settings() -> dict[str, Any]:
     """NDP on trimming switches (8-packet threshold, the paper's), with packets of the same
     1,500 bytes on the wire as the others and host NICs that send control packets first
@@ -158,6 +176,7 @@ def ndp_settings() -> dict[str, Any]:
 #: settings (transports and switch queue). Adding a transport is one line.
 TRANSPORTS: dict[str, Callable[[], dict[str, Any]]] = {
     "homa": homa_settings,
+    "pfabric": pfabric_settings,
     "ndp": ndp_settings,
     "dctcp": dctcp_settings,
 }
@@ -246,7 +265,7 @@ def plot_slowdown(table: pd.DataFrame) -> Figure:
             for i, transport in enumerate(transports):
                 g = part[part["transport"] == transport].sort_values("size_max_bytes")
                 ax.plot(g["size_max_bytes"].to_numpy(dtype=float), g[f"slowdown_{p}"].to_numpy(dtype=float),
-                        label={"homa": "Homa"}.get(transport, transport.upper()), **plots.series_style(i))
+                        label={"homa": "Homa", "pfabric": "pFabric"}.get(transport, transport.upper()), **plots.series_style(i))
             plots.log_axis(ax, "x", part["size_max_bytes"], minor_labels=False)
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: analysis.size_label(v)))
             plots.log_axis(ax, "y", part[f"slowdown_{p}"])
@@ -263,12 +282,13 @@ def plot_slowdown(table: pd.DataFrame) -> Figure:
     name="homa-slowdown",
     document=f"{cite.HOMA} §5.2 (its simulations)",
     figure="Fig. 8–9: slowdown (median and 99th percentile) by message size, W1–W5 at 80% load",
-    compares="Homa (8 priority levels, RTTbytes 9.7 KB, SRPT grants with overcommitment) against NDP "
+    compares="Homa (8 priority levels, RTTbytes 9.7 KB, SRPT grants with overcommitment) against "
+    "pFabric (13-packet priority queues, as the Homa authors ran it), NDP "
     "(trimming switches, 1,500-byte packets) and DCTCP "
     "on a 10/40 Gb/s leaf-spine; the paper's workloads W1–W5 at 80% load; p50 and p99 slowdown "
     "per message-size bucket",
-    reduced_time="~25 s (15 runs of 12 hosts)",
-    full_time="~5 min (15 runs of 144 hosts, 30,000 messages each)",
+    reduced_time="~30 s (20 runs of 12 hosts)",
+    full_time="~6 min (20 runs of 144 hosts, 30,000 messages each)",
     plot=plot_slowdown,
 )
 def run_homa_slowdown(full: bool, seed: int) -> pd.DataFrame:

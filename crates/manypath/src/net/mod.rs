@@ -11,6 +11,7 @@ pub mod jitter;
 pub mod links;
 pub mod network;
 pub mod packet;
+pub mod pfabric;
 pub mod pfc;
 pub mod queue;
 pub mod red;

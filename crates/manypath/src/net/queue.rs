@@ -31,9 +31,14 @@
 //! trimming queue with no `TxDone` pending does the same as a header arrives: it waits
 //! behind the fixed headers only, so its turn is certain while fewer than the round
 //! robin's share of headers (`header_weight`) are ahead of it.
+//!
+//! A pFabric queue (`net::pfabric`) holds its packets in its own buffer, picks the next
+//! by the priorities its packets carry and, when full, drops the least urgent: no
+//! departure of it is fixed before the packet leaves.
 
 use super::ecn_red::{EcnRed, EcnRedConfig};
 use super::packet::Desc;
+use super::pfabric::{PfabricQueue, Slot};
 use super::red::{Red, RedConfig, RedVerdict};
 use super::trim::{Arrival, Fate, TrimConfig, TrimQueue, TrimStats};
 use crate::engine::rng::Rng;
@@ -67,6 +72,8 @@ pub struct QueueConfig {
     pub priority_levels: u8,
     /// Keep a time-weighted histogram of occupancy in packets.
     pub histogram: bool,
+    /// pFabric's scheduling and dropping by the packets' priorities (`net::pfabric`).
+    pub pfabric: bool,
 }
 
 impl Default for QueueConfig {
@@ -80,6 +87,7 @@ impl Default for QueueConfig {
             priority: false,
             priority_levels: 0,
             histogram: false,
+            pfabric: false,
         }
     }
 }
@@ -139,6 +147,11 @@ pub struct OutQueue {
     ecn_red: Option<Box<(EcnRed, Rng)>>,
     /// NDP's trimming (`net::trim`): its data and header queues replace `fifo`.
     trim: Option<Box<TrimQueue>>,
+    /// pFabric's buffer (`net::pfabric`), in place of `fifo`.
+    pfabric: Option<Box<PfabricQueue>>,
+    /// Arrivals go through `arrive_trimming` or `arrive_pfabric` (one flag for both, as
+    /// the per-packet path tests it).
+    holds_aside: bool,
     /// Departures fixed at enqueue: the waiting packets are in `sizes`, not `fifo`.
     committed: bool,
     /// A strict-priority queue whose level-0 packets' departures are fixed at enqueue
@@ -174,6 +187,8 @@ impl OutQueue {
             red: None,
             ecn_red: None,
             trim: None,
+            pfabric: cfg.pfabric.then(|| Box::new(PfabricQueue::new())),
+            holds_aside: cfg.pfabric,
             committed: false,
             commit_top: false,
             commit_trim: false,
@@ -202,6 +217,40 @@ impl OutQueue {
     /// stream. Its packets always go through `arrive_trimming` and `dequeue`.
     pub fn start_trim(&mut self, cfg: TrimConfig, rng: Rng) {
         self.trim = Some(Box::new(TrimQueue::new(cfg, rng)));
+        self.holds_aside = true;
+    }
+
+    /// Arrivals do not join a FIFO: they go through `arrive_trimming` (`trims`) or
+    /// `arrive_pfabric`.
+    #[inline]
+    pub fn holds_aside(&self) -> bool {
+        self.holds_aside
+    }
+
+    /// An arrival at a pFabric queue, with its priority and flow: the packet dropped to
+    /// keep the queue within its limits (the arrival, or a less urgent one that waited),
+    /// if any.
+    pub fn arrive_pfabric(&mut self, now: SimTime, s: Slot) -> Option<Desc> {
+        let limits = (self.cfg.limit_packets, self.cfg.limit_bytes);
+        let q = self.pfabric.as_deref_mut().expect("a pFabric queue");
+        let dropped = q.arrive(s, (self.packets, self.bytes), limits);
+        self.account(now);
+        match dropped {
+            Some(x) if x.pkt == s.d.pkt => {
+                self.stats.drops += 1;
+                return dropped;
+            }
+            Some(x) => {
+                self.stats.drops += 1;
+                self.bytes -= x.wire as u64;
+            }
+            None => self.packets += 1,
+        }
+        self.bytes += s.d.wire as u64;
+        self.stats.enqueued += 1;
+        self.stats.max_packets = self.stats.max_packets.max(self.packets);
+        self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
+        dropped
     }
 
     /// This queue trims NDP's data (its arrivals go through `arrive_trimming`).
@@ -336,7 +385,7 @@ impl OutQueue {
     pub fn commit_departures(&mut self) -> bool {
         // (RED-style marking at enqueue keeps a queue committed: see `start_ecn_red`.)
         self.committed = self.red.is_none()
-            && self.trim.is_none()
+            && !self.holds_aside
             && self.top == 0
             && self.cfg.mark_at == MarkAt::Enqueue
             && self.packets == 0;
@@ -357,7 +406,7 @@ impl OutQueue {
     /// enqueue; returns whether it does. Call it before the first packet.
     pub fn commit_top_level(&mut self) -> bool {
         self.commit_top = self.red.is_none()
-            && self.trim.is_none()
+            && !self.holds_aside
             && self.top > 0
             && self.cfg.mark_at == MarkAt::Enqueue
             && self.packets == 0;
@@ -668,7 +717,12 @@ impl OutQueue {
             None if self.more.is_empty() || !self.fifo[1].is_empty() => self.fifo[1].pop_front(),
             None => self.more.iter_mut().find_map(|f| f.pop_front()),
             Some(t) => t.dequeue(),
-        }?;
+        };
+        // A pFabric queue's FIFOs are empty: its buffer is asked only then.
+        let d = match d {
+            Some(d) => d,
+            None => self.pfabric.as_deref_mut()?.dequeue()?,
+        };
         self.account(now);
         self.packets -= 1;
         self.bytes -= d.wire as u64;
@@ -704,12 +758,14 @@ impl OutQueue {
     /// run); a committed queue holds none, its waiting packets are already in flight.
     pub fn queued_ids(&self) -> impl Iterator<Item = u32> + '_ {
         let trim = self.trim.as_deref().into_iter().flat_map(|t| t.ids());
+        let pfabric = self.pfabric.as_deref().into_iter().flat_map(|q| q.ids());
         self.fifo[0]
             .iter()
             .chain(self.fifo[1].iter())
             .chain(self.more.iter().flatten())
             .map(|d| d.pkt)
             .chain(trim)
+            .chain(pfabric)
     }
 }
 

@@ -378,6 +378,7 @@ fn link_override(
             ("red", q.red.is_some()),
             ("ecn_red", q.ecn_red.is_some()),
             ("trim", q.trim.is_some()),
+            ("pfabric", q.pfabric),
         ] {
             if set {
                 c.err(

@@ -161,6 +161,12 @@ fn check_flow_level(s: &Scenario, transports: &[TransportPlan], c: &mut Checker)
                 "trimming acts on queues, which the flow level (level = \"flow\") does not model",
             );
         }
+        if q.pfabric {
+            err(
+                &format!("{path}.pfabric"),
+                "pFabric's queue acts on packets, which the flow level (level = \"flow\") does not model",
+            );
+        }
     }
     let tier_buffers = s.network.tiers.iter().filter_map(|(t, o)| match o.buffer {
         Some(TierBufferSpec::Buffer(_)) => Some(format!("network.tiers.{t}.buffer")),

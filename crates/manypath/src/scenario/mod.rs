@@ -15,6 +15,7 @@ mod homa;
 pub mod level;
 pub mod ndp;
 pub mod parallel;
+mod pfabric;
 pub mod plan;
 mod queues;
 mod roce;

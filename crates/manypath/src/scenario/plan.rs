@@ -14,6 +14,7 @@ use super::homa;
 use super::level::{check_level, check_unpinned, model_config, FlowModelConfig, Level};
 use super::ndp;
 use super::parallel::{parallel_plan, ParallelPlan};
+use super::pfabric;
 use super::queues::switch_features;
 use super::roce;
 use super::schema::{LoadBalancingSpec, Scenario};
@@ -148,6 +149,9 @@ impl Plan {
         roce::check_rwndq(s, &links.tier_params, &transports, &mut c);
         roce::check_lossless(s, &transports, &mut c);
         ndp::check_paths(s, &transports, &mut c);
+        let pfabric_queues =
+            links.host_queue.pfabric || links.tier_params.iter().any(|p| p.queue.pfabric);
+        pfabric::check(s, pfabric_queues, &transports, &mut c);
         homa::check(s, &tiers, &links.tier_params, &transports, &mut c);
         let faults = match &topology {
             Some(topo) => fault_plan(&s.faults, topo, &mut c),

@@ -83,7 +83,36 @@ pub(super) fn queue_config(
         priority: q.priority,
         priority_levels: q.priority_levels.unwrap_or(0),
         histogram,
+        pfabric: pfabric_alone(q, path, c),
     }
+}
+
+/// Whether `q` is a pFabric queue; one is nothing else (its own scheduling and dropping
+/// replace priorities, marking and RED).
+fn pfabric_alone(q: &QueueSpec, path: &str, c: &mut Checker) -> bool {
+    if !q.pfabric {
+        return false;
+    }
+    for (field, set) in [
+        ("priority", q.priority),
+        ("priority_levels", q.priority_levels.is_some()),
+        ("red", q.red.is_some()),
+        ("ecn_red", q.ecn_red.is_some()),
+        ("ecn_k_packets", q.ecn_k_packets.is_some()),
+        ("ecn_k_bytes", q.ecn_k_bytes.is_some()),
+        ("rwndq", q.rwndq.is_some()),
+        ("trim", q.trim.is_some()),
+    ] {
+        if set {
+            c.err(
+                &format!("{path}.{field}"),
+                "a pFabric queue (pfabric = true) schedules and drops by its packets' \
+                 priorities and neither marks nor drops early: remove this or `pfabric`"
+                    .into(),
+            );
+        }
+    }
+    true
 }
 
 /// RED and RWNDQ on the switch ports of each tier (whose queue the tier's own `queue`

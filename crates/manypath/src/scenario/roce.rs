@@ -226,7 +226,8 @@ pub(super) fn roce_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> RoceCc 
         | CcSpec::Swift
         | CcSpec::Bbr
         | CcSpec::Ndp
-        | CcSpec::Homa => RoceCc::LineRate,
+        | CcSpec::Homa
+        | CcSpec::Pfabric => RoceCc::LineRate,
     }
 }
 

@@ -587,6 +587,13 @@ pub struct QueueSpec {
     /// finds the data queue at its threshold is cut to its 64-byte header. Not on host
     /// NICs; not with `priority`, `red`, `ecn_red` or ECN thresholds on the same queue.
     pub trim: Option<TrimSpec>,
+    /// pFabric's queue (Alizadeh et al., SIGCOMM 2013): the next packet is the earliest
+    /// of the flow whose packet carries the lowest priority number (its remaining bytes,
+    /// stamped by `cc = "pfabric"` senders; ACKs 0), and an arrival at a full queue drops
+    /// the least urgent packet instead. On switch ports and host NICs; for traffic of
+    /// pFabric transports only; not with priorities, RED, ECN marking, RWNDQ or `trim`.
+    #[serde(default)]
+    pub pfabric: bool,
 }
 
 /// NDP's trimming queue (Handley et al., SIGCOMM 2017). Above the threshold, the
@@ -876,6 +883,10 @@ pub struct TransportSpec {
     /// Homa: silence after which a receiver asks for missing data again and a sender
     /// repeats its first packet, in µs (default 1000).
     pub homa_resend_timeout_us: Option<f64>,
+    /// pFabric: consecutive timeouts after which the sender probes with 1-byte packets
+    /// until an ACK comes (default 5, the pFabric ns-2 setting as the Homa authors ran
+    /// it; 0: never).
+    pub pfabric_probe_timeouts: Option<u32>,
     /// Delay of the extra subflows after the first handshake, in µs (default 0).
     pub subflow_gap_us: Option<f64>,
     /// FUSO's proactive multipath loss recovery on this (multipath) transport.

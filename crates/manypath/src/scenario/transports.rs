@@ -79,6 +79,37 @@ pub const DEFAULT_SWITCH_BYTES: u64 = 100_000;
 const DEFAULT_DCTCP_G: f64 = 1.0 / 16.0;
 const DEFAULT_DCTCP_ALPHA_INIT: f64 = 1.0;
 
+/// pFabric's settings as the Homa authors ran its ns-2 simulator at 10 Gbit/s for their
+/// comparison (HomaSimulation's `run-list-*-pfabric.pl` and `empirical_*_pfabric.tcl`,
+/// `docs/references.md`): the first window and the largest one 12 packets (the BDP,
+/// `windowInit_` and `maxcwnd_`), a retransmission timeout of 24 µs (`minrto_`, which
+/// pFabric's `rtt_timeout` returns as it is: no estimate, no backoff), no fast
+/// retransmit (`dynamic_dupack_` 1000000), SACK, slow start after idle, and 1-byte
+/// probes after 5 timeouts in a row (`prob_cap_`).
+const PFABRIC_WINDOW_PACKETS: u32 = 12;
+const PFABRIC_RTO_US: f64 = 24.0;
+pub const DEFAULT_PFABRIC_PROBE_TIMEOUTS: u32 = 5;
+
+/// The TCP settings a pFabric transport starts from, before its own `tcp` table.
+fn pfabric_tcp(base: TcpConfig, probe_timeouts: u32) -> TcpConfig {
+    let rto = crate::time::from_us(PFABRIC_RTO_US);
+    TcpConfig {
+        init_cwnd: PFABRIC_WINDOW_PACKETS,
+        rcv_wnd: PFABRIC_WINDOW_PACKETS * base.mss,
+        rto_min: rto,
+        rto_max: rto,
+        rto_initial: rto,
+        dupack_threshold: u32::MAX,
+        recovery: crate::transport::tcp::LossRecovery {
+            sack: true,
+            idle_restart: true,
+            ..base.recovery
+        },
+        probe_after_timeouts: probe_timeouts,
+        ..base
+    }
+}
+
 /// A built-in transport: a controller with its default parameters, and what sets it
 /// apart from a `[transports.NAME]` entry that names only that controller.
 struct Builtin {
@@ -182,8 +213,16 @@ fn transport_plan(
     c: &mut Checker,
 ) -> TransportPlan {
     let path = format!("transports.{name}");
-    let mut tcp = tcp_config(base_tcp, &t.tcp, &format!("{path}.tcp"), c);
     let cc = transport_cc(t, &path, c);
+    let base = if cc == CcKind::Pfabric {
+        let probe = t
+            .pfabric_probe_timeouts
+            .unwrap_or(DEFAULT_PFABRIC_PROBE_TIMEOUTS);
+        pfabric_tcp(base_tcp, probe)
+    } else {
+        base_tcp
+    };
+    let mut tcp = tcp_config(base, &t.tcp, &format!("{path}.tcp"), c);
     tcp.ecn = t.ecn.unwrap_or(cc.info().ecn);
     tcp.pacing = t.tcp.pacing.unwrap_or(base_tcp.pacing || cc.info().paced);
     if cc.info().needs_pacing && !tcp.pacing {
@@ -309,6 +348,7 @@ fn cc_kind(spec: CcSpec, p: &CcParams) -> CcKind {
         CcSpec::Bbr => CcKind::Bbr,
         CcSpec::Ndp => CcKind::Ndp,
         CcSpec::Homa => CcKind::Homa,
+        CcSpec::Pfabric => CcKind::Pfabric,
     }
 }
 
@@ -344,6 +384,7 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
         ("amp_gamma", t.amp_gamma.is_some()),
         ("amp_tau", t.amp_tau.is_some()),
         ("mmptcp_switch_bytes", t.mmptcp_switch_bytes.is_some()),
+        ("pfabric_probe_timeouts", t.pfabric_probe_timeouts.is_some()),
     ]
     .into_iter()
     .chain(roce::fields(t))
@@ -834,5 +875,32 @@ mod tests {
             e.contains("transports.mp.beta: applies only to cc = lia or xmp or amp, not olia"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn pfabric_starts_from_its_own_tcp_settings_which_its_table_changes() {
+        let pf = |extra: &str| {
+            GOOD.replace("transport = \"dctcp\"", "transport = \"pf\"")
+                + &format!("[transports.pf]\ncc = \"pfabric\"\n{extra}")
+        };
+        let plan = Plan::from_toml(&pf(""), Path::new(".")).unwrap();
+        let t = plan.transports.iter().find(|t| t.name == "pf").unwrap();
+        let rto = crate::time::from_us(PFABRIC_RTO_US);
+        assert_eq!(t.cc, CcKind::Pfabric);
+        assert_eq!((t.tcp.init_cwnd, t.tcp.rcv_wnd), (12, 12 * 1460));
+        assert_eq!(
+            (t.tcp.rto_min, t.tcp.rto_max, t.tcp.rto_initial),
+            (rto, rto, rto)
+        );
+        assert_eq!(t.tcp.dupack_threshold, u32::MAX);
+        assert!(t.tcp.recovery.sack && t.tcp.recovery.idle_restart && !t.tcp.ecn);
+        assert_eq!(t.tcp.probe_after_timeouts, DEFAULT_PFABRIC_PROBE_TIMEOUTS);
+        // Its own table and parameter change them; other transports keep the shared ones.
+        let text = pf("pfabric_probe_timeouts = 0\ntcp = { init_cwnd_packets = 20 }\n");
+        let plan = Plan::from_toml(&text, Path::new(".")).unwrap();
+        let t = plan.transports.iter().find(|t| t.name == "pf").unwrap();
+        assert_eq!((t.tcp.init_cwnd, t.tcp.probe_after_timeouts), (20, 0));
+        let tcp = plan.transports.iter().find(|t| t.name == "tcp").unwrap();
+        assert_eq!((tcp.tcp.init_cwnd, tcp.tcp.probe_after_timeouts), (10, 0));
     }
 }

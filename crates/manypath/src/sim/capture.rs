@@ -464,6 +464,19 @@ impl Sim {
         self.capture_drop(port, d, why);
     }
 
+    /// Port `port` drops a packet that waited in its queue (a pFabric queue making room
+    /// for a more urgent arrival), before freeing it.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn observe_drop_waiting(&mut self, port: u32, d: &Desc) {
+        if self.trace.as_deref().is_some_and(|t| t.covers(port)) {
+            let e = self.trace_event(port, self.now, TraceKind::Drop, true, d);
+            let key = self.record_key();
+            self.trace.as_deref_mut().expect("on").push(e, key);
+        }
+        self.capture_drop(port, d, DropReason::Queue);
+    }
+
     /// A drop at `port` onto its drop interface, if captured.
     fn capture_drop(&mut self, port: u32, d: &Desc, why: DropReason) {
         let key = self.record_key();

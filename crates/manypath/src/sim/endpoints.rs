@@ -303,12 +303,20 @@ impl Sim {
         }
     }
 
-    /// What a RoCE or NDP packet adds at send: its class byte (`control_class`), and for HPCC its
-    /// INT slot: data starts with no records; an ACK or NAK carries the responder's echo
-    /// of the latest data packet's (CNPs carry none). Out of line: TCP pays a flag test.
+    /// What a packet of pFabric, RoCE or NDP adds at send. pFabric: a data packet of the
+    /// client carries its flow's unacknowledged bytes, its priority at pFabric queues.
+    /// RoCE and NDP: its class byte (`control_class`), and for HPCC its INT slot: data
+    /// starts with no records; an ACK or NAK carries the responder's echo of the latest
+    /// data packet's (CNPs carry none). Out of line: TCP pays a flag test.
     #[inline(never)]
-    fn roce_ndp_send(&mut self, conn_id: u32, id: u32, d: &mut Desc, seg: &Segment) {
+    fn special_send(&mut self, conn_id: u32, id: u32, d: &mut Desc, dir: u8, seg: &Segment) {
         let c = &self.conns[conn_id as usize];
+        if c.pfabric {
+            if dir == TO_SERVER && seg.len > 0 {
+                self.pkts.get_mut(id).dsn = c.ep.unacked_bytes();
+            }
+            return;
+        }
         d.class = control_class(c.priority, c.int, seg) | c.pinned;
         if c.int {
             self.pkts.clear_int(id);
@@ -327,8 +335,8 @@ impl Sim {
     }
 
     /// Sends a segment as a packet whose class byte has priority `class` (and the
-    /// connection's `PINNED` bit); RoCE and NDP then set their control packets' class
-    /// (`roce_ndp_send`).
+    /// connection's `PINNED` bit); RoCE and NDP then set their control packets' class,
+    /// pFabric its data's priority (`special_send`).
     #[inline(always)]
     pub(super) fn send_classed(
         &mut self,
@@ -382,8 +390,8 @@ impl Sim {
             },
             class: class | c.pinned,
         };
-        if c.roce || c.ndp {
-            self.roce_ndp_send(conn_id, id, &mut d, seg);
+        if c.send_hook {
+            self.special_send(conn_id, id, &mut d, dir, seg);
         }
         if seg.has(flags::SACK | flags::CODED) {
             self.pkts.set_ext(

@@ -103,8 +103,8 @@ impl Sim {
         let fix = port.queue.fixes(&d, port.txdone_pending);
         let admit = if fix {
             port.queue.commit(now, &mut d, ect, start)
-        } else if port.queue.trims() {
-            return self.enqueue_trimming(port_id, d);
+        } else if port.queue.holds_aside() {
+            return self.enqueue_aside(port_id, d);
         } else {
             port.queue.enqueue(now, d, ect)
         };
@@ -123,6 +123,17 @@ impl Sim {
                 }
                 self.schedule_tx_done(port_id)
             }
+        }
+    }
+
+    /// A packet reaches a queue that keeps its packets aside from the FIFOs: a trimming
+    /// queue (NDP) or a pFabric queue.
+    #[inline(never)]
+    fn enqueue_aside(&mut self, port_id: u32, d: Desc) {
+        if self.net.ports[port_id as usize].queue.trims() {
+            self.enqueue_trimming(port_id, d)
+        } else {
+            self.enqueue_pfabric(port_id, d)
         }
     }
 

@@ -22,6 +22,7 @@ use crate::net::packet::{PacketArena, NDP, PINNED};
 use crate::scenario::{Plan, TransportPlan};
 use crate::time::SimTime;
 use crate::transport::ndp::PullPacer;
+use crate::transport::protocol::CcKind;
 use crate::workload::{ConnSpec, FlowSpec};
 use std::collections::VecDeque;
 
@@ -397,6 +398,8 @@ impl<'a> ConnBuilder<'a> {
             roce: wire.roce,
             int: wire.int,
             ndp: wire.ndp,
+            pfabric: t.cc == CcKind::Pfabric,
+            send_hook: wire.roce || wire.ndp || t.cc == CcKind::Pfabric,
             host_delay: t.cc.host_delay(),
             rx_delay: 0,
             blocked: [false; 2],

@@ -62,6 +62,11 @@ pub enum CcSpec {
     /// Homa (Montazeri et al., SIGCOMM 2018): messages, receiver-driven grants (SRPT with
     /// overcommitment), switch priorities (`transport/homa/`). Not a TCP connection.
     Homa,
+    /// pFabric (Alizadeh et al., SIGCOMM 2013): TCP that starts at one BDP and keeps it
+    /// as its largest window, no fast retransmit, a small fixed RTO, 1-byte probes after
+    /// repeated timeouts, and every data packet stamped with its flow's remaining bytes
+    /// for switches that schedule and drop by them (`queue.pfabric`). Single path.
+    Pfabric,
 }
 
 /// What a controller is, for the checks and defaults that depend on it.
@@ -97,7 +102,7 @@ pub struct CcInfo {
 
 impl CcSpec {
     /// Every controller, in the order error messages list them.
-    pub const ALL: [CcSpec; 17] = [
+    pub const ALL: [CcSpec; 18] = [
         CcSpec::Reno,
         CcSpec::Cubic,
         CcSpec::Dctcp,
@@ -115,6 +120,7 @@ impl CcSpec {
         CcSpec::Bbr,
         CcSpec::Ndp,
         CcSpec::Homa,
+        CcSpec::Pfabric,
     ];
 
     pub const fn info(self) -> CcInfo {
@@ -197,6 +203,10 @@ impl CcSpec {
             CcSpec::Homa => CcInfo {
                 single_path_only: true,
                 ..info("homa", false, false, false, HOMA_PARAMS)
+            },
+            CcSpec::Pfabric => CcInfo {
+                single_path_only: true,
+                ..info("pfabric", false, false, false, PFABRIC_PARAMS)
             },
         }
     }
@@ -295,6 +305,10 @@ pub const HOMA_PARAMS: &[&str] = &[
     "homa_resend_timeout_us",
 ];
 
+/// The `[transports.NAME]` fields of pFabric's settings (its window and timeouts are
+/// the transport's `tcp` table, with pFabric's defaults).
+pub const PFABRIC_PARAMS: &[&str] = &["pfabric_probe_timeouts"];
+
 /// A controller with its parameters resolved (defaults filled in, values checked).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CcKind {
@@ -331,6 +345,9 @@ pub enum CcKind {
     Ndp,
     /// Homa: its settings are the transport's (`TransportPlan::homa`).
     Homa,
+    /// pFabric: NewReno's window growth under its TCP settings (`TcpConfig`), its data
+    /// stamped with the flow's remaining bytes.
+    Pfabric,
 }
 
 impl CcKind {
@@ -353,6 +370,7 @@ impl CcKind {
             CcKind::Bbr => CcSpec::Bbr,
             CcKind::Ndp => CcSpec::Ndp,
             CcKind::Homa => CcSpec::Homa,
+            CcKind::Pfabric => CcSpec::Pfabric,
         }
     }
 
@@ -376,7 +394,8 @@ impl CcKind {
             | CcKind::Swift(_)
             | CcKind::Bbr
             | CcKind::Ndp
-            | CcKind::Homa => None,
+            | CcKind::Homa
+            | CcKind::Pfabric => None,
         }
     }
 
@@ -397,7 +416,8 @@ impl CcKind {
             | CcKind::Roce(_)
             | CcKind::Bbr
             | CcKind::Ndp
-            | CcKind::Homa => 0,
+            | CcKind::Homa
+            | CcKind::Pfabric => 0,
         }
     }
 
@@ -417,7 +437,8 @@ impl CcKind {
             | CcKind::Swift(_)
             | CcKind::Bbr
             | CcKind::Ndp
-            | CcKind::Homa => None,
+            | CcKind::Homa
+            | CcKind::Pfabric => None,
         }
     }
 }
@@ -442,7 +463,9 @@ pub struct CcContext {
 pub fn build(kind: &CcKind, ctx: CcContext) -> (Coupling, Cc) {
     let two_mss = 2.0 * ctx.mss;
     match *kind {
-        CcKind::Reno => (Coupling::Uncoupled, Cc::Reno(Reno::default())),
+        // pFabric's window grows as NewReno's; its cap is the receive window, its loss
+        // recovery the sender's settings.
+        CcKind::Reno | CcKind::Pfabric => (Coupling::Uncoupled, Cc::Reno(Reno::default())),
         CcKind::Cubic => (Coupling::Uncoupled, Cc::Cubic(Cubic::default())),
         CcKind::Dctcp { g, alpha_init } => {
             (Coupling::Uncoupled, Cc::Dctcp(Dctcp::new(g, alpha_init)))

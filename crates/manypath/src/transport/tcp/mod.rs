@@ -124,6 +124,10 @@ pub struct TcpConfig {
     pub pacing: bool,
     /// How the hosts' timers work.
     pub timers: HostTimers,
+    /// pFabric's probe mode: after this many consecutive timeouts, each timeout resends
+    /// one byte of the first unacknowledged segment instead of the segment, until an ACK
+    /// moves (0: never).
+    pub probe_after_timeouts: u32,
 }
 
 /// The hosts' timers: exact (RFC 6298's RTO, loss probes at 2·SRTT, at any instant), or
@@ -157,6 +161,7 @@ impl Default for TcpConfig {
             lost_retransmit: false,
             pacing: false,
             timers: HostTimers::Exact,
+            probe_after_timeouts: 0,
         }
     }
 }

@@ -275,6 +275,15 @@ impl TcpSender {
         }
     }
 
+    /// The bytes offered that the receiver does not hold yet, as far as the sender
+    /// knows: neither cumulatively acknowledged nor SACKed (pFabric's priority; close to
+    /// `u64::MAX` for a long-lived flow).
+    pub fn unacked_bytes(&self) -> u64 {
+        let end = self.size.min(self.avail);
+        end.saturating_sub(self.snd_una)
+            .saturating_sub(self.x.sack.sacked_bytes())
+    }
+
     /// Data bytes acknowledged.
     #[inline]
     pub fn bytes_acked(&self) -> u64 {
@@ -595,6 +604,39 @@ impl TcpSender {
         seg
     }
 
+    /// pFabric's probe mode: `probe_after_timeouts` timeouts in a row, no ACK since.
+    fn probing(&self) -> bool {
+        let k = self.x.cfg.probe_after_timeouts;
+        k > 0 && self.backoff >= k
+    }
+
+    /// A probe: one byte at `seq`, the first unacknowledged. It occupies the window
+    /// after a timeout (one byte of a one-segment window), so nothing else goes before
+    /// an ACK, or the next timeout's probe.
+    fn emit_probe(&mut self, now: SimTime, seq: u64) -> Segment {
+        self.last_send = now;
+        self.bytes_sent += 1;
+        self.packets_sent += 1;
+        self.x.stats.bytes_retx += 1;
+        self.x.stats.packets_retx += 1;
+        self.x.stats.packets_at_last_retx = self.packets_sent;
+        let mut f = flags::ACK;
+        let fin = self.fin_rides(seq, 1);
+        if fin {
+            f |= flags::FIN;
+        }
+        self.snd_nxt = self.snd_nxt.max(seq + 1 + fin as u64);
+        Segment {
+            seq,
+            len: 1,
+            flags: f,
+            ecn: self.ecn,
+            ts: now,
+            rwnd: self.rcv_wnd,
+            ..Segment::default()
+        }
+    }
+
     /// Sends the segment at `snd_nxt` and advances it.
     fn emit_next(&mut self, now: SimTime) -> Segment {
         let seq = self.snd_nxt;
@@ -648,6 +690,9 @@ impl TcpSender {
                 if seq != NO_SEQ {
                     // An ACK may have covered it since it was scheduled.
                     if seq >= self.snd_una && seq < self.snd_max {
+                        if self.probing() && seq < self.size {
+                            return Some(self.emit_probe(now, seq));
+                        }
                         if self.rec.sack {
                             return Some(self.emit_sack_retx(now, seq));
                         }
@@ -993,6 +1038,9 @@ impl TcpSender {
                 self.x.lt_allowance = 0;
                 self.x.tlp.reset();
                 self.backoff += 1;
+                if self.probing() {
+                    self.retx_seq = self.snd_una;
+                }
                 self.arm_timer(now);
             }
             _ => self.rto_deadline = NO_TIMER,
@@ -1153,6 +1201,56 @@ mod tests {
         assert_eq!(r[0].seq, 0);
         let d2 = s.timer_deadline().unwrap();
         assert_eq!(d2 - d1, 2 * (d1 - 100), "exponential back-off");
+    }
+
+    /// pFabric's probe mode: from the second timeout in a row, a timeout resends one
+    /// byte of the first unacknowledged segment, and nothing else goes; the ACK of it
+    /// ends the mode and a full segment follows.
+    #[test]
+    fn repeated_timeouts_send_one_byte_probes_until_an_ack() {
+        let cfg = TcpConfig {
+            probe_after_timeouts: 2,
+            ..cfg()
+        };
+        let mut s = TcpSender::new(cfg, Cc::Reno(Reno::default()), 100_000);
+        s.open();
+        s.poll_transmit(0).unwrap();
+        s.on_segment(
+            100,
+            &Segment {
+                flags: flags::SYN | flags::ACK,
+                rwnd: 1 << 20,
+                ..Segment::default()
+            },
+        );
+        assert_eq!(drain(&mut s, 100).len(), 2);
+        // The first timeout resends a whole segment.
+        let d = s.timer_deadline().unwrap();
+        s.on_timer(d);
+        let r = drain(&mut s, d);
+        assert_eq!((r.len(), r[0].seq, r[0].len), (1, 0, 1000));
+        // The second and third each send one byte of it, and only that.
+        for _ in 0..2 {
+            let d = s.timer_deadline().unwrap();
+            s.on_timer(d);
+            let r = drain(&mut s, d);
+            assert_eq!(r.len(), 1, "{r:?}");
+            assert_eq!((r[0].seq, r[0].len), (0, 1));
+        }
+        // The probe's ACK ends the mode: the window (one segment) sends a full one.
+        let now = s.timer_deadline().unwrap() - 1;
+        s.on_segment(now, &ack(1, now - 10));
+        let r = drain(&mut s, now);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!((r[0].seq, r[0].len), (1, 1000));
+        // Without the setting every timeout resends the segment.
+        let mut s = established(100_000);
+        drain(&mut s, 100);
+        for _ in 0..3 {
+            let d = s.timer_deadline().unwrap();
+            s.on_timer(d);
+            assert_eq!(drain(&mut s, d)[0].len, 1000);
+        }
     }
 
     #[test]

@@ -70,6 +70,11 @@ impl Scoreboard {
         }
     }
 
+    /// Bytes SACKed above the cumulative ACK.
+    pub(super) fn sacked_bytes(&self) -> u64 {
+        self.sacked.iter().map(|&(s, e)| e - s).sum()
+    }
+
     /// The first byte at or above `at` that is not SACKed.
     pub(super) fn skip_sacked(&self, mut at: u64) -> u64 {
         for &(s, e) in &self.sacked {

@@ -1,0 +1,64 @@
+//! pFabric's checks: its queues (`queue.pfabric`) schedule and drop by the priority
+//! pFabric's senders stamp on their data, so they carry the traffic of `cc = "pfabric"`
+//! transports only, and they keep their own buffer, outside a shared buffer or PFC.
+
+use super::checker::Checker;
+use super::schema::{Scenario, TierBufferSpec};
+use super::transports::TransportPlan;
+use crate::transport::protocol::CcKind;
+
+/// `pfabric_queues`: some switch port or host NIC has a pFabric queue.
+pub(super) fn check(
+    s: &Scenario,
+    pfabric_queues: bool,
+    transports: &[TransportPlan],
+    c: &mut Checker,
+) {
+    if !pfabric_queues {
+        return;
+    }
+    let is_pfabric = |name: &str| {
+        transports
+            .iter()
+            .find(|p| p.name == name)
+            .is_none_or(|p| p.cc == CcKind::Pfabric)
+    };
+    for (i, t) in s.traffic.iter().enumerate() {
+        let split = t.size_split.as_ref().map(|x| x.transport.as_str());
+        for (field, name) in [
+            ("transport", Some(t.transport.as_str())),
+            ("size_split.transport", split),
+        ] {
+            match name {
+                Some(name) if !is_pfabric(name) => c.err(
+                    &format!("traffic[{i}].{field}"),
+                    format!(
+                        "the network has pFabric queues (queue.pfabric), which schedule and \
+                         drop by the priority pFabric's senders stamp: use a transport with \
+                         cc = \"pfabric\", got {name:?}"
+                    ),
+                ),
+                Some(_) | None => {}
+            }
+        }
+    }
+    let tier_buffer = s.network.tiers.iter().find_map(|(t, o)| match o.buffer {
+        Some(TierBufferSpec::Buffer(_)) => Some(format!("network.tiers.{t}.buffer")),
+        Some(TierBufferSpec::Off(_)) | None => None,
+    });
+    let lossless = if s.network.buffer.is_some() {
+        Some("network.buffer".to_string())
+    } else if s.network.pfc.is_some() {
+        Some("network.pfc".to_string())
+    } else {
+        tier_buffer
+    };
+    if let Some(field) = lossless {
+        c.err(
+            &field,
+            "a pFabric queue (queue.pfabric) keeps its own small buffer and drops from it; it \
+             does not take part in a shared buffer or PFC: turn one of them off"
+                .into(),
+        );
+    }
+}
