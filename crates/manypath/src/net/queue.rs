@@ -132,6 +132,14 @@ pub enum Admit {
     Queued { mark: bool },
 }
 
+/// The queues that keep their packets in a buffer of their own.
+enum Aside {
+    /// NDP's trimming (`net::trim`): its data and header queues.
+    Trim(TrimQueue),
+    /// pFabric's buffer (`net::pfabric`).
+    Pfabric(PfabricQueue),
+}
+
 pub struct OutQueue {
     pub cfg: QueueConfig,
     fifo: [VecDeque<Desc>; 2],
@@ -145,13 +153,9 @@ pub struct OutQueue {
     red: Option<Box<Red>>,
     /// RED-style ECN marking on the instantaneous queue, with the port's random stream.
     ecn_red: Option<Box<(EcnRed, Rng)>>,
-    /// NDP's trimming (`net::trim`): its data and header queues replace `fifo`.
-    trim: Option<Box<TrimQueue>>,
-    /// pFabric's buffer (`net::pfabric`), in place of `fifo`.
-    pfabric: Option<Box<PfabricQueue>>,
-    /// Arrivals go through `arrive_trimming` or `arrive_pfabric` (one flag for both, as
-    /// the per-packet path tests it).
-    holds_aside: bool,
+    /// A queue that keeps its packets aside from `fifo`, in a buffer of its own: NDP's
+    /// trimming queue or pFabric's (one `Option`, the one test on the per-packet path).
+    aside: Option<Box<Aside>>,
     /// Departures fixed at enqueue: the waiting packets are in `sizes`, not `fifo`.
     committed: bool,
     /// A strict-priority queue whose level-0 packets' departures are fixed at enqueue
@@ -186,9 +190,9 @@ impl OutQueue {
             stats: QueueStats::default(),
             red: None,
             ecn_red: None,
-            trim: None,
-            pfabric: cfg.pfabric.then(|| Box::new(PfabricQueue::new())),
-            holds_aside: cfg.pfabric,
+            aside: cfg
+                .pfabric
+                .then(|| Box::new(Aside::Pfabric(PfabricQueue::new()))),
             committed: false,
             commit_top: false,
             commit_trim: false,
@@ -216,23 +220,41 @@ impl OutQueue {
     /// Makes this a trimming queue (`net::trim`), drawing from `rng`, the port's own
     /// stream. Its packets always go through `arrive_trimming` and `dequeue`.
     pub fn start_trim(&mut self, cfg: TrimConfig, rng: Rng) {
-        self.trim = Some(Box::new(TrimQueue::new(cfg, rng)));
-        self.holds_aside = true;
+        self.aside = Some(Box::new(Aside::Trim(TrimQueue::new(cfg, rng))));
     }
 
     /// Arrivals do not join a FIFO: they go through `arrive_trimming` (`trims`) or
     /// `arrive_pfabric`.
     #[inline]
     pub fn holds_aside(&self) -> bool {
-        self.holds_aside
+        self.aside.is_some()
+    }
+
+    /// The trimming queue, if this is one.
+    fn trim(&self) -> Option<&TrimQueue> {
+        match self.aside.as_deref() {
+            Some(Aside::Trim(t)) => Some(t),
+            Some(Aside::Pfabric(_)) | None => None,
+        }
+    }
+
+    fn trim_mut(&mut self) -> Option<&mut TrimQueue> {
+        match self.aside.as_deref_mut() {
+            Some(Aside::Trim(t)) => Some(t),
+            Some(Aside::Pfabric(_)) | None => None,
+        }
     }
 
     /// An arrival at a pFabric queue, with its priority and flow: the packet dropped to
     /// keep the queue within its limits (the arrival, or a less urgent one that waited),
     /// if any.
+    #[cold]
+    #[inline(never)]
     pub fn arrive_pfabric(&mut self, now: SimTime, s: Slot) -> Option<Desc> {
         let limits = (self.cfg.limit_packets, self.cfg.limit_bytes);
-        let q = self.pfabric.as_deref_mut().expect("a pFabric queue");
+        let Some(Aside::Pfabric(q)) = self.aside.as_deref_mut() else {
+            panic!("a pFabric queue");
+        };
         let dropped = q.arrive(s, (self.packets, self.bytes), limits);
         self.account(now);
         match dropped {
@@ -256,20 +278,21 @@ impl OutQueue {
     /// This queue trims NDP's data (its arrivals go through `arrive_trimming`).
     #[inline]
     pub fn trims(&self) -> bool {
-        self.trim.is_some()
+        self.trim().is_some()
     }
 
     /// The trimming counters (`None` for other queues).
     pub fn trim_stats(&self) -> Option<TrimStats> {
-        self.trim.as_ref().map(|t| t.stats)
+        self.trim().map(|t| t.stats)
     }
 
     /// An arrival at a trimming queue: what became of it and of any packet trimmed off
     /// the data queue's tail for it. Occupancy counts both of its queues.
     pub fn arrive_trimming(&mut self, now: SimTime, d: Desc) -> Arrival {
         let room = self.has_room(d.wire as u32);
-        let t = self.trim.as_deref_mut().expect("a trimming queue");
-        let a = t.arrive_behind(d, room, self.sizes.len() as u64);
+        let fixed = self.sizes.len() as u64;
+        let t = self.trim_mut().expect("a trimming queue");
+        let a = t.arrive_behind(d, room, fixed);
         let mut packets = self.packets;
         let mut bytes = self.bytes;
         match a.arriving.1 {
@@ -385,7 +408,7 @@ impl OutQueue {
     pub fn commit_departures(&mut self) -> bool {
         // (RED-style marking at enqueue keeps a queue committed: see `start_ecn_red`.)
         self.committed = self.red.is_none()
-            && !self.holds_aside
+            && self.aside.is_none()
             && self.top == 0
             && self.cfg.mark_at == MarkAt::Enqueue
             && self.packets == 0;
@@ -406,7 +429,7 @@ impl OutQueue {
     /// enqueue; returns whether it does. Call it before the first packet.
     pub fn commit_top_level(&mut self) -> bool {
         self.commit_top = self.red.is_none()
-            && !self.holds_aside
+            && self.aside.is_none()
             && self.top > 0
             && self.cfg.mark_at == MarkAt::Enqueue
             && self.packets == 0;
@@ -421,7 +444,7 @@ impl OutQueue {
     /// it does. Call it before the first packet.
     pub fn commit_certain_headers(&mut self) -> bool {
         self.commit_trim = self.red.is_none()
-            && self.trim.is_some()
+            && self.trim().is_some()
             && self.cfg.mark_at == MarkAt::Enqueue
             && self.packets == 0;
         if self.commit_trim {
@@ -450,9 +473,10 @@ impl OutQueue {
     #[inline]
     pub fn fix_certain_next(&mut self, start: SimTime) -> Option<Desc> {
         debug_assert!(self.fixes_certain_next());
-        let d = match self.trim.as_deref_mut() {
-            Some(t) => t.take_certain_header(self.sizes.len())?,
-            None => {
+        let d = match self.aside.as_deref_mut() {
+            Some(Aside::Trim(t)) => t.take_certain_header(self.sizes.len())?,
+            // A pFabric queue fixes nothing (`commit_*` leave it out): its FIFO is empty.
+            Some(Aside::Pfabric(_)) | None => {
                 if self.fifo[0].front()?.has_int() {
                     return None;
                 }
@@ -712,17 +736,13 @@ impl OutQueue {
     /// Removes the next packet to serialise: class 0 first.
     #[inline(always)]
     pub fn dequeue(&mut self, now: SimTime) -> Option<Desc> {
-        let d = match self.trim.as_deref_mut() {
+        let d = match self.aside.as_deref_mut() {
             None if !self.fifo[0].is_empty() => self.fifo[0].pop_front(),
             None if self.more.is_empty() || !self.fifo[1].is_empty() => self.fifo[1].pop_front(),
             None => self.more.iter_mut().find_map(|f| f.pop_front()),
-            Some(t) => t.dequeue(),
-        };
-        // A pFabric queue's FIFOs are empty: its buffer is asked only then.
-        let d = match d {
-            Some(d) => d,
-            None => self.pfabric.as_deref_mut()?.dequeue()?,
-        };
+            Some(Aside::Trim(t)) => t.dequeue(),
+            Some(Aside::Pfabric(q)) => q.dequeue(),
+        }?;
         self.account(now);
         self.packets -= 1;
         self.bytes -= d.wire as u64;
@@ -757,15 +777,18 @@ impl OutQueue {
     /// Ids of the packets held in the queue (for conservation checks at the end of a
     /// run); a committed queue holds none, its waiting packets are already in flight.
     pub fn queued_ids(&self) -> impl Iterator<Item = u32> + '_ {
-        let trim = self.trim.as_deref().into_iter().flat_map(|t| t.ids());
-        let pfabric = self.pfabric.as_deref().into_iter().flat_map(|q| q.ids());
+        let (trim, pfabric) = match self.aside.as_deref() {
+            Some(Aside::Trim(t)) => (Some(t), None),
+            Some(Aside::Pfabric(q)) => (None, Some(q)),
+            None => (None, None),
+        };
         self.fifo[0]
             .iter()
             .chain(self.fifo[1].iter())
             .chain(self.more.iter().flatten())
             .map(|d| d.pkt)
-            .chain(trim)
-            .chain(pfabric)
+            .chain(trim.into_iter().flat_map(|t| t.ids()))
+            .chain(pfabric.into_iter().flat_map(|q| q.ids()))
     }
 }
 

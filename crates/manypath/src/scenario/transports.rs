@@ -223,6 +223,14 @@ fn transport_plan(
         base_tcp
     };
     let mut tcp = tcp_config(base, &t.tcp, &format!("{path}.tcp"), c);
+    if tcp.probe_after_timeouts > 0 && !tcp.recovery.sack {
+        c.err(
+            &format!("{path}.tcp.sack"),
+            "pFabric's probes (pfabric_probe_timeouts above 0) go out as SACK's \
+             retransmissions: sack must be true, or set pfabric_probe_timeouts = 0"
+                .into(),
+        );
+    }
     tcp.ecn = t.ecn.unwrap_or(cc.info().ecn);
     tcp.pacing = t.tcp.pacing.unwrap_or(base_tcp.pacing || cc.info().paced);
     if cc.info().needs_pacing && !tcp.pacing {
@@ -902,5 +910,15 @@ mod tests {
         assert_eq!((t.tcp.init_cwnd, t.tcp.probe_after_timeouts), (20, 0));
         let tcp = plan.transports.iter().find(|t| t.name == "tcp").unwrap();
         assert_eq!((tcp.tcp.init_cwnd, tcp.tcp.probe_after_timeouts), (10, 0));
+        let e = errors(&pf("tcp = { sack = false }\n"));
+        assert!(
+            e.contains("transports.pf.tcp.sack: pFabric's probes"),
+            "{e}"
+        );
+        assert!(Plan::from_toml(
+            &pf("pfabric_probe_timeouts = 0\ntcp = { sack = false }\n"),
+            Path::new(".")
+        )
+        .is_ok());
     }
 }

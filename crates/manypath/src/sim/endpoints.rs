@@ -390,7 +390,7 @@ impl Sim {
             },
             class: class | c.pinned,
         };
-        if c.send_hook {
+        if c.roce || c.ndp || c.pfabric {
             self.special_send(conn_id, id, &mut d, dir, seg);
         }
         if seg.has(flags::SACK | flags::CODED) {

@@ -69,9 +69,6 @@ struct Conn {
     /// pFabric: the client's data packets carry its unacknowledged bytes as their
     /// priority (in the data-sequence slot, which single-path TCP leaves at 0).
     pfabric: bool,
-    /// `roce || ndp || pfabric`: a packet sent takes `special_send` (one test for the
-    /// three on the per-packet path).
-    send_hook: bool,
     /// Swift's host delay: the receiving host's processing time per data packet (0:
     /// none; `host_rx`), and the endpoint delay of the latest data packet it processed,
     /// which its ACKs echo.

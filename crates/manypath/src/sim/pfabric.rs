@@ -12,6 +12,8 @@ use crate::net::pfabric::Slot;
 
 impl Sim {
     /// A packet reaches port `port_id`'s pFabric queue (the link is busy or packets wait).
+    #[cold]
+    #[inline(never)]
     pub(super) fn enqueue_pfabric(&mut self, port_id: u32, d: Desc) {
         let p = self.pkts.get(d.pkt);
         let slot = Slot {

@@ -399,7 +399,6 @@ impl<'a> ConnBuilder<'a> {
             int: wire.int,
             ndp: wire.ndp,
             pfabric: t.cc == CcKind::Pfabric,
-            send_hook: wire.roce || wire.ndp || t.cc == CcKind::Pfabric,
             host_delay: t.cc.host_delay(),
             rx_delay: 0,
             blocked: [false; 2],

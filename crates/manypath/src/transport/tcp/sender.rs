@@ -278,6 +278,8 @@ impl TcpSender {
     /// The bytes offered that the receiver does not hold yet, as far as the sender
     /// knows: neither cumulatively acknowledged nor SACKed (pFabric's priority; close to
     /// `u64::MAX` for a long-lived flow).
+    #[cold]
+    #[inline(never)]
     pub fn unacked_bytes(&self) -> u64 {
         let end = self.size.min(self.avail);
         end.saturating_sub(self.snd_una)
@@ -604,8 +606,9 @@ impl TcpSender {
         seg
     }
 
-    /// pFabric's probe mode: `probe_after_timeouts` timeouts in a row, no ACK since.
-    fn probing(&self) -> bool {
+    /// pFabric's probe mode: `probe_after_timeouts` timeouts in a row, no ACK since. (It
+    /// needs SACK: the probe goes out as SACK's retransmission, `emit_sack_retx`.)
+    pub(super) fn probing(&self) -> bool {
         let k = self.x.cfg.probe_after_timeouts;
         k > 0 && self.backoff >= k
     }
@@ -613,7 +616,9 @@ impl TcpSender {
     /// A probe: one byte at `seq`, the first unacknowledged. It occupies the window
     /// after a timeout (one byte of a one-segment window), so nothing else goes before
     /// an ACK, or the next timeout's probe.
-    fn emit_probe(&mut self, now: SimTime, seq: u64) -> Segment {
+    #[cold]
+    #[inline(never)]
+    pub(super) fn emit_probe(&mut self, now: SimTime, seq: u64) -> Segment {
         self.last_send = now;
         self.bytes_sent += 1;
         self.packets_sent += 1;
@@ -690,9 +695,6 @@ impl TcpSender {
                 if seq != NO_SEQ {
                     // An ACK may have covered it since it was scheduled.
                     if seq >= self.snd_una && seq < self.snd_max {
-                        if self.probing() && seq < self.size {
-                            return Some(self.emit_probe(now, seq));
-                        }
                         if self.rec.sack {
                             return Some(self.emit_sack_retx(now, seq));
                         }
@@ -1210,6 +1212,10 @@ mod tests {
     fn repeated_timeouts_send_one_byte_probes_until_an_ack() {
         let cfg = TcpConfig {
             probe_after_timeouts: 2,
+            recovery: LossRecovery {
+                sack: true,
+                ..LossRecovery::default()
+            },
             ..cfg()
         };
         let mut s = TcpSender::new(cfg, Cc::Reno(Reno::default()), 100_000);

@@ -186,6 +186,9 @@ impl TcpSender {
 
     /// Retransmits the segment at `seq` (below `snd_max`) during SACK recovery.
     pub(super) fn emit_sack_retx(&mut self, now: SimTime, seq: u64) -> Segment {
+        if self.probing() && seq < self.size {
+            return self.emit_probe(now, seq);
+        }
         let span = self.seg_span(seq);
         self.x.sack.high_rxt = self.x.sack.high_rxt.max(seq + span);
         if self.x.cfg.lost_retransmit {
