@@ -141,6 +141,9 @@ fn pfabric_settings_that_cannot_work_name_their_fields() {
     assert!(e.contains("network.queue.ecn_k_packets"), "{e}");
     let t = star(&[1000], &[0], true).replace(BUFFER, &format!("{BUFFER}\npriority = true"));
     assert!(error_of(&t).contains("network.queue.priority"));
+    // A pFabric queue in a lossless fabric.
+    let e = error_of(&(star(&[1000], &[0], true) + "\n[network.pfc]\n"));
+    assert!(e.contains("network.pfc") && e.contains("pFabric"), "{e}");
     // pFabric's parameter on another controller.
     let t = star(&[1000], &[0], false).replace(
         "cc = \"pfabric\"",

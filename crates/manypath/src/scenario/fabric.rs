@@ -458,6 +458,22 @@ fn check_switch_memory(
     }
 }
 
+/// The field that makes the fabric lossless, if any: `network.buffer`, a tier's own
+/// `buffer`, or `network.pfc` (for the queues that cannot take part in one).
+pub(super) fn lossless_field(s: &Scenario) -> Option<String> {
+    let tier_buffer = s.network.tiers.iter().find_map(|(t, o)| match o.buffer {
+        Some(TierBufferSpec::Buffer(_)) => Some(format!("network.tiers.{t}.buffer")),
+        Some(TierBufferSpec::Off(_)) | None => None,
+    });
+    if s.network.buffer.is_some() {
+        Some("network.buffer".to_string())
+    } else if tier_buffer.is_some() {
+        tier_buffer
+    } else {
+        s.network.pfc.is_some().then(|| "network.pfc".to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::plan::tests::{errors, GOOD};

@@ -5,7 +5,7 @@
 //! queue does not take part in).
 
 use super::checker::Checker;
-use super::schema::{QueueSpec, Scenario, TierBufferSpec, TransportSpec};
+use super::schema::{QueueSpec, Scenario, TransportSpec};
 use super::TransportPlan;
 use crate::net::network::LinkParams;
 use crate::net::trim::{
@@ -93,20 +93,8 @@ pub(super) fn trim_features(
             params.trim = Some(trim_config(spec, &path, params.queue.limit_packets, c));
         }
     }
-    // A shared buffer anywhere: the network's, or a tier's own (`false` is none).
-    let tier_buffer = s.network.tiers.iter().find_map(|(t, o)| match o.buffer {
-        Some(TierBufferSpec::Buffer(_)) => Some(format!("network.tiers.{t}.buffer")),
-        Some(TierBufferSpec::Off(_)) | None => None,
-    });
-    let lossless = s.network.buffer.is_some() || tier_buffer.is_some() || s.network.pfc.is_some();
-    if lossless && tier_params.iter().any(|p| p.trim.is_some()) {
-        let field = if s.network.buffer.is_some() {
-            "network.buffer".to_string()
-        } else if let Some(t) = tier_buffer {
-            t
-        } else {
-            "network.pfc".to_string()
-        };
+    let lossless = super::fabric::lossless_field(s);
+    if let Some(field) = lossless.filter(|_| tier_params.iter().any(|p| p.trim.is_some())) {
         c.err(
             &field,
             "a trimming queue (queue.trim) has its own data and header queues and does not \

@@ -3,7 +3,7 @@
 //! transports only, and they keep their own buffer, outside a shared buffer or PFC.
 
 use super::checker::Checker;
-use super::schema::{Scenario, TierBufferSpec};
+use super::schema::Scenario;
 use super::transports::TransportPlan;
 use crate::transport::protocol::CcKind;
 
@@ -42,17 +42,7 @@ pub(super) fn check(
             }
         }
     }
-    let tier_buffer = s.network.tiers.iter().find_map(|(t, o)| match o.buffer {
-        Some(TierBufferSpec::Buffer(_)) => Some(format!("network.tiers.{t}.buffer")),
-        Some(TierBufferSpec::Off(_)) | None => None,
-    });
-    let lossless = if s.network.buffer.is_some() {
-        Some("network.buffer".to_string())
-    } else if s.network.pfc.is_some() {
-        Some("network.pfc".to_string())
-    } else {
-        tier_buffer
-    };
+    let lossless = super::fabric::lossless_field(s);
     if let Some(field) = lossless {
         c.err(
             &field,
