@@ -458,6 +458,42 @@ fn homa_with_losses_is_the_same_on_any_threads() {
 }
 
 #[test]
+fn pfabric_with_drops_is_the_same_on_any_threads() {
+    // 13-packet pFabric queues at 70% load: the queues drop the least urgent packets and
+    // the senders recover by timeouts, with every host's packets crossing partitions.
+    let nodes = 36;
+    let r = same_on_any_threads_and_splits(
+        r#"
+        duration_ms = 2
+        stop_when_done = false
+        [topology.fat_tree]
+        k = 4
+        [network.queue]
+        limit_bytes = 19499
+        pfabric = true
+        [network.host_queue]
+        pfabric = true
+        [transports.pf]
+        cc = "pfabric"
+        [[traffic]]
+        pattern = "random_pairs"
+        transport = "pf"
+        size = { cdf_step = "../../workloads/homa_w4_fb_hadoop.cdf" }
+        arrival = "poisson"
+        load = 0.7
+        "#,
+        &[dealt(nodes, 2), dealt(nodes, 3)],
+    );
+    assert!(
+        r.counters.flows_completed >= 50,
+        "{}",
+        r.counters.flows_completed
+    );
+    assert!(r.counters.packets_dropped > 0, "{:?}", r.counters);
+    assert!(r.flows.iter().map(|f| f.timeouts).sum::<u32>() > 0);
+}
+
+#[test]
 fn homa_closed_loop_jobs_are_the_same_on_any_threads() {
     let r = same_on_any_threads_and_splits(
         r#"
