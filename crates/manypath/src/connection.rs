@@ -431,7 +431,6 @@ impl Endpoints {
 
     /// A TCP client's bytes its receiver does not hold yet (pFabric's priority of the
     /// data it sends); 0 for the other endpoints.
-    #[cold]
     #[inline(never)]
     pub fn unacked_bytes(&self) -> u64 {
         match self {

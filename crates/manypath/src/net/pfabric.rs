@@ -26,6 +26,17 @@ pub struct Slot {
     pub flow: u32,
 }
 
+/// What an arrival did to the queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// The arrival waits; nothing was dropped.
+    Queued,
+    /// The queue was full and the arrival was the least urgent: it is dropped.
+    Refused,
+    /// The arrival waits, and this less urgent packet that waited is dropped for it.
+    Evicted(Desc),
+}
+
 /// The queue's packets, in arrival order.
 #[derive(Clone, Debug, Default)]
 pub struct PfabricQueue {
@@ -46,19 +57,19 @@ impl PfabricQueue {
     }
 
     /// An arrival, with the queue's occupancy before it (`packets`, `bytes`) and its
-    /// limits. Returns the packet dropped to keep within the limits, if any: the arrival
-    /// or a waiting packet less urgent than it.
+    /// limits: whether it waits, and which packet is dropped to keep within the limits,
+    /// if any (the arrival, or a waiting packet less urgent than it).
     pub fn arrive(
         &mut self,
         s: Slot,
         (packets, bytes): (u64, u64),
         (limit_packets, limit_bytes): (u64, u64),
-    ) -> Option<Desc> {
+    ) -> Admission {
         self.slots.push(s);
         let packets = packets + 1;
         let bytes = bytes + s.d.wire as u64;
         if packets <= limit_packets && bytes <= limit_bytes {
-            return None;
+            return Admission::Queued;
         }
         // The least urgent packet whose departure brings the buffer within its limits
         // (the later on a tie); the arrival if none does.
@@ -72,7 +83,12 @@ impl PfabricQueue {
                 worst = Some(x.priority);
             }
         }
-        Some(self.slots.remove(victim).d)
+        let dropped = self.slots.remove(victim).d;
+        if dropped.pkt == s.d.pkt {
+            Admission::Refused
+        } else {
+            Admission::Evicted(dropped)
+        }
     }
 
     /// The next packet to send: the earliest of the flow of the most urgent packet.
@@ -118,8 +134,10 @@ mod tests {
         let mut dropped = Vec::new();
         for &s in arrivals {
             let bytes = q.slots.iter().map(|x| x.d.wire as u64).sum();
-            if let Some(d) = q.arrive(s, (q.len() as u64, bytes), limits) {
-                dropped.push(d.pkt);
+            match q.arrive(s, (q.len() as u64, bytes), limits) {
+                Admission::Queued => {}
+                Admission::Refused => dropped.push(s.d.pkt),
+                Admission::Evicted(d) => dropped.push(d.pkt),
             }
         }
         dropped

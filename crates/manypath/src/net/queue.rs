@@ -38,7 +38,7 @@
 
 use super::ecn_red::{EcnRed, EcnRedConfig};
 use super::packet::Desc;
-use super::pfabric::{PfabricQueue, Slot};
+use super::pfabric::{Admission, PfabricQueue, Slot};
 use super::red::{Red, RedConfig, RedVerdict};
 use super::trim::{Arrival, Fate, TrimConfig, TrimQueue, TrimStats};
 use crate::engine::rng::Rng;
@@ -245,34 +245,33 @@ impl OutQueue {
         }
     }
 
-    /// An arrival at a pFabric queue, with its priority and flow: the packet dropped to
-    /// keep the queue within its limits (the arrival, or a less urgent one that waited),
-    /// if any.
-    #[cold]
+    /// An arrival at a pFabric queue, with its priority and flow: whether it waits, and
+    /// which packet is dropped to keep the queue within its limits (occupancy and
+    /// counters follow).
     #[inline(never)]
-    pub fn arrive_pfabric(&mut self, now: SimTime, s: Slot) -> Option<Desc> {
+    pub fn arrive_pfabric(&mut self, now: SimTime, s: Slot) -> Admission {
         let limits = (self.cfg.limit_packets, self.cfg.limit_bytes);
         let Some(Aside::Pfabric(q)) = self.aside.as_deref_mut() else {
             panic!("a pFabric queue");
         };
-        let dropped = q.arrive(s, (self.packets, self.bytes), limits);
+        let a = q.arrive(s, (self.packets, self.bytes), limits);
         self.account(now);
-        match dropped {
-            Some(x) if x.pkt == s.d.pkt => {
+        match a {
+            Admission::Refused => {
                 self.stats.drops += 1;
-                return dropped;
+                return a;
             }
-            Some(x) => {
+            Admission::Evicted(x) => {
                 self.stats.drops += 1;
                 self.bytes -= x.wire as u64;
             }
-            None => self.packets += 1,
+            Admission::Queued => self.packets += 1,
         }
         self.bytes += s.d.wire as u64;
         self.stats.enqueued += 1;
         self.stats.max_packets = self.stats.max_packets.max(self.packets);
         self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
-        dropped
+        a
     }
 
     /// This queue trims NDP's data (its arrivals go through `arrive_trimming`).

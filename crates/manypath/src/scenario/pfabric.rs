@@ -42,8 +42,7 @@ pub(super) fn check(
             }
         }
     }
-    let lossless = super::fabric::lossless_field(s);
-    if let Some(field) = lossless {
+    if let Some(field) = super::fabric::lossless_field(s) {
         c.err(
             &field,
             "a pFabric queue (queue.pfabric) keeps its own small buffer and drops from it; it \

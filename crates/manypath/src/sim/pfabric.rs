@@ -8,11 +8,10 @@
 use super::Sim;
 use crate::capture::DropReason;
 use crate::net::packet::Desc;
-use crate::net::pfabric::Slot;
+use crate::net::pfabric::{Admission, Slot};
 
 impl Sim {
     /// A packet reaches port `port_id`'s pFabric queue (the link is busy or packets wait).
-    #[cold]
     #[inline(never)]
     pub(super) fn enqueue_pfabric(&mut self, port_id: u32, d: Desc) {
         let p = self.pkts.get(d.pkt);
@@ -22,25 +21,29 @@ impl Sim {
             flow: p.conn << 1 | p.dir as u32,
         };
         let now = self.now;
-        let dropped = self.net.ports[port_id as usize]
+        let a = self.net.ports[port_id as usize]
             .queue
             .arrive_pfabric(now, slot);
-        let arrival_kept = dropped.is_none_or(|x| x.pkt != d.pkt);
         if self.observe {
-            if arrival_kept {
-                self.observe_queued(port_id, &d);
-            }
-            match dropped {
-                Some(x) if x.pkt == d.pkt => self.observe_drop(port_id, &x, DropReason::Queue),
-                Some(x) => self.observe_drop_waiting(port_id, &x),
-                None => {}
+            match a {
+                Admission::Queued => self.observe_queued(port_id, &d),
+                Admission::Refused => self.observe_drop(port_id, &d, DropReason::Queue),
+                Admission::Evicted(x) => {
+                    self.observe_queued(port_id, &d);
+                    self.observe_drop_waiting(port_id, &x);
+                }
             }
         }
+        let dropped = match a {
+            Admission::Queued => None,
+            Admission::Refused => Some(d),
+            Admission::Evicted(x) => Some(x),
+        };
         if let Some(x) = dropped {
             self.dropped += 1;
             self.pkts.free(x.pkt);
         }
-        if arrival_kept {
+        if a != Admission::Refused {
             self.schedule_tx_done(port_id);
         }
     }

@@ -278,7 +278,6 @@ impl TcpSender {
     /// The bytes offered that the receiver does not hold yet, as far as the sender
     /// knows: neither cumulatively acknowledged nor SACKed (pFabric's priority; close to
     /// `u64::MAX` for a long-lived flow).
-    #[cold]
     #[inline(never)]
     pub fn unacked_bytes(&self) -> u64 {
         let end = self.size.min(self.avail);
