@@ -136,27 +136,35 @@ impl Event {
     }
 }
 
-/// A radix heap over event times, with 64-way buckets per 6-bit digit, and a FIFO of the
-/// events due at the current time. Times only grow (an event is never scheduled before
-/// the one being processed), which is what a radix heap needs: an event sits in the
-/// bucket named by the highest digit in which its time differs from `last`, the time of
-/// the last event popped, and by its value of that digit. Pushes are O(1) appends; when
-/// the FIFO runs dry, the lowest bucket is emptied: the events at its smallest time
-/// become the FIFO and the others are filed one digit lower or more. So an event moves
-/// at most once per digit of its distance from the present (times are picoseconds, so
-/// about three times for a few microseconds), and every access is sequential within a bucket's
-/// vector, so the queue stays fast with many thousands of events, where a binary heap's
-/// sift-downs miss the cache. (Hex digits moved events more often and ran 3-6% slower at
-/// k = 8; 7-bit digits, with their 128-bit masks, 10% slower.)
+/// A radix heap over event times, with 64-way buckets per 6-bit digit, and a run of the
+/// earliest pending events. Times only grow (an event is never scheduled before the one
+/// being processed), which is what a radix heap needs: an event sits in the bucket named
+/// by the highest digit in which its time differs from `last`, the time of the last
+/// event popped, and by its value of that digit. Pushes are O(1) appends; when the run
+/// runs dry, the lowest bucket, whose events all come before any other bucket's, becomes
+/// the next run: whole if its events share one time or are few and close (`refill`),
+/// otherwise its events at its smallest time, the others filed one digit lower or more.
+/// So an event moves at most once per digit of its distance from the present (times are
+/// picoseconds: at most about twice for a few microseconds), and every access is
+/// sequential within a bucket's vector, so the queue stays fast with many thousands of
+/// events, where a binary heap's sift-downs miss the cache. (Hex digits moved events
+/// more often and ran 3-6% slower at k = 8; 7-bit digits, with their 128-bit masks, 10%
+/// slower.)
 ///
 /// Events at equal times run in their content order (`Event::order`): when a time's
-/// events become `due`, they are sorted (a dozen or so in the fat-tree benchmarks, so an
-/// insertion sort); events scheduled at the current time while it is processed join the
-/// end of `due`.
+/// events join the run, they are sorted (a dozen or so in the fat-tree benchmarks, by a
+/// sorting network); an event scheduled at the current time while it is processed joins
+/// the end of its events, one scheduled for a later time in the run its place among
+/// them.
 pub struct EventQueue {
-    /// The events at time `last` not yet popped: `due[due_next..]`.
+    /// The run: the earliest pending events, `due[due_next..]`, in the order they pop:
+    /// by time, and at one time in content order, then those scheduled at that time
+    /// while it ran. Its events are all before `run_end`, the other pending ones all
+    /// from it on.
     due: Vec<Event>,
     due_next: usize,
+    /// Where the run's times end: an event scheduled before it joins the run.
+    run_end: SimTime,
     /// `buckets[l * WAYS + d]`: events whose highest digit differing from `last` is `l`,
     /// where their digit `l` is `d`.
     buckets: Vec<Vec<Event>>,
@@ -175,6 +183,9 @@ pub struct EventQueue {
 const DIGIT: u32 = 6;
 const WAYS: usize = 1 << DIGIT;
 const LEVELS: usize = 64usize.div_ceil(DIGIT as usize);
+/// The highest level whose small buckets become runs whole: 262 ns wide, so their
+/// times fit a run's short keys (`sort_run`).
+const RUN_LEVELS: usize = 3;
 
 impl Default for EventQueue {
     fn default() -> Self {
@@ -187,6 +198,7 @@ impl EventQueue {
         EventQueue {
             due: Vec::new(),
             due_next: 0,
+            run_end: 1,
             buckets: (0..LEVELS * WAYS).map(|_| Vec::new()).collect(),
             level_mask: [0; LEVELS],
             levels: 0,
@@ -197,18 +209,43 @@ impl EventQueue {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, e: Event) {
-        let x = e.time ^ self.last;
-        if x == 0 {
-            self.due.push(e);
-            return;
+        if e.time < self.run_end {
+            return self.put_in_run(e);
         }
+        let x = e.time ^ self.last;
         let l = ((63 - x.leading_zeros()) / DIGIT) as usize;
         let d = ((e.time >> (DIGIT as usize * l)) & (WAYS as u64 - 1)) as usize;
         self.buckets[l * WAYS + d].push(e);
         self.level_mask[l] |= 1 << d;
         self.levels |= 1 << l;
+    }
+
+    /// An event within the run's times joins it in its place. Most runs hold one time
+    /// (or the event comes after all the run's): it joins the end.
+    #[inline(always)]
+    fn put_in_run(&mut self, e: Event) {
+        match self.due.last() {
+            Some(t) if t.time > e.time || (t.time == e.time && e.time != self.last) => {
+                self.insert_in_run(e)
+            }
+            _ => self.due.push(e),
+        }
+    }
+
+    /// `put_in_run` of an event before the run's last: after the events of earlier
+    /// times, and among those of its own time in content order (at the current time,
+    /// after them all: it was scheduled while the time ran).
+    #[inline(never)]
+    fn insert_in_run(&mut self, e: Event) {
+        let now = e.time == self.last;
+        let order = e.order();
+        let at = self.due[self.due_next..]
+            .iter()
+            .position(|o| o.time > e.time || (o.time == e.time && !now && o.order() > order))
+            .map_or(self.due.len(), |i| self.due_next + i);
+        self.due.insert(at, e);
     }
 
     #[inline]
@@ -266,7 +303,8 @@ impl EventQueue {
         self.due_next < self.due.len() || self.refill()
     }
 
-    /// Empties the lowest bucket into `due` and the buckets below it.
+    /// Makes the lowest bucket the run: whole, in time order, if its events are few and
+    /// close; otherwise its events at its smallest time, the others filed lower.
     #[inline(never)]
     fn refill(&mut self) -> bool {
         self.due.clear();
@@ -281,24 +319,41 @@ impl EventQueue {
             self.levels &= !(1 << l);
         }
         let b = l * WAYS + d;
-        // A bucket of level 0 differs from `last` in the lowest digit only, all by `d`,
-        // so its events share one time; so do those of a bucket of one. They are all due,
-        // in bucket order: the bucket becomes `due` (and the emptied `due` the bucket),
-        // with no scan for the smallest time and no event moved. Where events rarely
-        // share a time stamp (flows arriving at random, off the packet-time grid) most
-        // refills take this path.
-        if l == 0 || self.buckets[b].len() == 1 {
+        // The bucket becomes `due` (and the emptied `due` the bucket), with no event
+        // moved, when its events share one time (every bucket of level 0, which differs
+        // from `last` in the lowest digit only, all by `d`; every bucket of one), or when
+        // they are few and within a few hundred nanoseconds: then they are sorted by time
+        // once, and pop one time after another with no refill between (where events
+        // rarely share a time stamp, as with Homa's messages of any size, most times
+        // would otherwise each take a refill and each event a move per level).
+        let (lo, hi) = if l == 0 {
+            (self.buckets[b][0].time, self.buckets[b][0].time)
+        } else {
+            self.buckets[b]
+                .iter()
+                .fold((SimTime::MAX, 0), |(lo, hi), e| {
+                    (lo.min(e.time), hi.max(e.time))
+                })
+        };
+        if lo == hi {
             std::mem::swap(&mut self.due, &mut self.buckets[b]);
-            self.last = self.due[0].time;
+            self.last = lo;
+            self.run_end = lo + 1;
             sort_due(&mut self.due, &mut self.scratch);
             return true;
         }
+        let span = DIGIT as usize * l;
+        if l <= RUN_LEVELS && self.buckets[b].len() <= NETWORK {
+            std::mem::swap(&mut self.due, &mut self.buckets[b]);
+            self.last = lo;
+            // The bucket's range: its events differ from one another below digit `l`.
+            self.run_end = ((lo >> span) + 1) << span;
+            sort_run(&mut self.due, lo, &mut self.scratch);
+            return true;
+        }
         let mut items = std::mem::take(&mut self.buckets[b]);
-        self.last = items
-            .iter()
-            .map(|e| e.time)
-            .min()
-            .expect("non-empty bucket");
+        self.last = lo;
+        self.run_end = lo + 1;
         // The events at the new `last` go to `due` in bucket order; every other one lands
         // at least one digit lower, never back here, so the emptied vector (and its
         // capacity) can return to its bucket.
@@ -314,7 +369,16 @@ impl EventQueue {
     /// order: after events from elsewhere join at the current time (a parallel run's
     /// batch from other threads), as at a refill.
     pub fn sort_pending_due(&mut self) {
-        sort_batch(&mut self.due[self.due_next..], &mut self.scratch);
+        let end = self.due_end(self.due_next);
+        sort_batch(&mut self.due[self.due_next..end], &mut self.scratch);
+    }
+
+    /// The end of the run's events at time `last`, from index `from` on.
+    fn due_end(&self, from: usize) -> usize {
+        from + self.due[from..]
+            .iter()
+            .take_while(|e| e.time == self.last)
+            .count()
     }
 
     #[inline]
@@ -323,6 +387,7 @@ impl EventQueue {
             return None;
         }
         let e = self.due[self.due_next];
+        self.last = e.time;
         self.due_next += 1;
         self.len -= 1;
         self.processed += 1;
@@ -334,16 +399,25 @@ impl EventQueue {
     /// packets keys each record by the one-thread order of the event that made it
     /// (`capture::EventKey`), which the place tells (below the count at the time's first
     /// pop: due when the time began; from it on, scheduled for the time, in order).
-    #[inline]
     pub fn due_place(&self) -> (usize, usize) {
-        (self.due_next.wrapping_sub(1), self.due.len())
+        let popped = &self.due[..self.due_next];
+        let first = popped.len()
+            - popped
+                .iter()
+                .rev()
+                .take_while(|e| e.time == self.last)
+                .count();
+        (
+            self.due_next.wrapping_sub(1).wrapping_sub(first),
+            self.due_end(self.due_next) - first,
+        )
     }
 
     /// The time of the earliest pending event, without making it current: the queue
     /// stays open to events before it (and after the current time).
     pub fn next_time(&self) -> Option<SimTime> {
-        if self.due_next < self.due.len() {
-            return Some(self.last);
+        if let Some(e) = self.due.get(self.due_next) {
+            return Some(e.time);
         }
         if self.levels == 0 {
             return None;
@@ -358,9 +432,6 @@ impl EventQueue {
     /// several threads may still schedule events from `until` on.
     #[inline]
     pub fn peek_time_before(&mut self, until: SimTime) -> Option<SimTime> {
-        if self.due_next < self.due.len() {
-            return Some(self.last);
-        }
         match self.next_time() {
             Some(t) if t < until => self.peek_time(),
             _ => None,
@@ -369,7 +440,7 @@ impl EventQueue {
 
     pub fn peek_time(&mut self) -> Option<SimTime> {
         if self.settle() {
-            Some(self.last)
+            Some(self.due[self.due_next].time)
         } else {
             None
         }
@@ -418,6 +489,42 @@ fn sort_due(due: &mut Vec<Event>, scratch: &mut SortScratch) {
     moved.clear();
     moved.extend(keys[..due.len()].iter().map(|k| due[(k & SLOT) as usize]));
     std::mem::swap(due, moved);
+}
+
+/// Puts a run of events of different times, at most `NETWORK` and all within 2^18 ps
+/// of `base`, the earliest, in time order, and each time's events in content order:
+/// their short keys (time from `base`, then place) through a sorting network, then each
+/// time's events, if several, by `sort_batch`.
+fn sort_run(due: &mut Vec<Event>, base: SimTime, scratch: &mut SortScratch) {
+    let n = due.len();
+    debug_assert!(n <= NETWORK);
+    let mut keys = [0; NETWORK];
+    for (i, key) in keys.iter_mut().enumerate() {
+        *key = u64::MAX - ((i as u64) << 16);
+    }
+    for (i, (key, e)) in keys.iter_mut().zip(due.iter()).enumerate() {
+        *key = (e.time - base) << 16 | i as u64;
+    }
+    if n <= 8 {
+        sort_8(&mut keys);
+    } else {
+        sort_16(&mut keys);
+    }
+    let moved = &mut scratch.moved;
+    moved.clear();
+    moved.extend(keys[..n].iter().map(|k| due[(k & SLOT) as usize]));
+    std::mem::swap(due, moved);
+    let mut i = 0;
+    while i < n {
+        let j = i + due[i..]
+            .iter()
+            .take_while(|e| e.time == due[i].time)
+            .count();
+        if j - i > 1 {
+            sort_batch(&mut due[i..j], scratch);
+        }
+        i = j;
+    }
 }
 
 /// `sort_due` for a batch that is part of a vector: events from elsewhere joining the
@@ -726,6 +833,94 @@ mod tests {
                 || (w[0].0 == w[1].0 && w[0].1 && w[1].1)),
             "(time, order)"
         );
+    }
+
+    /// Interleaves random schedules (a third at the current time, the others up to
+    /// `spread` ps ahead, some within a few picoseconds) and pops, and checks every pop
+    /// against a plain model of the order: by time; at one time, the events scheduled
+    /// before it began in content order, then those scheduled while it ran, in the order
+    /// they were.
+    fn check_against_model(seed: u64, ops: usize, spread: u64) {
+        use crate::engine::Rng;
+        let mut q = EventQueue::new();
+        let mut r = Rng::new(seed, 0, 0);
+        // (time, scheduled while its time ran, its rank then, content order, id)
+        type Pending = (u64, bool, u64, (u64, u64), u32);
+        let mut model: Vec<Pending> = Vec::new();
+        let (mut now, mut id, mut seq, mut popped) = (1, 0u32, 0u64, false);
+        for _ in 0..ops {
+            if r.below(5) < 3 {
+                let t = match r.below(3) {
+                    0 => now,
+                    1 => now + r.below(4),
+                    _ => now + r.below(spread),
+                };
+                let late = popped && t == now;
+                // Nodes unique, in no relation to the order they are scheduled in.
+                let (node, via) = (id.reverse_bits() >> 12, r.below(1 << 20) as u32);
+                let d = Desc {
+                    pkt: id,
+                    ..Desc::default()
+                };
+                q.schedule_arrival(t, node, via, d);
+                let e = Event {
+                    time: t,
+                    a: node,
+                    tag: via,
+                    d,
+                };
+                seq += 1;
+                model.push((t, late, seq, e.order(), id));
+                id += 1;
+            } else if let Some(e) = q.pop() {
+                let i = (0..model.len())
+                    .min_by_key(|&i| {
+                        let m = model[i];
+                        (m.0, m.1, if m.1 { (m.2, 0) } else { m.3 })
+                    })
+                    .unwrap();
+                let m = model.swap_remove(i);
+                assert_eq!((e.time, e.d.pkt), (m.0, m.4), "pop after {seq} schedules");
+                now = e.time;
+                popped = true;
+            }
+            assert_eq!(q.len(), model.len());
+        }
+    }
+
+    /// An event joining a run of several times takes its place by time, and among its
+    /// time's events by content order.
+    #[test]
+    fn an_event_joins_a_run_in_its_place() {
+        let mut q = EventQueue::new();
+        let order = |a: u32| {
+            Event {
+                time: 100,
+                a,
+                tag: 0,
+                d: Desc::default(),
+            }
+            .order()
+        };
+        // Two operands of opposite content order at time 100.
+        let (low, high) = if order(1) < order(2) { (1, 2) } else { (2, 1) };
+        q.schedule_arrival(70, 0, 0, Desc::default());
+        q.schedule_arrival(100, high, 0, Desc::default());
+        q.schedule_arrival(90, 3, 0, Desc::default());
+        assert_eq!(q.pop().map(|e| e.time), Some(70));
+        q.schedule_arrival(100, low, 0, Desc::default());
+        q.schedule_arrival(80, 4, 0, Desc::default());
+        let popped: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop())
+            .map(|e| (e.time, e.a))
+            .collect();
+        assert_eq!(popped, vec![(80, 4), (90, 3), (100, low), (100, high)]);
+    }
+
+    #[test]
+    fn pops_as_a_model_of_the_order_does() {
+        for (seed, spread) in [(1, 50), (2, 300), (3, 5_000), (4, 300_000), (5, 1 << 30)] {
+            check_against_model(seed, 20_000, spread);
+        }
     }
 
     #[test]
