@@ -505,11 +505,7 @@ fn sort_run(due: &mut Vec<Event>, base: SimTime, scratch: &mut SortScratch) {
     for (i, (key, e)) in keys.iter_mut().zip(due.iter()).enumerate() {
         *key = (e.time - base) << 16 | i as u64;
     }
-    if n <= 8 {
-        sort_8(&mut keys);
-    } else {
-        sort_16(&mut keys);
-    }
+    sort_network(&mut keys, n);
     let moved = &mut scratch.moved;
     moved.clear();
     moved.extend(keys[..n].iter().map(|k| due[(k & SLOT) as usize]));
@@ -579,13 +575,8 @@ impl SortScratch {
         for (i, (key, e)) in keys.iter_mut().zip(due).enumerate() {
             *key = e.order().0 & !SLOT | i as u64;
         }
-        let distinct = if n <= 8 {
-            sort_8(&mut keys);
-            distinct(&keys[..8])
-        } else {
-            sort_16(&mut keys);
-            distinct(&keys[..])
-        };
+        sort_network(&mut keys, n);
+        let distinct = distinct(&keys[..n]);
         self.keys.clear();
         self.keys.extend_from_slice(&keys[..n]);
         distinct
@@ -634,6 +625,27 @@ macro_rules! network {
     ($keys:ident: $(($a:literal, $b:literal)),* $(,)?) => {
         $(exchange($keys, $a, $b);)*
     };
+}
+
+/// Sorts the first `n` keys (at most `NETWORK`; the others are padding above them) by
+/// the smallest network that covers them: most batches are of two to four events.
+#[inline(always)]
+fn sort_network(keys: &mut [u64; NETWORK], n: usize) {
+    if n <= 2 {
+        exchange(keys, 0, 1);
+    } else if n <= 4 {
+        sort_4(keys);
+    } else if n <= 8 {
+        sort_8(keys);
+    } else {
+        sort_16(keys);
+    }
+}
+
+/// Sorts `keys[..4]`: the optimal 5-comparator network for 4 inputs.
+#[inline(always)]
+fn sort_4(keys: &mut [u64; NETWORK]) {
+    network!(keys: (0, 1), (2, 3), (0, 2), (1, 3), (1, 2));
 }
 
 /// Sorts `keys[..8]`: the optimal 19-comparator network for 8 inputs (Knuth, TAOCP
@@ -935,7 +947,13 @@ mod tests {
     /// principle).
     #[test]
     fn sorting_networks_sort() {
-        for (n, sort) in [(8, sort_8 as fn(&mut [u64; NETWORK])), (16, sort_16)] {
+        let pair = |keys: &mut [u64; NETWORK]| exchange(keys, 0, 1);
+        for (n, sort) in [
+            (2, pair as fn(&mut [u64; NETWORK])),
+            (4, sort_4),
+            (8, sort_8),
+            (16, sort_16),
+        ] {
             for bits in 0u32..1 << n {
                 let mut keys = [u64::MAX; NETWORK];
                 for (i, key) in keys.iter_mut().enumerate().take(n) {
