@@ -496,6 +496,16 @@ fn sort_due(due: &mut Vec<Event>, scratch: &mut SortScratch) {
 /// their short keys (time from `base`, then place) through a sorting network, then each
 /// time's events, if several, by `sort_batch`.
 fn sort_run(due: &mut Vec<Event>, base: SimTime, scratch: &mut SortScratch) {
+    // Two events (most runs of Homa's off-grid times): in place, as `sort_pair` does.
+    if let [a, b] = &mut due[..] {
+        if a.time > b.time {
+            std::mem::swap(a, b);
+        }
+        if a.time == b.time {
+            sort_pair(due, scratch);
+        }
+        return;
+    }
     let n = due.len();
     debug_assert!(n <= NETWORK);
     let mut keys = [0; NETWORK];
