@@ -508,10 +508,7 @@ fn sort_run(due: &mut Vec<Event>, base: SimTime, scratch: &mut SortScratch) {
     }
     let n = due.len();
     debug_assert!(n <= NETWORK);
-    let mut keys = [0; NETWORK];
-    for (i, key) in keys.iter_mut().enumerate() {
-        *key = u64::MAX - ((i as u64) << 16);
-    }
+    let mut keys = padded_keys();
     for (i, (key, e)) in keys.iter_mut().zip(due.iter()).enumerate() {
         *key = (e.time - base) << 16 | i as u64;
     }
@@ -592,12 +589,7 @@ impl SortScratch {
         if n > NETWORK {
             return self.sort_long_keys(due);
         }
-        let mut keys = [0; NETWORK];
-        // Padding above every real key (whose rank, in the top bits, is far below 31),
-        // each pad distinct from the next above the slot bits.
-        for (i, key) in keys.iter_mut().enumerate() {
-            *key = u64::MAX - ((i as u64) << 16);
-        }
+        let mut keys = padded_keys();
         for (i, (key, e)) in keys.iter_mut().zip(due).enumerate() {
             *key = e.order().0 & !SLOT | i as u64;
         }
@@ -651,6 +643,14 @@ macro_rules! network {
     ($keys:ident: $(($a:literal, $b:literal)),* $(,)?) => {
         $(exchange($keys, $a, $b);)*
     };
+}
+
+/// A network's keys before a batch's are written over the first of them: padding above
+/// every real key (an order key's rank, in the top bits, is far below 31; a run's time
+/// offset below 2^18), each pad distinct from the next above the slot bits.
+#[inline(always)]
+fn padded_keys() -> [u64; NETWORK] {
+    std::array::from_fn(|i| u64::MAX - ((i as u64) << 16))
 }
 
 /// Sorts the first `n` keys (at most `NETWORK`; the others are padding above them) by

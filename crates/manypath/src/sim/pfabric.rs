@@ -34,17 +34,18 @@ impl Sim {
                 }
             }
         }
-        let dropped = match a {
-            Admission::Queued => None,
-            Admission::Refused => Some(d),
-            Admission::Evicted(x) => Some(x),
-        };
-        if let Some(x) = dropped {
-            self.dropped += 1;
-            self.pkts.free(x.pkt);
+        match a {
+            Admission::Queued => {}
+            Admission::Refused => {
+                self.dropped += 1;
+                self.pkts.free(d.pkt);
+                return;
+            }
+            Admission::Evicted(x) => {
+                self.dropped += 1;
+                self.pkts.free(x.pkt);
+            }
         }
-        if a != Admission::Refused {
-            self.schedule_tx_done(port_id);
-        }
+        self.schedule_tx_done(port_id);
     }
 }
