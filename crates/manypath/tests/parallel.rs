@@ -568,6 +568,32 @@ fn persistent_connections_are_the_same_on_any_threads() {
     assert!(sum(|f| f.recovery.ir_recovered) > 0);
 }
 
+#[test]
+fn pooled_connections_are_the_same_on_any_threads() {
+    // Responses that take an idle connection of their pair's pool, or open one: the pick
+    // is the sender's, whichever partition runs the receiver.
+    let r = same_on_any_threads_and_splits(
+        r#"
+        duration_ms = 4
+        stop_when_done = false
+        [topology.fat_tree]
+        k = 4
+        [[traffic]]
+        pattern = "requests"
+        transport = "dctcp"
+        rate_per_s = 60000
+        requests = { clients = [0, 1, 2, 3, 4, 5, 6, 7], servers = [12, 13], connections = 1, pick = "idle" }
+        size = { fixed = 30000 }
+        "#,
+        &[dealt(36, 2), dealt(36, 3)],
+    );
+    assert!(
+        r.counters.flows_completed >= 150,
+        "{}",
+        r.counters.flows_completed
+    );
+}
+
 /// Runs `text` (a scenario with `[output.pcap]` and `[output.trace]`) on one thread,
 /// then in every configuration of `splits` (`configurations`), and checks the capture
 /// file and the trace are the one-thread run's, byte for byte and event for event, with

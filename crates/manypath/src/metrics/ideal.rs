@@ -19,7 +19,8 @@
 //!   ones after it (the exact maximum is taken below);
 //! - the ACK of the last segment (a header) back along the ACK path.
 //!
-//! A flow on a persistent connection has no handshake.
+//! A flow on a persistent connection has no handshake (unless it opened that connection:
+//! `requests.pick = "idle"` with no idle connection in its pool).
 
 use crate::time::{Rate, SimTime};
 

@@ -1069,6 +1069,10 @@ pub struct RequestsSpec {
     pub servers: Vec<u32>,
     /// Persistent connections per client–server pair and request kind (default 5).
     pub connections: Option<u32>,
+    /// Which of the pair's connections a response takes: `round_robin` (default: each
+    /// in turn, busy or not) or `idle` (the first with nothing left to deliver, or else
+    /// a new connection, which stays open for the pair's later responses).
+    pub pick: Option<ConnPickSpec>,
     /// Draw sizes below this many bytes only (the size distribution conditioned on it).
     pub sizes_below_bytes: Option<u64>,
     /// Requests of at least this many bytes are background requests, carried on their
@@ -1082,6 +1086,16 @@ pub struct RequestsSpec {
     /// applications, spread over `servers` in turn, each with its own `connections`;
     /// the responses of one request are one job (default: one random server).
     pub fanout: Option<u32>,
+}
+
+/// How a response picks one of its client–server pair's persistent connections.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnPickSpec {
+    /// The pair's connections in turn, whether or not the last one is done.
+    RoundRobin,
+    /// The first connection with nothing left to deliver; none: a new one.
+    Idle,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]

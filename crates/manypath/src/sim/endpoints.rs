@@ -186,7 +186,11 @@ impl Sim {
         let persistent = flow.spec.conn.is_some();
         let size = flow.spec.size;
         for k in 0..flow.copies as usize {
-            let id = self.flows[f as usize].conns[k];
+            let id = if persistent && k == 0 {
+                self.pick_connection(f)
+            } else {
+                self.flows[f as usize].conns[k]
+            };
             let conn = &mut self.conns[id as usize];
             match (persistent, size) {
                 (false, Some(size)) => {

@@ -23,6 +23,7 @@ mod ndp;
 pub mod parallel;
 mod partition;
 mod pfabric;
+mod pools;
 mod results;
 mod setup;
 
@@ -102,6 +103,9 @@ struct Flow {
     share: Option<Tally>,
     /// The flow's start has come (its `FlowStart` ran).
     started: bool,
+    /// A response of a connection pool that found no idle connection and opened its
+    /// own (`sim::pools`): its FCT has the handshake in it.
+    opened_connection: bool,
     finish: Option<SimTime>,
 }
 
@@ -170,6 +174,9 @@ pub struct Sim {
     pacers: Vec<PullPacer>,
     /// Every host's Homa agents, in a run with a Homa transport.
     homa: Option<Box<homa::HomaHosts>>,
+    /// Pools of persistent connections that responses pick from when idle (empty
+    /// without `requests.pick = "idle"`).
+    pools: pools::ConnPools,
     /// Per host, when its receive processing is free (`host_rx`); empty when no
     /// connection has a host delay.
     host_rx_free: Vec<SimTime>,

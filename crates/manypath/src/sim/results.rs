@@ -234,7 +234,9 @@ impl Sim {
                     mss: t.tcp.mss,
                     header: t.tcp.header,
                 },
-                f.spec.conn.is_none(),
+                // A flow of its own opens its connection; on a persistent one, only a
+                // pool's response that found none idle did.
+                f.spec.conn.is_none() || f.opened_connection,
             ),
         };
         let spray = self.plan.load_balancing == LoadBalancing::Spray;

@@ -4,6 +4,7 @@
 
 use super::fabric::DEADLOCK_HOLD;
 use super::homa::HomaHosts;
+use super::pools::ConnPools;
 use super::results::Tally;
 use super::{
     Conn, Flow, Sim, MAX_COPIES, NOT_STARTED, NO_CONN, NO_FLOW, SAMPLE_FLOWS, SAMPLE_QUEUES,
@@ -112,6 +113,7 @@ impl Sim {
             think: w.think,
             job_left: w.job_left,
             job_waiters: w.job_waiters,
+            pools: w.pools,
             link_events,
             route_drops: 0,
             fabric,
@@ -152,6 +154,7 @@ struct Workload {
     job_waiters: Vec<Vec<u32>>,
     unfinished: u64,
     long_lived: u64,
+    pools: ConnPools,
 }
 
 /// The run's flows and the connections that carry them, with the flows' `FlowStart`
@@ -184,10 +187,15 @@ fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn
         let copies = plan.transports[p.transport as usize].replicas as usize;
         for id in ids.iter_mut().take(copies) {
             *id = builder.persistent(p, conn_entry[pi]);
-            events.schedule(p.start, EventKind::ConnOpen, *id, 0);
+            // (A pooled connection has one copy: the scenario's checks.)
+            w.pools.add(*id, p, conn_entry[pi]);
+            if !p.on_demand {
+                events.schedule(p.start, EventKind::ConnOpen, *id, 0);
+            }
         }
         persistent_conns.push((ids, copies as u8));
     }
+    w.pools.seal();
     for (i, f) in specs.iter().enumerate() {
         if let Some(pc) = f.conn {
             let (ids, copies) = persistent_conns[pc as usize];
@@ -218,6 +226,7 @@ impl Workload {
             job_waiters,
             unfinished: 0,
             long_lived: 0,
+            pools: ConnPools::default(),
         }
     }
 
@@ -258,6 +267,7 @@ impl Workload {
             base: [Tally::default(); MAX_COPIES],
             share: None,
             started: false,
+            opened_connection: false,
             finish: None,
         });
     }

@@ -102,12 +102,14 @@ pub struct JobsGen {
 /// every client keeps `connections` persistent connections to every server for its
 /// latency-sensitive requests, and as many for its background requests (those of at
 /// least `background_above` bytes, on their own transport); requests of each kind go
-/// round robin over the pair's connections of that kind.
+/// round robin over the pair's connections of that kind, or (`ConnPick::Idle`) to one
+/// with nothing left to deliver.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RequestsGen {
     pub clients: Vec<u32>,
     pub servers: Vec<u32>,
     pub connections: u32,
+    pub pick: ConnPick,
     /// Sizes are drawn below this bound (the distribution conditioned on it).
     pub sizes_below: Option<u64>,
     /// Requests of at least this many bytes are background requests.
@@ -120,6 +122,20 @@ pub struct RequestsGen {
     pub fanout: Option<u32>,
 }
 
+/// How a response picks one of its client–server pair's persistent connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnPick {
+    /// The pair's connections in turn, fixed when the workload is drawn: a response may
+    /// wait behind the one before it on its connection.
+    RoundRobin,
+    /// When the response starts: the first of the pair's open connections with nothing
+    /// left to deliver or, when none is, a new one that then stays open with the others
+    /// (as the Homa authors' ns-2 traffic generator keeps its connections:
+    /// `docs/references.md`). Each response is drawn with a connection of its own
+    /// (`ConnSpec::on_demand`) for the case that none is idle.
+    Idle,
+}
+
 /// A persistent connection the run opens at `start` and keeps; flows are messages on it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ConnSpec {
@@ -129,6 +145,12 @@ pub struct ConnSpec {
     pub transport: u16,
     pub priority: u8,
     pub start: SimTime,
+    /// With `ConnPick::Idle`: the pool (client–server pair and request kind, numbered
+    /// within the traffic entry) whose responses may take this connection.
+    pub pool: Option<u32>,
+    /// Not opened at `start`: opened by the response it was drawn with if that
+    /// response finds no idle connection in its pool, else never.
+    pub on_demand: bool,
 }
 
 /// A flow to start.
@@ -424,6 +446,8 @@ impl TrafficGen {
                     } else {
                         r.background_transport
                     };
+                    let pool = (r.pick == ConnPick::Idle)
+                        .then_some(((ci * r.servers.len() + si) * kinds + kind) as u32);
                     for _ in 0..r.connections {
                         conns.push(ConnSpec {
                             src: server,
@@ -431,6 +455,8 @@ impl TrafficGen {
                             transport,
                             priority: self.priority,
                             start: 0,
+                            pool,
+                            on_demand: false,
                         });
                     }
                 }
@@ -454,10 +480,33 @@ impl TrafficGen {
             let size = self.request_size(r, rng);
             let background = r.background_above.is_some_and(|b| size >= b);
             let kind = background as usize;
-            let slot = &mut next_slot[pair * kinds + kind];
-            let conn = first[pair] as usize + kind * r.connections as usize + *slot as usize;
-            *slot = (*slot + 1) % r.connections;
-            debug_assert!(conn < first[pair] as usize + per_pair);
+            let conn = match r.pick {
+                ConnPick::RoundRobin => {
+                    let slot = &mut next_slot[pair * kinds + kind];
+                    let conn =
+                        first[pair] as usize + kind * r.connections as usize + *slot as usize;
+                    *slot = (*slot + 1) % r.connections;
+                    debug_assert!(conn < first[pair] as usize + per_pair);
+                    conn
+                }
+                ConnPick::Idle => {
+                    // The response's own connection, should its pool have none idle.
+                    conns.push(ConnSpec {
+                        src: r.servers[si],
+                        dst: r.clients[ci],
+                        transport: if background {
+                            r.background_transport
+                        } else {
+                            self.transport
+                        },
+                        priority: self.priority,
+                        start,
+                        pool: Some((pair * kinds + kind) as u32),
+                        on_demand: true,
+                    });
+                    conns.len() - 1
+                }
+            };
             out.push(FlowSpec {
                 src: r.servers[si],
                 dst: r.clients[ci],
@@ -507,6 +556,8 @@ impl TrafficGen {
                         transport: self.transport,
                         priority: self.priority,
                         start: 0,
+                        pool: None,
+                        on_demand: false,
                     });
                 }
             }
@@ -717,6 +768,7 @@ mod tests {
                 clients: vec![3, 4, 5],
                 servers: vec![0, 1, 2, 3],
                 connections: 5,
+                pick: ConnPick::RoundRobin,
                 sizes_below: Some(150_000),
                 background_above: Some(100_000),
                 background_transport: 0,
@@ -756,6 +808,50 @@ mod tests {
     }
 
     #[test]
+    fn idle_pick_draws_a_connection_beside_each_response_in_its_pairs_pool() {
+        let r = RequestsGen {
+            clients: vec![0, 1],
+            servers: vec![1, 2],
+            connections: 2,
+            pick: ConnPick::Idle,
+            sizes_below: None,
+            background_above: None,
+            background_transport: 0,
+            background_class: 0,
+            fanout: None,
+        };
+        let g = TrafficGen {
+            arrival: Arrival::Poisson {
+                rate_per_s: 1_000.0,
+            },
+            requests: Some(r),
+            ..gen(Pattern::Requests)
+        };
+        let mut out = Vec::new();
+        let mut conns = Vec::new();
+        g.generate(&mut Rng::new(4, 0, 0), &mut 0, &mut out, &mut conns);
+        // 3 pairs (client 1 to server 1 is none) of 2 connections opened at the start,
+        // then one on demand per response.
+        assert!(out.len() > 100, "{}", out.len());
+        assert_eq!(conns.len(), 3 * 2 + out.len());
+        assert!(conns[..6].iter().all(|c| !c.on_demand && c.start == 0));
+        let pools: Vec<u32> = conns[..6].iter().map(|c| c.pool.unwrap()).collect();
+        // Numbered by (client, server) index, the pair of a host and itself included.
+        assert_eq!(pools, [0, 0, 1, 1, 3, 3]);
+        for f in &out {
+            let c = conns[f.conn.unwrap() as usize];
+            assert!(c.on_demand && c.start == f.start);
+            assert_eq!((c.src, c.dst), (f.src, f.dst));
+            // Its pool is its pair's: the one of the connections opened at the start.
+            let first = conns[..6]
+                .iter()
+                .position(|o| (o.src, o.dst) == (f.src, f.dst))
+                .unwrap();
+            assert_eq!(c.pool, conns[first].pool);
+        }
+    }
+
+    #[test]
     fn fanout_requests_are_jobs_over_every_application() {
         let g = TrafficGen {
             arrival: Arrival::Poisson { rate_per_s: 100.0 },
@@ -763,6 +859,7 @@ mod tests {
                 clients: vec![0],
                 servers: vec![1, 2, 3, 4, 5],
                 connections: 1,
+                pick: ConnPick::RoundRobin,
                 sizes_below: None,
                 background_above: None,
                 background_transport: 0,

@@ -5,5 +5,5 @@ pub mod generate;
 pub mod size;
 
 pub use cdf::EmpiricalCdf;
-pub use generate::{ConnSpec, FlowSpec, Pattern, RequestsGen};
+pub use generate::{ConnPick, ConnSpec, FlowSpec, Pattern, RequestsGen};
 pub use size::SizeDist;

@@ -58,10 +58,17 @@ pub(super) fn traffic(
             sizes::size_dist(&t.size, &format!("{path}.size"), base_dir, c);
             continue;
         };
-        let requests = t
-            .requests
-            .as_ref()
-            .map(|r| requests_gen(r, &path, n_hosts, transports, &mut out.classes, c));
+        let requests = t.requests.as_ref().map(|r| {
+            requests_gen(
+                r,
+                &path,
+                n_hosts,
+                transport,
+                transports,
+                &mut out.classes,
+                c,
+            )
+        });
         let (paths, stop) = entry_routing(t, &path, &transports[transport as usize], c);
         let jobs = t
             .jobs

@@ -3,9 +3,9 @@
 
 use super::class_index;
 use crate::scenario::checker::Checker;
-use crate::scenario::schema::{JobsSpec, RequestsSpec};
+use crate::scenario::schema::{ConnPickSpec, JobsSpec, RequestsSpec};
 use crate::scenario::transports::TransportPlan;
-use crate::workload::generate::{JobsGen, RequestsGen};
+use crate::workload::generate::{ConnPick, JobsGen, RequestsGen};
 
 /// The `jobs` table of a traffic entry, checked (the host count in `patterns::jobs_fields`).
 pub(super) fn jobs_gen(
@@ -31,12 +31,13 @@ pub(super) fn jobs_gen(
     }
 }
 
-/// The `requests` table of a traffic entry: hosts checked, the background transport and
-/// class resolved.
+/// The `requests` table of a traffic entry (whose transport is `transport`): hosts
+/// checked, the background transport and class resolved.
 pub(super) fn requests_gen(
     r: &RequestsSpec,
     path: &str,
     n_hosts: u32,
+    transport: u16,
     transports: &[TransportPlan],
     classes: &mut Vec<String>,
     c: &mut Checker,
@@ -67,11 +68,14 @@ pub(super) fn requests_gen(
         );
     }
     let connections = r.connections.unwrap_or(5);
-    c.at_least(
-        &format!("{path}.requests.connections"),
-        connections as u64,
-        1,
-    );
+    let idle = r.pick == Some(ConnPickSpec::Idle);
+    // An idle pick opens connections as responses need them: it may start with none.
+    if connections == 0 && !idle {
+        c.err(
+            &format!("{path}.requests.connections"),
+            "must be at least 1 (0 only with pick = \"idle\"), got 0".into(),
+        );
+    }
     if let Some(b) = r.sizes_below_bytes {
         c.at_least(&format!("{path}.requests.sizes_below_bytes"), b, 2);
     }
@@ -114,11 +118,44 @@ pub(super) fn requests_gen(
             );
         }
     }
+    let pick = match r.pick {
+        None | Some(ConnPickSpec::RoundRobin) => ConnPick::RoundRobin,
+        Some(ConnPickSpec::Idle) => ConnPick::Idle,
+    };
+    if idle {
+        if r.fanout.is_some() {
+            c.err(
+                &format!("{path}.requests.pick"),
+                "\"idle\" applies to requests without fanout (each application's connections go in turn)".into(),
+            );
+        }
+        let kinds = [
+            Some(transport),
+            r.background_above_bytes.map(|_| background_transport),
+        ];
+        for t in kinds.into_iter().flatten() {
+            let t = &transports[t as usize];
+            if t.replicas > 1 {
+                c.err(
+                    &format!("{path}.requests.pick"),
+                    format!(
+                        "\"idle\" picks one connection per response: transports.{}.replicas must be 1, got {}",
+                        t.name, t.replicas
+                    ),
+                );
+            }
+        }
+    }
     RequestsGen {
+        pick,
         fanout: r.fanout.map(|n| n.max(1)),
         clients: r.clients.clone(),
         servers: r.servers.clone(),
-        connections: connections.max(1),
+        connections: if idle {
+            connections
+        } else {
+            connections.max(1)
+        },
         sizes_below: r.sizes_below_bytes.map(|b| b.max(2)),
         background_above: r.background_above_bytes,
         background_transport,
@@ -158,6 +195,46 @@ mod tests {
         );
         assert!(
             e.contains("traffic[0].requests.background_above_bytes: is needed for"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_idle_pick_is_checked() {
+        let ok = REQUESTS.to_string()
+            + "requests = { clients = [0], servers = [1, 2], pick = \"idle\" }\n";
+        let p = Plan::from_toml(&ok, Path::new(".")).unwrap();
+        let r = p.traffic[0].requests.as_ref().unwrap();
+        assert_eq!(r.pick, crate::workload::ConnPick::Idle);
+        let e = errors(
+            &(REQUESTS.to_string()
+                + "requests = { clients = [0], servers = [1, 2], pick = \"idle\", fanout = 2 }\n"),
+        );
+        assert!(
+            e.contains("traffic[0].requests.pick: \"idle\" applies to requests without fanout"),
+            "{e}"
+        );
+        let e = errors(
+            &(REQUESTS.to_string()
+                + "transport = \"rep\"\n"
+                + "requests = { clients = [0], servers = [1], pick = \"idle\" }\n"
+                + "[transports.rep]\ncc = \"dctcp\"\nreplicas = 2\n"),
+        );
+        assert!(
+            e.contains("traffic[0].requests.pick: \"idle\" picks one connection per response: transports.rep.replicas must be 1, got 2"),
+            "{e}"
+        );
+        let e = errors(
+            &(REQUESTS.to_string()
+                + "requests = { clients = [0], servers = [1], pick = \"any\" }\n"),
+        );
+        assert!(e.contains("traffic[0].requests.pick"), "{e}");
+        let none =
+            REQUESTS.to_string() + "requests = { clients = [0], servers = [1], connections = 0";
+        assert!(Plan::from_toml(&(none.clone() + ", pick = \"idle\" }\n"), Path::new(".")).is_ok());
+        let e = errors(&(none + " }\n"));
+        assert!(
+            e.contains("traffic[0].requests.connections: must be at least 1 (0 only with pick = \"idle\"), got 0"),
             "{e}"
         );
     }

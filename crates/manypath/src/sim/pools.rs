@@ -1,0 +1,196 @@
+//! Pools of persistent connections (`requests.pick = "idle"`): a response takes the
+//! first of its client–server pair's open connections with nothing left to deliver or,
+//! when none is, the connection drawn beside it, which opens then and stays in the pool
+//! (as the Homa authors' ns-2 traffic generator keeps its connections, so that no
+//! response waits behind another). Empty, and never consulted, without that pick.
+
+use super::Sim;
+use crate::workload::ConnSpec;
+use std::collections::HashMap;
+
+const NO_POOL: u32 = u32::MAX;
+
+/// Each persistent connection's pool, and each pool's open connections in the order
+/// they opened.
+#[derive(Default)]
+pub(super) struct ConnPools {
+    of_conn: Vec<u32>,
+    open: Vec<Vec<u32>>,
+    /// Setup only: the pool of each (traffic entry, pool within the entry).
+    index: HashMap<(u32, u32), u32>,
+}
+
+impl ConnPools {
+    /// Files connection `id`, made for `spec` of traffic entry `entry`: in its pool, and
+    /// among the pool's open connections unless it opens on demand.
+    pub(super) fn add(&mut self, id: u32, spec: &ConnSpec, entry: u32) {
+        let Some(pool) = spec.pool else {
+            return;
+        };
+        let next = self.open.len() as u32;
+        let p = *self.index.entry((entry, pool)).or_insert(next);
+        if p == next {
+            self.open.push(Vec::new());
+        }
+        if self.of_conn.len() <= id as usize {
+            self.of_conn.resize(id as usize + 1, NO_POOL);
+        }
+        self.of_conn[id as usize] = p;
+        if !spec.on_demand {
+            self.open[p as usize].push(id);
+        }
+    }
+
+    /// Done filing: the setup's index goes.
+    pub(super) fn seal(&mut self) {
+        self.index = HashMap::new();
+    }
+
+    /// How many connections the pools hold open (those opened at the start and those
+    /// opened on demand so far).
+    #[cfg(test)]
+    pub(super) fn opened(&self) -> usize {
+        self.open.iter().map(Vec::len).sum()
+    }
+}
+
+impl Sim {
+    /// The persistent connection flow `f` goes on: the one it was drawn with, or, when
+    /// that one belongs to a pool, the pool's first open connection with nothing left to
+    /// deliver, else the drawn one, opened now. The flow keeps the one it takes.
+    pub(super) fn pick_connection(&mut self, f: u32) -> u32 {
+        let own = self.flows[f as usize].conns[0];
+        let pool = match self.pools.of_conn.get(own as usize) {
+            Some(&p) if p != NO_POOL => p as usize,
+            _ => return own,
+        };
+        let conns = &self.conns;
+        let idle = self.pools.open[pool]
+            .iter()
+            .copied()
+            .find(|&c| conns[c as usize].pending.is_empty());
+        let id = match idle {
+            Some(c) => c,
+            None => {
+                self.pools.open[pool].push(own);
+                self.conns[own as usize].ep.open();
+                self.flows[f as usize].opened_connection = true;
+                own
+            }
+        };
+        self.flows[f as usize].conns[0] = id;
+        id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Plan;
+    use std::path::Path;
+
+    /// Host 1 answers host 0's requests (100 KB responses, 80 µs each at 10 Gb/s, one
+    /// every 100 µs on average: 80% load) on a pool that starts with `connections`.
+    fn run(pick: &str, connections: u32) -> Sim {
+        let text = format!(
+            r#"
+            duration_ms = 20
+            seed = 3
+            [topology.star]
+            senders = 2
+            [network.link]
+            rate_gbps = 10
+            delay_us = 1
+            [[traffic]]
+            pattern = "requests"
+            transport = "dctcp"
+            rate_per_s = 10000
+            requests = {{ clients = [0], servers = [1], connections = {connections}, pick = "{pick}" }}
+            size = {{ fixed = 100000 }}
+            "#
+        );
+        let mut sim = Sim::new(Plan::from_toml(&text, Path::new(".")).unwrap());
+        sim.run();
+        sim
+    }
+
+    /// Per connection, its responses' (start, finish), in order of start.
+    fn by_connection(s: &Sim) -> Vec<Vec<(u64, u64)>> {
+        let mut on = vec![Vec::new(); s.conns.len()];
+        for f in &s.flows {
+            if let Some(end) = f.finish {
+                on[f.conns[0] as usize].push((f.spec.start, end));
+            }
+        }
+        on.retain(|v| !v.is_empty());
+        for v in &mut on {
+            v.sort();
+        }
+        on
+    }
+
+    fn overlaps(on: &[Vec<(u64, u64)>]) -> usize {
+        on.iter()
+            .map(|v| v.windows(2).filter(|w| w[1].0 < w[0].1).count())
+            .sum()
+    }
+
+    #[test]
+    fn an_idle_pick_never_puts_a_response_behind_another() {
+        let rr = run("round_robin", 1);
+        let idle = run("idle", 1);
+        for s in [&rr, &idle] {
+            assert!(s.flows.len() > 150, "{}", s.flows.len());
+            // (Those started in the last millisecond may still run.)
+            let early = |f: &&super::super::Flow| f.spec.start < 19_000_000_000;
+            assert!(s.flows.iter().filter(early).all(|f| f.finish.is_some()));
+        }
+        // In turn on one connection, responses often start before the last is done.
+        let rr_on = by_connection(&rr);
+        assert_eq!(rr_on.len(), 1);
+        assert!(overlaps(&rr_on) > 10, "{}", overlaps(&rr_on));
+        // Idle: never; the pool grows to what the overlap needs and is reused.
+        let on = by_connection(&idle);
+        assert_eq!(overlaps(&on), 0);
+        let opened = idle.pools.opened();
+        assert!(
+            opened > 1 && opened <= on.len() + 1,
+            "{opened} opened, {} used",
+            on.len()
+        );
+        assert!(
+            opened < idle.flows.len() / 10,
+            "{opened} for {}",
+            idle.flows.len()
+        );
+        // The first connection carries most responses, being first in the pool.
+        let first = on.iter().map(Vec::len).max().unwrap();
+        assert!(first * 2 > idle.flows.len(), "{first}");
+        // Starting with none: the first response opens the first connection.
+        let none = run("idle", 0);
+        let on = by_connection(&none);
+        assert_eq!(overlaps(&on), 0);
+        assert_eq!(none.pools.opened(), on.len());
+        assert!(
+            on.len() > 1 && on.len() < none.flows.len() / 10,
+            "{}",
+            on.len()
+        );
+        // A response that opened its connection has the handshake in its ideal FCT (a
+        // round trip of 4 µs more here); one that reused a connection has not.
+        let opened: Vec<bool> = none.flows.iter().map(|f| f.opened_connection).collect();
+        assert_eq!(opened.iter().filter(|&&o| o).count(), on.len());
+        let mut none = none;
+        let ideal: Vec<(bool, u64)> = none
+            .results(0.0)
+            .flows
+            .iter()
+            .zip(&opened)
+            .map(|(r, &o)| (o, r.ideal_fct.unwrap()))
+            .collect();
+        let of = |o: bool| ideal.iter().find(|x| x.0 == o).unwrap().1;
+        let extra = of(true) - of(false);
+        assert!((3_500_000..6_000_000).contains(&extra), "{extra} ps");
+        assert!(ideal.iter().all(|&(o, t)| t == of(o)));
+    }
+}
