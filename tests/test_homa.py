@@ -115,6 +115,11 @@ CASES = [
         id="long-lived-message",
     ),
     pytest.param(
+        HOMA.replace("repeat = 2", "repeat = 2\nconnection_pool = true"),
+        ("traffic[0].connection_pool", "Homa"),
+        id="pooled-messages",
+    ),
+    pytest.param(
         HOMA + '\n[transports.homa2]\ncc = "homa"\n',
         ("transports.homa2.cc", "one Homa transport"),
         id="two-homa-transports",

@@ -15,7 +15,9 @@ receivers, their sizes drawn from the workload as a step function (as HomaSimula
 draws them). pFabric runs as the Homa authors ran its ns-2 simulator for the comparison
 (HomaSimulation's pFabric scripts): queues of 13 packets of 1,500 bytes that schedule and
 drop by remaining bytes, on switch ports and host NICs, and the transport's defaults
-(first and largest window 12 packets, RTO 24 µs, probes after 5 timeouts). The reduced
+(first and largest window 12 packets, RTO 24 µs, probes after 5 timeouts), and
+connections kept open and reused as their ns-2 traffic generator keeps them (a message
+takes an idle connection of its host pair, or opens one). The reduced
 scale keeps the rates, delays and 1:1 subscription at 12 hosts.
 
 Slowdown is a message's completion time over its ideal on an idle network (its path's
@@ -153,11 +155,13 @@ def dctcp_settings() -> dict[str, Any]:
 def pfabric_settings() -> dict[str, Any]:
     """pFabric with its defaults, on pFabric queues of 13 packets at switch ports and on
     the host NICs' queues (which hold what the senders' windows release, in priority
-    order, and never drop: hosts wait for room)."""
+    order, and never drop: hosts wait for room); each message on an idle connection of its
+    host pair's pool, or on one it opens (the Homa authors' ns-2 generator)."""
     return {
         "transports": {"pfabric": {"cc": "pfabric"}},
         "queue": {"limit_bytes": PFABRIC_QUEUE_BYTES, "pfabric": True},
         "host_queue": {"pfabric": True},
+        "traffic": {"connection_pool": True},
     }
 
 
@@ -208,6 +212,7 @@ def scenario(transport: str, workload: str, scale: Scale = REDUCED, seed: int = 
             "arrival": "poisson",
             "load": LOAD,
             "arrivals_until_ms": window,
+            **settings.get("traffic", {}),
         }],
     }
 

@@ -134,6 +134,16 @@ pub(super) fn check(
                 ),
             );
         }
+        if is_homa && tr.connection_pool {
+            c.err(
+                &format!("traffic[{i}].connection_pool"),
+                format!(
+                    "transport {:?} is Homa, whose flows are messages of their own: \
+                     connection pools do not apply",
+                    tr.transport
+                ),
+            );
+        }
         if is_homa && matches!(tr.size, SizeSpec::LongLived) {
             c.err(
                 &format!("traffic[{i}].size"),

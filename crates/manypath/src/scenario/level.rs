@@ -258,6 +258,12 @@ fn check_flow_level(s: &Scenario, transports: &[TransportPlan], c: &mut Checker)
                 "requests on persistent connections are modelled at the packet level only",
             );
         }
+        if t.connection_pool {
+            err(
+                &format!("{path}.connection_pool"),
+                "connection pools are modelled at the packet level only",
+            );
+        }
         if let Some(tp) = transports.iter().find(|p| p.name == t.transport) {
             if tp.lia_beta.is_some() {
                 err(

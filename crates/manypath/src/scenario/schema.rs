@@ -1186,6 +1186,13 @@ pub struct TrafficSpec {
     pub dst: Option<u32>,
     /// `requests`: clients, servers and connections.
     pub requests: Option<RequestsSpec>,
+    /// The entry's flows reuse connections (packet level): a flow takes the first of
+    /// its (source, destination) pair's open connections with nothing left to deliver,
+    /// or else opens one that stays open for the pair's later flows, as the Homa
+    /// authors' ns-2 traffic generator does. Default false: every flow opens a
+    /// connection of its own.
+    #[serde(default)]
+    pub connection_pool: bool,
     /// Pin the entry's connections to equal-cost paths (packet level): subflow j of a
     /// connection takes path `paths[j % len]`, both ways. Path indices count the
     /// equal-cost paths between the two hosts: at each switch with several next hops,

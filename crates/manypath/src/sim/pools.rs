@@ -193,4 +193,59 @@ mod tests {
         assert!((3_500_000..6_000_000).contains(&extra), "{extra} ps");
         assert!(ideal.iter().all(|&(o, t)| t == of(o)));
     }
+
+    #[test]
+    fn a_pooled_entry_keeps_its_arrivals_and_reuses_connections() {
+        let text = |pool: bool| {
+            format!(
+                r#"
+                duration_ms = 10
+                [topology.star]
+                senders = 3
+                [[traffic]]
+                pattern = "random_pairs"
+                transport = "dctcp"
+                arrival = "poisson"
+                load = 0.6
+                size = {{ fixed = 20000 }}
+                connection_pool = {pool}
+                "#
+            )
+        };
+        let mut sims = [false, true].map(|pool| {
+            let mut sim = Sim::new(Plan::from_toml(&text(pool), Path::new(".")).unwrap());
+            sim.run();
+            sim
+        });
+        let arrivals = |s: &Sim| -> Vec<(u32, u32, u64)> {
+            s.flows
+                .iter()
+                .map(|f| (f.spec.src, f.spec.dst, f.spec.start))
+                .collect()
+        };
+        assert_eq!(arrivals(&sims[0]), arrivals(&sims[1]));
+        let [own, pooled] = &mut sims;
+        assert!(own.flows.len() > 300, "{}", own.flows.len());
+        let on = by_connection(pooled);
+        assert_eq!(overlaps(&on), 0);
+        // 12 ordered pairs: a few connections each carry most flows.
+        assert_eq!(pooled.pools.opened(), on.len());
+        assert!(
+            on.len() >= 12 && on.len() < pooled.flows.len() / 4,
+            "{}",
+            on.len()
+        );
+        // Most flows skip the handshake: they finish sooner than on their own connection.
+        let mean = |s: &mut Sim| {
+            let r = s.results(0.0);
+            let done: Vec<u64> = r
+                .flows
+                .iter()
+                .filter_map(|f| Some(f.finish? - f.start))
+                .collect();
+            done.iter().sum::<u64>() / done.len() as u64
+        };
+        let (a, b) = (mean(own), mean(pooled));
+        assert!(b < a, "pooled mean FCT {b} ps, own connections {a} ps");
+    }
 }

@@ -3,6 +3,7 @@
 use super::SizeDist;
 use crate::engine::Rng;
 use crate::time::{SimTime, PS_PER_S};
+use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pattern {
@@ -70,6 +71,9 @@ pub struct TrafficGen {
     pub jobs: Option<JobsGen>,
     /// Flows of at least this many bytes take another transport and class.
     pub split: Option<SizeSplit>,
+    /// Each flow takes an idle connection of its (source, destination, transport) pool
+    /// or opens one that joins it (`ConnPick::Idle`, as for requests).
+    pub connection_pool: bool,
 }
 
 /// Flows of at least `at` bytes use `transport` and are labelled `class` (a workload whose
@@ -134,6 +138,27 @@ pub enum ConnPick {
     /// `docs/references.md`). Each response is drawn with a connection of its own
     /// (`ConnSpec::on_demand`) for the case that none is idle.
     Idle,
+}
+
+/// Puts `flows` (one traffic entry's, every one with a size) on connection pools, one per
+/// (source, destination, transport): each flow is drawn a connection of its own that
+/// opens only if its pool has none idle when it starts (`ConnPick::Idle`).
+fn pool_flows(flows: &mut [FlowSpec], conns: &mut Vec<ConnSpec>) {
+    let mut pools: HashMap<(u32, u32, u16), u32> = HashMap::new();
+    for f in flows {
+        let next = pools.len() as u32;
+        let pool = *pools.entry((f.src, f.dst, f.transport)).or_insert(next);
+        conns.push(ConnSpec {
+            src: f.src,
+            dst: f.dst,
+            transport: f.transport,
+            priority: f.priority,
+            start: f.start,
+            pool: Some(pool),
+            on_demand: true,
+        });
+        f.conn = Some(conns.len() as u32 - 1);
+    }
 }
 
 /// A persistent connection the run opens at `start` and keeps; flows are messages on it.
@@ -275,6 +300,9 @@ impl TrafficGen {
             // flow refers to another by index.
             let entry = out.split_off(first);
             out.extend(entry.into_iter().filter(|f| f.start < until));
+        }
+        if self.connection_pool {
+            pool_flows(&mut out[first..], conns);
         }
     }
 
@@ -683,6 +711,7 @@ mod tests {
             requests: None,
             jobs: None,
             split: None,
+            connection_pool: false,
         }
     }
 

@@ -84,6 +84,9 @@ pub(super) fn traffic(
             base_dir,
             host_rate_bps,
         };
+        if t.connection_pool {
+            check_connection_pool(t, &path, transport, split.as_ref(), transports, c);
+        }
         if let Some(mut g) = traffic_gen(t, &path, &setting, transport, class, requests.as_ref(), c)
         {
             g.requests = requests;
@@ -95,6 +98,43 @@ pub(super) fn traffic(
         }
     }
     out
+}
+
+/// `connection_pool`: flows with a size, of transports that send each flow once, on a
+/// pattern whose flows have connections of their own.
+fn check_connection_pool(
+    t: &TrafficSpec,
+    path: &str,
+    transport: u16,
+    split: Option<&SizeSplit>,
+    transports: &[TransportPlan],
+    c: &mut Checker,
+) {
+    let field = format!("{path}.connection_pool");
+    if t.pattern == PatternSpec::Requests {
+        c.err(
+            &field,
+            "requests pick among their pair's connections with `requests.pick`".into(),
+        );
+    }
+    if matches!(t.size, SizeSpec::LongLived) {
+        c.err(
+            &field,
+            "needs flows with a size (a long-lived flow never leaves its connection idle)".into(),
+        );
+    }
+    for i in std::iter::once(transport).chain(split.map(|s| s.transport)) {
+        let p = &transports[i as usize];
+        if p.replicas > 1 {
+            c.err(
+                &field,
+                format!(
+                    "a pooled flow takes one connection: transports.{}.replicas must be 1, got {}",
+                    p.name, p.replicas
+                ),
+            );
+        }
+    }
 }
 
 /// The index of the entry's transport, whose single-path-only options are checked here
@@ -244,6 +284,43 @@ mod tests {
         let e = errors(&split);
         assert!(
             e.contains("traffic[0].size_split.transport: unknown transport \"quic\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn connection_pools_are_checked() {
+        let sized = GOOD.replace("\"long_lived\"", "{ fixed = 1000 }");
+        let ok = sized.clone() + "connection_pool = true\n";
+        let p = Plan::from_toml(&ok, Path::new(".")).unwrap();
+        let (flows, conns) = p.workload();
+        assert_eq!(conns.len(), flows.len());
+        assert!(flows.iter().all(|f| f.conn.is_some()));
+        let e = errors(&(GOOD.to_string() + "connection_pool = true\n"));
+        assert!(
+            e.contains("traffic[0].connection_pool: needs flows with a size"),
+            "{e}"
+        );
+        let e = errors(
+            &(sized.clone()
+                + "connection_pool = true\nsize_split = { at_bytes = 500, transport = \"rep\" }\n"
+                + "[transports.rep]\ncc = \"dctcp\"\nreplicas = 2\n"),
+        );
+        assert!(
+            e.contains("traffic[0].connection_pool: a pooled flow takes one connection: transports.rep.replicas must be 1, got 2"),
+            "{e}"
+        );
+        let e = errors(
+            &(sized.replace("\"permutation\"", "\"requests\"")
+                + "load = 0.1\nrequests = { clients = [0], servers = [1] }\nconnection_pool = true\n"),
+        );
+        assert!(
+            e.contains("traffic[0].connection_pool: requests pick among their pair's connections"),
+            "{e}"
+        );
+        let e = errors(&(ok.replace("duration_ms = 10", "duration_ms = 10\nlevel = \"flow\"")));
+        assert!(
+            e.contains("traffic[0].connection_pool: connection pools are modelled at the packet level only"),
             "{e}"
         );
     }

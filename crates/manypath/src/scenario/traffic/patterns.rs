@@ -173,6 +173,7 @@ pub(super) fn traffic_gen(
         requests: None,
         jobs: None,
         split: None,
+        connection_pool: t.connection_pool,
     })
 }
 
