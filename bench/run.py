@@ -162,7 +162,7 @@ def main() -> None:
         if "fattree8-dctcp" in by_name and name in by_name:
             ratio = by_name[name]["hops_per_s"] / by_name["fattree8-dctcp"]["hops_per_s"]
             verdict = "ok" if ratio >= LOSSLESS_RATIO_WANTED else "BELOW"
-            print(f"hops/s of {what} relative to DCTCP at k=8: {ratio:.2f} "
+            print(f"hops/s of {what} relative to DCTCP at k=8: {ratio:.3f} "
                   f"({verdict}: at least {LOSSLESS_RATIO_WANTED} wanted)")
     (HERE / "out").mkdir(exist_ok=True)
     (HERE / "out" / "results.json").write_text(json.dumps(rows, indent=2))
