@@ -103,9 +103,6 @@ struct Flow {
     share: Option<Tally>,
     /// The flow's start has come (its `FlowStart` ran).
     started: bool,
-    /// A response of a connection pool that found no idle connection and opened its
-    /// own (`sim::pools`): its FCT has the handshake in it.
-    opened_connection: bool,
     finish: Option<SimTime>,
 }
 
@@ -174,8 +171,8 @@ pub struct Sim {
     pacers: Vec<PullPacer>,
     /// Every host's Homa agents, in a run with a Homa transport.
     homa: Option<Box<homa::HomaHosts>>,
-    /// Pools of persistent connections that responses pick from when idle (empty
-    /// without `requests.pick = "idle"`).
+    /// Pools of persistent connections that flows pick from when idle (empty without
+    /// `requests.pick = "idle"` or `connection_pool`).
     pools: pools::ConnPools,
     /// Per host, when its receive processing is free (`host_rx`); empty when no
     /// connection has a host delay.

@@ -1,8 +1,9 @@
-//! Pools of persistent connections (`requests.pick = "idle"`): a response takes the
-//! first of its client–server pair's open connections with nothing left to deliver or,
-//! when none is, the connection drawn beside it, which opens then and stays in the pool
-//! (as the Homa authors' ns-2 traffic generator keeps its connections, so that no
-//! response waits behind another). Empty, and never consulted, without that pick.
+//! Pools of persistent connections (`requests.pick = "idle"`, an entry's
+//! `connection_pool`): a flow takes the first of its pool's open connections with
+//! nothing left to deliver or, when none is, the connection drawn beside it, which opens
+//! then and stays in the pool (as the Homa authors' ns-2 traffic generator keeps its
+//! connections, so that no flow waits behind another). Empty, and never consulted,
+//! without either.
 
 use super::Sim;
 use crate::workload::ConnSpec;
@@ -16,34 +17,50 @@ const NO_POOL: u32 = u32::MAX;
 pub(super) struct ConnPools {
     of_conn: Vec<u32>,
     open: Vec<Vec<u32>>,
-    /// Setup only: the pool of each (traffic entry, pool within the entry).
+}
+
+/// The pools as the run's setup files its persistent connections: with the pool of
+/// each (traffic entry, pool within the entry), which the run does not need.
+#[derive(Default)]
+pub(super) struct PoolFiling {
+    pools: ConnPools,
     index: HashMap<(u32, u32), u32>,
 }
 
-impl ConnPools {
+impl PoolFiling {
     /// Files connection `id`, made for `spec` of traffic entry `entry`: in its pool, and
     /// among the pool's open connections unless it opens on demand.
     pub(super) fn add(&mut self, id: u32, spec: &ConnSpec, entry: u32) {
         let Some(pool) = spec.pool else {
             return;
         };
-        let next = self.open.len() as u32;
+        let pools = &mut self.pools;
+        let next = pools.open.len() as u32;
         let p = *self.index.entry((entry, pool)).or_insert(next);
         if p == next {
-            self.open.push(Vec::new());
+            pools.open.push(Vec::new());
         }
-        if self.of_conn.len() <= id as usize {
-            self.of_conn.resize(id as usize + 1, NO_POOL);
+        if pools.of_conn.len() <= id as usize {
+            pools.of_conn.resize(id as usize + 1, NO_POOL);
         }
-        self.of_conn[id as usize] = p;
+        pools.of_conn[id as usize] = p;
         if !spec.on_demand {
-            self.open[p as usize].push(id);
+            pools.open[p as usize].push(id);
         }
     }
 
-    /// Done filing: the setup's index goes.
-    pub(super) fn seal(&mut self) {
-        self.index = HashMap::new();
+    pub(super) fn done(self) -> ConnPools {
+        self.pools
+    }
+}
+
+impl ConnPools {
+    /// The pool of connection `id`, if it is in one.
+    fn of(&self, id: u32) -> Option<usize> {
+        match self.of_conn.get(id as usize) {
+            Some(&p) if p != NO_POOL => Some(p as usize),
+            _ => None,
+        }
     }
 
     /// How many connections the pools hold open (those opened at the start and those
@@ -60,9 +77,8 @@ impl Sim {
     /// deliver, else the drawn one, opened now. The flow keeps the one it takes.
     pub(super) fn pick_connection(&mut self, f: u32) -> u32 {
         let own = self.flows[f as usize].conns[0];
-        let pool = match self.pools.of_conn.get(own as usize) {
-            Some(&p) if p != NO_POOL => p as usize,
-            _ => return own,
+        let Some(pool) = self.pools.of(own) else {
+            return own;
         };
         let conns = &self.conns;
         let idle = self.pools.open[pool]
@@ -74,12 +90,21 @@ impl Sim {
             None => {
                 self.pools.open[pool].push(own);
                 self.conns[own as usize].ep.open();
-                self.flows[f as usize].opened_connection = true;
                 own
             }
         };
         self.flows[f as usize].conns[0] = id;
         id
+    }
+
+    /// Flow `f` is a pool's that found no idle connection and opened the one drawn with
+    /// it (it kept its drawn connection, which only a pool's flow opens on demand): its
+    /// FCT has the handshake in it.
+    pub(super) fn opened_connection(&self, f: usize) -> bool {
+        let flow = &self.flows[f];
+        flow.spec
+            .conn
+            .is_some_and(|own| self.pools.of(own).is_some() && flow.conns[0] == own)
     }
 }
 
@@ -178,7 +203,9 @@ mod tests {
         );
         // A response that opened its connection has the handshake in its ideal FCT (a
         // round trip of 4 µs more here); one that reused a connection has not.
-        let opened: Vec<bool> = none.flows.iter().map(|f| f.opened_connection).collect();
+        let opened: Vec<bool> = (0..none.flows.len())
+            .map(|f| none.opened_connection(f))
+            .collect();
         assert_eq!(opened.iter().filter(|&&o| o).count(), on.len());
         let mut none = none;
         let ideal: Vec<(bool, u64)> = none

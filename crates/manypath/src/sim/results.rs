@@ -236,7 +236,7 @@ impl Sim {
                 },
                 // A flow of its own opens its connection; on a persistent one, only a
                 // pool's response that found none idle did.
-                f.spec.conn.is_none() || f.opened_connection,
+                f.spec.conn.is_none() || self.opened_connection(i),
             ),
         };
         let spray = self.plan.load_balancing == LoadBalancing::Spray;

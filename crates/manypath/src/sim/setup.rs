@@ -4,7 +4,7 @@
 
 use super::fabric::DEADLOCK_HOLD;
 use super::homa::HomaHosts;
-use super::pools::ConnPools;
+use super::pools::{ConnPools, PoolFiling};
 use super::results::Tally;
 use super::{
     Conn, Flow, Sim, MAX_COPIES, NOT_STARTED, NO_CONN, NO_FLOW, SAMPLE_FLOWS, SAMPLE_QUEUES,
@@ -182,20 +182,21 @@ fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn
     }
     // Persistent connections, with their replicas, open at their start.
     let mut persistent_conns = Vec::with_capacity(persistent.len());
+    let mut pools = PoolFiling::default();
     for (pi, p) in persistent.iter().enumerate() {
         let mut ids = [NO_CONN; MAX_COPIES];
         let copies = plan.transports[p.transport as usize].replicas as usize;
         for id in ids.iter_mut().take(copies) {
             *id = builder.persistent(p, conn_entry[pi]);
             // (A pooled connection has one copy: the scenario's checks.)
-            w.pools.add(*id, p, conn_entry[pi]);
+            pools.add(*id, p, conn_entry[pi]);
             if !p.on_demand {
                 events.schedule(p.start, EventKind::ConnOpen, *id, 0);
             }
         }
         persistent_conns.push((ids, copies as u8));
     }
-    w.pools.seal();
+    w.pools = pools.done();
     for (i, f) in specs.iter().enumerate() {
         if let Some(pc) = f.conn {
             let (ids, copies) = persistent_conns[pc as usize];
@@ -267,7 +268,6 @@ impl Workload {
             base: [Tally::default(); MAX_COPIES],
             share: None,
             started: false,
-            opened_connection: false,
             finish: None,
         });
     }

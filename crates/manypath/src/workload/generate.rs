@@ -148,15 +148,7 @@ fn pool_flows(flows: &mut [FlowSpec], conns: &mut Vec<ConnSpec>) {
     for f in flows {
         let next = pools.len() as u32;
         let pool = *pools.entry((f.src, f.dst, f.transport)).or_insert(next);
-        conns.push(ConnSpec {
-            src: f.src,
-            dst: f.dst,
-            transport: f.transport,
-            priority: f.priority,
-            start: f.start,
-            pool: Some(pool),
-            on_demand: true,
-        });
+        conns.push(ConnSpec::on_demand(f, pool));
         f.conn = Some(conns.len() as u32 - 1);
     }
 }
@@ -170,12 +162,29 @@ pub struct ConnSpec {
     pub transport: u16,
     pub priority: u8,
     pub start: SimTime,
-    /// With `ConnPick::Idle`: the pool (client–server pair and request kind, numbered
-    /// within the traffic entry) whose responses may take this connection.
+    /// With `ConnPick::Idle` or `connection_pool`: the pool (client–server pair and
+    /// request kind, or source, destination and transport; numbered within the traffic
+    /// entry) whose flows may take this connection.
     pub pool: Option<u32>,
-    /// Not opened at `start`: opened by the response it was drawn with if that
-    /// response finds no idle connection in its pool, else never.
+    /// Not opened at `start`: opened by the flow it was drawn with if that flow finds
+    /// no idle connection in its pool, else never.
     pub on_demand: bool,
+}
+
+impl ConnSpec {
+    /// The connection drawn with flow `f` of pool `pool`, should the pool have none
+    /// idle when `f` starts.
+    fn on_demand(f: &FlowSpec, pool: u32) -> ConnSpec {
+        ConnSpec {
+            src: f.src,
+            dst: f.dst,
+            transport: f.transport,
+            priority: f.priority,
+            start: f.start,
+            pool: Some(pool),
+            on_demand: true,
+        }
+    }
 }
 
 /// A flow to start.
@@ -508,6 +517,28 @@ impl TrafficGen {
             let size = self.request_size(r, rng);
             let background = r.background_above.is_some_and(|b| size >= b);
             let kind = background as usize;
+            let mut flow = FlowSpec {
+                src: r.servers[si],
+                dst: r.clients[ci],
+                size: Some(size),
+                start,
+                // (The kind's transport, as its connections were made.)
+                transport: if background {
+                    r.background_transport
+                } else {
+                    self.transport
+                },
+                class: if background {
+                    r.background_class
+                } else {
+                    self.class
+                },
+                priority: self.priority,
+                job: -1,
+                after: None,
+                conn: None,
+                after_job: None,
+            };
             let conn = match r.pick {
                 ConnPick::RoundRobin => {
                     let slot = &mut next_slot[pair * kinds + kind];
@@ -519,39 +550,13 @@ impl TrafficGen {
                 }
                 ConnPick::Idle => {
                     // The response's own connection, should its pool have none idle.
-                    conns.push(ConnSpec {
-                        src: r.servers[si],
-                        dst: r.clients[ci],
-                        transport: if background {
-                            r.background_transport
-                        } else {
-                            self.transport
-                        },
-                        priority: self.priority,
-                        start,
-                        pool: Some((pair * kinds + kind) as u32),
-                        on_demand: true,
-                    });
+                    conns.push(ConnSpec::on_demand(&flow, (pair * kinds + kind) as u32));
                     conns.len() - 1
                 }
             };
-            out.push(FlowSpec {
-                src: r.servers[si],
-                dst: r.clients[ci],
-                size: Some(size),
-                start,
-                transport: conns[conn].transport,
-                class: if background {
-                    r.background_class
-                } else {
-                    self.class
-                },
-                priority: self.priority,
-                job: -1,
-                after: None,
-                conn: Some(conn as u32),
-                after_job: None,
-            });
+            debug_assert_eq!(conns[conn].transport, flow.transport);
+            flow.conn = Some(conn as u32);
+            out.push(flow);
             n += 1;
         }
     }

@@ -13,7 +13,7 @@ use crate::scenario::transports::{check_single_path_options, TransportPlan};
 use crate::time::SimTime;
 use crate::workload::generate::{SizeSplit, TrafficGen};
 use patterns::{traffic_gen, Setting};
-use requests::{jobs_gen, requests_gen};
+use requests::{jobs_gen, one_copy_each, requests_gen};
 use std::path::Path;
 
 /// The traffic entries, checked: one generator per entry, with its routing.
@@ -123,18 +123,13 @@ fn check_connection_pool(
             "needs flows with a size (a long-lived flow never leaves its connection idle)".into(),
         );
     }
-    for i in std::iter::once(transport).chain(split.map(|s| s.transport)) {
-        let p = &transports[i as usize];
-        if p.replicas > 1 {
-            c.err(
-                &field,
-                format!(
-                    "a pooled flow takes one connection: transports.{}.replicas must be 1, got {}",
-                    p.name, p.replicas
-                ),
-            );
-        }
-    }
+    one_copy_each(
+        std::iter::once(transport).chain(split.map(|s| s.transport)),
+        transports,
+        &field,
+        "a pooled flow takes one connection",
+        c,
+    );
 }
 
 /// The index of the entry's transport, whose single-path-only options are checked here

@@ -68,7 +68,11 @@ pub(super) fn requests_gen(
         );
     }
     let connections = r.connections.unwrap_or(5);
-    let idle = r.pick == Some(ConnPickSpec::Idle);
+    let pick = match r.pick {
+        None | Some(ConnPickSpec::RoundRobin) => ConnPick::RoundRobin,
+        Some(ConnPickSpec::Idle) => ConnPick::Idle,
+    };
+    let idle = pick == ConnPick::Idle;
     // An idle pick opens connections as responses need them: it may start with none.
     if connections == 0 && !idle {
         c.err(
@@ -118,10 +122,6 @@ pub(super) fn requests_gen(
             );
         }
     }
-    let pick = match r.pick {
-        None | Some(ConnPickSpec::RoundRobin) => ConnPick::RoundRobin,
-        Some(ConnPickSpec::Idle) => ConnPick::Idle,
-    };
     if idle {
         if r.fanout.is_some() {
             c.err(
@@ -129,22 +129,14 @@ pub(super) fn requests_gen(
                 "\"idle\" applies to requests without fanout (each application's connections go in turn)".into(),
             );
         }
-        let kinds = [
-            Some(transport),
-            r.background_above_bytes.map(|_| background_transport),
-        ];
-        for t in kinds.into_iter().flatten() {
-            let t = &transports[t as usize];
-            if t.replicas > 1 {
-                c.err(
-                    &format!("{path}.requests.pick"),
-                    format!(
-                        "\"idle\" picks one connection per response: transports.{}.replicas must be 1, got {}",
-                        t.name, t.replicas
-                    ),
-                );
-            }
-        }
+        let background = r.background_above_bytes.map(|_| background_transport);
+        one_copy_each(
+            [Some(transport), background].into_iter().flatten(),
+            transports,
+            &format!("{path}.requests.pick"),
+            "\"idle\" picks one connection per response",
+            c,
+        );
     }
     RequestsGen {
         pick,
@@ -160,6 +152,29 @@ pub(super) fn requests_gen(
         background_above: r.background_above_bytes,
         background_transport,
         background_class,
+    }
+}
+
+/// Every one of `used` (transport indices) sends each flow once (`replicas` = 1), as a
+/// flow that picks its connection from a pool needs: else an error at `field` saying
+/// `why`.
+pub(super) fn one_copy_each(
+    used: impl Iterator<Item = u16>,
+    transports: &[TransportPlan],
+    field: &str,
+    why: &str,
+    c: &mut Checker,
+) {
+    for t in used.map(|i| &transports[i as usize]) {
+        if t.replicas > 1 {
+            c.err(
+                field,
+                format!(
+                    "{why}: transports.{}.replicas must be 1, got {}",
+                    t.name, t.replicas
+                ),
+            );
+        }
     }
 }
 
