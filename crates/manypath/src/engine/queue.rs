@@ -175,6 +175,8 @@ pub struct EventQueue {
     last: SimTime,
     len: usize,
     processed: u64,
+    /// Of `processed`, those run without being scheduled (`count_run_unscheduled`).
+    unscheduled: u64,
     /// Space for sorting a batch (`sort_due`).
     scratch: SortScratch,
 }
@@ -205,6 +207,7 @@ impl EventQueue {
             last: 0,
             len: 0,
             processed: 0,
+            unscheduled: 0,
             scratch: SortScratch::default(),
         }
     }
@@ -454,9 +457,24 @@ impl EventQueue {
         self.len == 0
     }
 
-    /// Events popped so far.
+    /// Events run so far: those popped, and those the simulator ran without scheduling
+    /// them (`count_run_unscheduled`), so that the count is the model's, however its
+    /// events were carried.
     pub fn processed(&self) -> u64 {
         self.processed
+    }
+
+    /// Counts an event the simulator ran without putting it in the queue (a deferred
+    /// `TxDone`, see `Port::defers_tx_done`).
+    #[inline(always)]
+    pub fn count_run_unscheduled(&mut self) {
+        self.processed += 1;
+        self.unscheduled += 1;
+    }
+
+    /// Of the events run, those run without being scheduled.
+    pub fn run_unscheduled(&self) -> u64 {
+        self.unscheduled
     }
 
     /// The pending events, in no particular order.

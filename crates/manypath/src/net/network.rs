@@ -80,8 +80,15 @@ pub struct Port {
     pub delay: SimTime,
     /// When the packet on the wire finishes serialising.
     pub busy_until: SimTime,
-    /// A `TxDone` event is pending for this port.
+    /// A `TxDone` is pending for this port: an event, or a deferred one
+    /// (`defers_tx_done`).
     pub txdone_pending: bool,
+    /// This switch port's `TxDone`s at a time after the packet before them started are
+    /// not events: each is taken when that packet reaches the far end of the link, or
+    /// before anything reaches this port or reads its queue, whichever comes first
+    /// (`Sim::settle_tx_done`). Its decision depends only on this port's own state,
+    /// which nothing changes in between.
+    pub defers_tx_done: bool,
     /// Classes the peer has paused (PFC; bit c: class c). Always 0 without PFC.
     pub paused: u8,
     pub queue: OutQueue,
@@ -199,6 +206,7 @@ impl Network {
                     delay: p.delay,
                     busy_until: 0,
                     txdone_pending: false,
+                    defers_tx_done: false,
                     paused: 0,
                     queue: OutQueue::new(qcfg),
                     tx_packets: 0,

@@ -20,6 +20,10 @@ use crate::time::SimTime;
 impl Sim {
     #[inline]
     pub(super) fn arrive(&mut self, node: u32, via: u32, d: Desc) {
+        if self.defers_tx_done && self.tx_due[via as usize] < self.now {
+            // The packet's port deferred its `TxDone` to when the link was done with it.
+            self.settle_tx_done(self.net.ports[via as usize].reverse, self.now);
+        }
         if self.net.kinds[node as usize] == NodeKind::Switch {
             let next = if d.pinned() {
                 self.net.pinned_port(node, d.hash)
@@ -85,6 +89,11 @@ impl Sim {
         }
         let now = self.now;
         let ect = d.ecn != Ecn::NotEct;
+        let port = &mut self.net.ports[port_id as usize];
+        if port.txdone_pending && port.defers_tx_done {
+            // A `TxDone` deferred to before now runs first, as its event would have.
+            self.settle_tx_done(port_id, now);
+        }
         let port = &mut self.net.ports[port_id as usize];
         if port.queue.fixes_departures() {
             port.queue.advance(now, port.rate);
@@ -152,15 +161,61 @@ impl Sim {
         self.transmit(port_id, d, start, Join::Idle);
     }
 
-    /// Makes sure port `port_id` has a `TxDone` event pending, when its link frees (or
-    /// now), for the packets waiting in its queue.
+    /// Makes sure port `port_id` has a `TxDone` pending, when its link frees (or now),
+    /// for the packets waiting in its queue.
     #[inline(always)]
     pub(super) fn schedule_tx_done(&mut self, port_id: u32) {
+        if !self.net.ports[port_id as usize].txdone_pending {
+            self.tx_done_when_free(port_id);
+        }
+    }
+
+    /// Gives port `port_id` its `TxDone` when its link frees (or now): an event, or, on
+    /// a port that defers them, the time alone, if the packet on the wire has not ended
+    /// yet (its arrival at the far end is then still to come, and takes it).
+    #[inline(always)]
+    fn tx_done_when_free(&mut self, port_id: u32) {
         let port = &mut self.net.ports[port_id as usize];
-        if !port.txdone_pending {
-            port.txdone_pending = true;
+        port.txdone_pending = true;
+        if port.defers_tx_done && port.busy_until > self.now {
+            self.tx_due[port.reverse as usize] = port.busy_until;
+        } else {
             let at = port.busy_until.max(self.now);
             self.events.schedule(at, EventKind::TxDone, port_id, 0);
+        }
+    }
+
+    /// Runs port `port_id`'s deferred `TxDone`s due before `before`, each at its own
+    /// time, as their events would have run: nothing has reached the port or read its
+    /// queue since (each arrival there and each queue sample settles them first), and
+    /// what they put on the wire arrives after now.
+    #[inline(never)]
+    pub(super) fn settle_tx_done(&mut self, port_id: u32, before: SimTime) {
+        let now = self.now;
+        let far = self.net.ports[port_id as usize].reverse as usize;
+        loop {
+            let due = self.tx_due[far];
+            if due >= before {
+                break;
+            }
+            self.tx_due[far] = SimTime::MAX;
+            self.now = due;
+            self.events.count_run_unscheduled();
+            self.tx_done(port_id);
+        }
+        self.now = now;
+    }
+
+    /// Runs every deferred `TxDone` due at or before `until` (the end of a run, or
+    /// of its stopped part).
+    pub(super) fn settle_all_tx_done(&mut self, until: SimTime) {
+        if !self.defers_tx_done {
+            return;
+        }
+        for p in 0..self.net.ports.len() as u32 {
+            if self.net.ports[p as usize].defers_tx_done {
+                self.settle_tx_done(p, until.saturating_add(1));
+            }
         }
     }
 
@@ -204,9 +259,7 @@ impl Sim {
             port.remote,
         );
         if TX_DONE && port.queue.holds_unfixed() {
-            port.txdone_pending = true;
-            self.events
-                .schedule(port.busy_until, EventKind::TxDone, port_id, 0);
+            self.tx_done_when_free(port_id);
         }
         if faulty && self.net.link_loses(port_id, d.hash) {
             self.lose_on_link(port_id, d);
@@ -240,11 +293,8 @@ impl Sim {
             };
             self.transmit_then::<false>(port_id, next, start, Join::Committed);
         }
-        let port = &mut self.net.ports[port_id as usize];
-        if port.queue.holds_unfixed() {
-            port.txdone_pending = true;
-            self.events
-                .schedule(port.busy_until, EventKind::TxDone, port_id, 0);
+        if self.net.ports[port_id as usize].queue.holds_unfixed() {
+            self.tx_done_when_free(port_id);
         }
     }
 
@@ -330,5 +380,164 @@ impl Sim {
         if (port_id as usize) < self.blocked.len() {
             self.unblock(port_id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Plan;
+    use std::path::Path;
+
+    /// `text`'s result tables (printed), run with its switch ports deferring their
+    /// `TxDone`s or each one an event, and how many `TxDone`s ran unscheduled.
+    fn tables(text: &str, defer: bool) -> (String, u64) {
+        let mut sim = Sim::new(Plan::from_toml(text, Path::new(".")).unwrap());
+        if !defer {
+            for p in &mut sim.net.ports {
+                p.defers_tx_done = false;
+            }
+            sim.defers_tx_done = false;
+        }
+        sim.run();
+        let r = sim.results(0.0);
+        let printed = format!(
+            "{:?}",
+            (
+                &r.counters,
+                &r.flows,
+                &r.subflows,
+                &r.queues,
+                &r.queue_samples
+            )
+        );
+        (printed, sim.events.run_unscheduled())
+    }
+
+    /// Deferred `TxDone`s give the tables of `TxDone` events, bit for bit, and most of
+    /// them are deferred.
+    fn same_deferred(text: &str, at_least: u64) {
+        let (events, none) = tables(text, false);
+        let (deferred, n) = tables(text, true);
+        assert_eq!(none, 0);
+        assert!(n >= at_least, "{n} deferred TxDones");
+        assert!(
+            events == deferred,
+            "events:\n{events}\ndeferred:\n{deferred}"
+        );
+    }
+
+    /// NDP's permutation on trimming queues, every flow starting at 0 and every data
+    /// packet 7.2 µs, so that arrivals, departures and queue samples (every 36 µs) fall
+    /// on the same instants.
+    #[test]
+    fn deferred_tx_dones_match_events_on_trimming_queues() {
+        same_deferred(
+            r#"
+            duration_ms = 2
+            [topology.fat_tree]
+            k = 4
+            [network.link]
+            rate_gbps = 10
+            delay_us = 1
+            [network.queue]
+            limit_packets = 100
+            trim = {}
+            [network.host_queue]
+            priority = true
+            [transports.ndp]
+            cc = "ndp"
+            window_bytes = 135000
+            [output]
+            queue_sample_us = 36
+            [[traffic]]
+            pattern = "permutation"
+            transport = "ndp"
+            size = "long_lived"
+            "#,
+            10_000,
+        );
+    }
+
+    /// An NDP incast that ends when its flows are done (the last deferred `TxDone`s run
+    /// at the end).
+    #[test]
+    fn deferred_tx_dones_match_events_in_an_incast() {
+        let mut text = String::from(
+            r#"
+            duration_ms = 50
+            [topology.star]
+            senders = 24
+            [network.link]
+            rate_gbps = 10
+            delay_us = 1
+            [network.queue]
+            limit_packets = 100
+            trim = {}
+            [transports.ndp]
+            cc = "ndp"
+            "#,
+        );
+        for k in 0..24 {
+            text += &format!(
+                "[[traffic]]\npattern = \"pair\"\nsrc = {k}\ndst = 24\ntransport = \"ndp\"\nsize = {{ fixed = 200000 }}\nstart_us = {}\n",
+                k % 3
+            );
+        }
+        same_deferred(&text, 500);
+    }
+
+    /// Homa's strict-priority queues at 80% load, sampled every 10 µs.
+    #[test]
+    fn deferred_tx_dones_match_events_on_priority_queues() {
+        same_deferred(
+            r#"
+            duration_ms = 2
+            stop_when_done = false
+            [topology.fat_tree]
+            k = 4
+            [network.queue]
+            limit_packets = 60
+            priority_levels = 8
+            [transports.homa]
+            cc = "homa"
+            [output]
+            queue_sample_us = 10
+            [[traffic]]
+            pattern = "random_pairs"
+            transport = "homa"
+            size = { cdf_step = "../../workloads/homa_w4_fb_hadoop.cdf" }
+            arrival = "poisson"
+            load = 0.8
+            "#,
+            5_000,
+        );
+    }
+
+    /// pFabric's queues, dropping the least urgent packets.
+    #[test]
+    fn deferred_tx_dones_match_events_on_pfabric_queues() {
+        same_deferred(
+            r#"
+            duration_ms = 2
+            stop_when_done = false
+            [topology.fat_tree]
+            k = 4
+            [network.queue]
+            limit_bytes = 19499
+            pfabric = true
+            [network.host_queue]
+            pfabric = true
+            [transports.pf]
+            cc = "pfabric"
+            [[traffic]]
+            pattern = "random_pairs"
+            transport = "pf"
+            size = { cdf_step = "../../workloads/homa_w4_fb_hadoop.cdf" }
+            arrival = "poisson"
+            load = 0.7
+            "#,
+            2_000,
+        );
     }
 }

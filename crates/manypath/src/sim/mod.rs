@@ -162,6 +162,12 @@ pub struct Sim {
     /// packet goes through `enqueue_fabric` and `tx_done_fabric`.
     fabric: Fabric,
     fabric_on: bool,
+    /// Some switch port defers its `TxDone`s (`Port::defers_tx_done`); then, per port,
+    /// when the `TxDone` deferred by the port at the other end of its link is due
+    /// (`SimTime::MAX`: none). Indexed by the far port, so that an arrival finds the
+    /// `TxDone` of the port it came from in a small table, without reading that port.
+    defers_tx_done: bool,
+    tx_due: Vec<SimTime>,
     /// Packets dropped because PFC headroom and the shared pool were full.
     headroom_drops: u64,
     /// PFC deadlocks found (the run stops at the first), and what was found.
@@ -265,6 +271,7 @@ impl Sim {
             if self.events.processed() >= next_report {
                 next_report = next_report.saturating_add(every);
                 if !progress(self.now, self.events.processed()) {
+                    self.settle_all_tx_done(self.now);
                     self.partial = true;
                     return;
                 }
@@ -278,6 +285,7 @@ impl Sim {
                 end = end.min(self.window_end(self.now));
             }
         }
+        self.settle_all_tx_done(end);
         self.now = self.now.max(end);
         self.pass_boundary(self.now);
     }

@@ -243,6 +243,8 @@ impl Sim {
         for p in &mut self.net.ports {
             let (o, peer) = (owner[p.owner as usize], owner[p.peer as usize]);
             p.remote = o == me && peer != me;
+            // A deferred `TxDone` is taken where its packet arrives: in this partition.
+            p.defers_tx_done &= peer == me;
         }
         let mine = |n: u32| owner[n as usize] == me;
         let pending: Vec<Event> = self.events.iter().copied().collect();
@@ -697,6 +699,7 @@ fn run_thread(
         wait_secs: waited.as_secs_f64(),
     };
     for (_, sim) in &mut mine {
+        sim.settle_all_tx_done(ending.now);
         sim.now = ending.now;
         sim.partial = ending.partial;
         sim.peak_packets = ending.peak_packets;

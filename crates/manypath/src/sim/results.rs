@@ -118,13 +118,19 @@ impl Sim {
             }
             period
         } else {
-            for &p in &self.sampled_ports {
-                let port = &mut self.net.ports[p as usize];
+            for i in 0..self.sampled_ports.len() {
+                let p = self.sampled_ports[i];
+                let port = &self.net.ports[p as usize];
                 if let Some(part) = self.part.as_deref() {
                     if part.owner[port.owner as usize] != part.me {
                         continue;
                     }
                 }
+                if port.txdone_pending && port.defers_tx_done {
+                    // A `TxDone` due now runs before a sample at the same time.
+                    self.settle_tx_done(p, now + 1);
+                }
+                let port = &mut self.net.ports[p as usize];
                 port.queue.advance_to_read(now, port.rate);
                 self.queue_samples.push(QueueSample {
                     time: now,

@@ -78,6 +78,12 @@ impl Sim {
             (Vec::new(), None, None)
         };
         let step = net.ports.iter().map(|p| p.delay).min().unwrap_or(0).max(1);
+        let defers_tx_done = net.ports.iter().any(|p| p.defers_tx_done);
+        let tx_due = if defers_tx_done {
+            vec![SimTime::MAX; net.ports.len()]
+        } else {
+            Vec::new()
+        };
         let persistent = w.flows.iter().any(|f| f.spec.conn.is_some());
         let server_log = if persistent {
             vec![Vec::new(); conns.len()]
@@ -118,6 +124,8 @@ impl Sim {
             route_drops: 0,
             fabric,
             fabric_on,
+            defers_tx_done,
+            tx_due,
             headroom_drops: 0,
             deadlocks: 0,
             deadlock_message: String::new(),
@@ -532,7 +540,10 @@ impl<'a> ConnBuilder<'a> {
 /// links, and RWNDQ's queue reading. Strict-priority queues fix their top level's
 /// departures unless packets are captured or traced (`observe`), whose hooks then see
 /// each packet as it leaves its queue, as before; so do trimming queues for the headers
-/// whose turn is certain as a packet leaves.
+/// whose turn is certain as a packet leaves. The ports whose queues keep `TxDone`s defer
+/// them (`Port::defers_tx_done`) on the same conditions, on links with a delay (the
+/// packet on the wire reaches the far end after it ends, which takes the deferred
+/// `TxDone` then at the latest).
 fn commit_departures(net: &mut Network, link_events: &[LinkEvent], observe: bool) {
     let changing: std::collections::HashSet<u32> =
         link_events.iter().flat_map(|e| e.ports).collect();
@@ -543,9 +554,11 @@ fn commit_departures(net: &mut Network, link_events: &[LinkEvent], observe: bool
             && !changing.contains(&(i as u32))
             && !port.queue.commit_departures()
             && !observe
-            && !port.queue.commit_top_level()
         {
-            port.queue.commit_certain_headers();
+            if !port.queue.commit_top_level() {
+                port.queue.commit_certain_headers();
+            }
+            port.defers_tx_done = port.delay > 0;
         }
     }
 }
