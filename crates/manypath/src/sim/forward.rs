@@ -17,12 +17,22 @@ use crate::net::packet::{Desc, Ecn};
 use crate::net::queue::Admit;
 use crate::time::SimTime;
 
+/// The `TxDone` a port deferred (`Port::defers_tx_done`), kept under the port at the
+/// far end of its link: an arrival there finds it without reading the port.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct DeferredTxDone {
+    /// When it is due (`SimTime::MAX`: none).
+    pub at: SimTime,
+    /// The port that deferred it.
+    pub port: u32,
+}
+
 impl Sim {
     #[inline]
     pub(super) fn arrive(&mut self, node: u32, via: u32, d: Desc) {
-        if self.defers_tx_done && self.tx_due[via as usize] < self.now {
+        if self.defers_tx_done && self.tx_due[via as usize].at < self.now {
             // The packet's port deferred its `TxDone` to when the link was done with it.
-            self.settle_tx_done(self.net.ports[via as usize].reverse, self.now);
+            self.settle_tx_done(self.tx_due[via as usize].port, via, self.now);
         }
         if self.net.kinds[node as usize] == NodeKind::Switch {
             let next = if d.pinned() {
@@ -92,7 +102,8 @@ impl Sim {
         let port = &mut self.net.ports[port_id as usize];
         if port.txdone_pending && port.defers_tx_done {
             // A `TxDone` deferred to before now runs first, as its event would have.
-            self.settle_tx_done(port_id, now);
+            let far = port.reverse;
+            self.settle_tx_done(port_id, far, now);
         }
         let port = &mut self.net.ports[port_id as usize];
         if port.queue.fixes_departures() {
@@ -178,7 +189,7 @@ impl Sim {
         let port = &mut self.net.ports[port_id as usize];
         port.txdone_pending = true;
         if port.defers_tx_done && port.busy_until > self.now {
-            self.tx_due[port.reverse as usize] = port.busy_until;
+            self.tx_due[port.reverse as usize].at = port.busy_until;
         } else {
             let at = port.busy_until.max(self.now);
             self.events.schedule(at, EventKind::TxDone, port_id, 0);
@@ -188,17 +199,18 @@ impl Sim {
     /// Runs port `port_id`'s deferred `TxDone`s due before `before`, each at its own
     /// time, as their events would have run: nothing has reached the port or read its
     /// queue since (each arrival there and each queue sample settles them first), and
-    /// what they put on the wire arrives after now.
+    /// what they put on the wire arrives after now. `far`: the port at the far end of
+    /// its link.
     #[inline(never)]
-    pub(super) fn settle_tx_done(&mut self, port_id: u32, before: SimTime) {
+    pub(super) fn settle_tx_done(&mut self, port_id: u32, far: u32, before: SimTime) {
         let now = self.now;
-        let far = self.net.ports[port_id as usize].reverse as usize;
+        let far = far as usize;
         loop {
-            let due = self.tx_due[far];
+            let due = self.tx_due[far].at;
             if due >= before {
                 break;
             }
-            self.tx_due[far] = SimTime::MAX;
+            self.tx_due[far].at = SimTime::MAX;
             self.now = due;
             self.events.count_run_unscheduled();
             self.tx_done(port_id);
@@ -213,8 +225,9 @@ impl Sim {
             return;
         }
         for p in 0..self.net.ports.len() as u32 {
-            if self.net.ports[p as usize].defers_tx_done {
-                self.settle_tx_done(p, until.saturating_add(1));
+            let port = &self.net.ports[p as usize];
+            if port.defers_tx_done {
+                self.settle_tx_done(p, port.reverse, until.saturating_add(1));
             }
         }
     }

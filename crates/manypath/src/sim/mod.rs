@@ -167,7 +167,7 @@ pub struct Sim {
     /// (`SimTime::MAX`: none). Indexed by the far port, so that an arrival finds the
     /// `TxDone` of the port it came from in a small table, without reading that port.
     defers_tx_done: bool,
-    tx_due: Vec<SimTime>,
+    tx_due: Vec<forward::DeferredTxDone>,
     /// Packets dropped because PFC headroom and the shared pool were full.
     headroom_drops: u64,
     /// PFC deadlocks found (the run stops at the first), and what was found.

@@ -128,7 +128,8 @@ impl Sim {
                 }
                 if port.txdone_pending && port.defers_tx_done {
                     // A `TxDone` due now runs before a sample at the same time.
-                    self.settle_tx_done(p, now + 1);
+                    let far = port.reverse;
+                    self.settle_tx_done(p, far, now + 1);
                 }
                 let port = &mut self.net.ports[p as usize];
                 port.queue.advance_to_read(now, port.rate);

@@ -3,6 +3,7 @@
 //! departures at enqueue, and the first events.
 
 use super::fabric::DEADLOCK_HOLD;
+use super::forward::DeferredTxDone;
 use super::homa::HomaHosts;
 use super::pools::{ConnPools, PoolFiling};
 use super::results::Tally;
@@ -18,7 +19,7 @@ use crate::net::fabric::{Fabric, PfcSetup};
 use crate::net::faults::{LinkEvent, NO_FAULT};
 use crate::net::hash::{ack_hash, data_hash};
 use crate::net::jitter::NicJitter;
-use crate::net::network::{LoadBalancing, Network, NodeKind, NO_RWNDQ};
+use crate::net::network::{LoadBalancing, Network, NodeKind, Port, NO_RWNDQ};
 use crate::net::packet::{PacketArena, NDP, PINNED};
 use crate::scenario::{Plan, TransportPlan};
 use crate::time::SimTime;
@@ -80,7 +81,11 @@ impl Sim {
         let step = net.ports.iter().map(|p| p.delay).min().unwrap_or(0).max(1);
         let defers_tx_done = net.ports.iter().any(|p| p.defers_tx_done);
         let tx_due = if defers_tx_done {
-            vec![SimTime::MAX; net.ports.len()]
+            let none = |far: &Port| DeferredTxDone {
+                at: SimTime::MAX,
+                port: far.reverse,
+            };
+            net.ports.iter().map(none).collect()
         } else {
             Vec::new()
         };
