@@ -30,7 +30,9 @@ pub(super) struct DeferredTxDone {
 impl Sim {
     #[inline]
     pub(super) fn arrive(&mut self, node: u32, via: u32, d: Desc) {
-        if self.defers_tx_done && self.tx_due[via as usize].at < self.now {
+        // One test of the flag when no port defers its `TxDone`s.
+        let deferring = self.defers_tx_done;
+        if deferring && self.tx_due[via as usize].at < self.now {
             // The packet's port deferred its `TxDone` to when the link was done with it.
             self.settle_tx_done(self.tx_due[via as usize].port, via, self.now);
         }
@@ -42,6 +44,9 @@ impl Sim {
             };
             match next {
                 Some(port) => {
+                    if deferring {
+                        self.settle_before_joining(port);
+                    }
                     if self.rwndq_on && self.net.rwndq_node[node as usize] {
                         self.rwndq_inspect(via, port, d);
                     }
@@ -99,12 +104,6 @@ impl Sim {
         }
         let now = self.now;
         let ect = d.ecn != Ecn::NotEct;
-        let port = &mut self.net.ports[port_id as usize];
-        if port.txdone_pending && port.defers_tx_done {
-            // A `TxDone` deferred to before now runs first, as its event would have.
-            let far = port.reverse;
-            self.settle_tx_done(port_id, far, now);
-        }
         let port = &mut self.net.ports[port_id as usize];
         if port.queue.fixes_departures() {
             port.queue.advance(now, port.rate);
@@ -216,6 +215,19 @@ impl Sim {
             self.tx_done(port_id);
         }
         self.now = now;
+    }
+
+    /// Before a packet joins port `port_id`'s queue, the port's `TxDone` deferred to
+    /// before now runs, as its event would have. Only arrivals (and what they do, as a
+    /// header returned to its sender) reach a port that defers its `TxDone`s: host
+    /// interfaces keep theirs.
+    #[inline(always)]
+    pub(super) fn settle_before_joining(&mut self, port_id: u32) {
+        let port = &self.net.ports[port_id as usize];
+        if port.txdone_pending && port.defers_tx_done {
+            let far = port.reverse;
+            self.settle_tx_done(port_id, far, self.now);
+        }
     }
 
     /// Runs every deferred `TxDone` due at or before `until` (the end of a run, or

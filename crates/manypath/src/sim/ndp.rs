@@ -69,7 +69,12 @@ impl Sim {
         let c = &self.conns[p.conn as usize];
         d.dst = if p.dir == TO_SERVER { c.src } else { c.dst };
         match self.net.next_port(node, d.dst, d.hash) {
-            Some(port) => self.enqueue(port, d),
+            Some(port) => {
+                if self.defers_tx_done {
+                    self.settle_before_joining(port);
+                }
+                self.enqueue(port, d)
+            }
             None => {
                 self.route_drops += 1;
                 self.dropped += 1;
