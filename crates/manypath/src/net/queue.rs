@@ -23,14 +23,12 @@
 //! packets ahead. A packet of a lower level (or one of level 0 that finds one waiting)
 //! waits in its FIFO and the port's `TxDone` takes it, after the fixed packets.
 //!
-//! When a port's `TxDone` takes a packet, the packets whose turn comes next whatever
-//! arrives before they start have their departures fixed with it (`fix_certain_next`):
-//! a strict-priority queue's waiting level-0 packets, and a trimming queue's waiting
-//! headers while the round robin cannot give data a turn before them. They are held as
-//! the fixed level-0 packets are, and the port's next `TxDone` comes after them. A
-//! trimming queue with no `TxDone` pending does the same as a header arrives: it waits
-//! behind the fixed headers only, so its turn is certain while fewer than the round
-//! robin's share of headers (`header_weight`) are ahead of it.
+//! When a port's `TxDone` takes a packet from a strict-priority queue, its waiting
+//! level-0 packets, whose turn comes next whatever arrives before they start, have their
+//! departures fixed with it (`fix_certain_next`). They are held as the fixed level-0
+//! packets are, and the port's next `TxDone` comes after them. A trimming queue fixes
+//! none: its switch ports' `TxDone`s are not events (`Port::defers_tx_done`), and fixing
+//! its headers as a packet leaves cost more than it saved (4% of fattree8-ndp's time).
 //!
 //! A pFabric queue (`net::pfabric`) holds its packets in its own buffer, picks the next
 //! by the priorities its packets carry and, when full, drops the least urgent: no
@@ -161,9 +159,6 @@ pub struct OutQueue {
     /// A strict-priority queue whose level-0 packets' departures are fixed at enqueue
     /// while no packet waits in a FIFO (`commit_top_level`).
     commit_top: bool,
-    /// A trimming queue that fixes the departures of the headers whose turn is certain
-    /// when a packet leaves (`commit_certain_headers`).
-    commit_trim: bool,
     /// Committed (or level-0 packets fixed): when the first fixed packet starts onto
     /// the wire.
     head_start: SimTime,
@@ -195,7 +190,6 @@ impl OutQueue {
                 .then(|| Box::new(Aside::Pfabric(PfabricQueue::new()))),
             committed: false,
             commit_top: false,
-            commit_trim: false,
             head_start: 0,
             sizes: VecDeque::new(),
             certain_until: 0,
@@ -289,9 +283,8 @@ impl OutQueue {
     /// the data queue's tail for it. Occupancy counts both of its queues.
     pub fn arrive_trimming(&mut self, now: SimTime, d: Desc) -> Arrival {
         let room = self.has_room(d.wire as u32);
-        let fixed = self.sizes.len() as u64;
         let t = self.trim_mut().expect("a trimming queue");
-        let a = t.arrive_behind(d, room, fixed);
+        let a = t.arrive(d, room);
         let mut packets = self.packets;
         let mut bytes = self.bytes;
         match a.arriving.1 {
@@ -438,50 +431,29 @@ impl OutQueue {
         self.commit_top
     }
 
-    /// Fixes, from now on, the departures of the headers whose turn is certain as a
-    /// packet leaves, if this is a trimming queue that marks at enqueue; returns whether
-    /// it does. Call it before the first packet.
-    pub fn commit_certain_headers(&mut self) -> bool {
-        self.commit_trim = self.red.is_none()
-            && self.trim().is_some()
-            && self.cfg.mark_at == MarkAt::Enqueue
-            && self.packets == 0;
-        if self.commit_trim {
-            self.sizes = VecDeque::with_capacity(16);
-        }
-        self.commit_trim
-    }
-
     /// When a packet leaves at a `TxDone`, the packets whose turn comes next whatever
     /// arrives before they start have their departures fixed too (`fix_certain_next`):
-    /// a trimming queue's certain headers, a strict-priority queue's waiting level-0
-    /// packets.
+    /// a strict-priority queue's waiting level-0 packets.
     #[inline]
     pub fn fixes_certain_next(&self) -> bool {
-        self.commit_trim | self.commit_top
+        self.commit_top
     }
 
     /// With a packet just gone onto the wire by `dequeue` (and those fixed behind it so
     /// far), the packet whose turn comes next whatever arrives before then, if there is
-    /// one: a trimming queue's next header while its turn is certain
-    /// (`TrimQueue::take_certain_header`); a strict-priority queue's next level-0
-    /// packet (a later one joins behind it, and no level goes before level 0). Its
-    /// departure is fixed at `start`, when the link is done with the packets ahead of
-    /// it; it still counts as waiting until then (`advance`). Not a packet that carries
-    /// INT (its stamp reads the queue as it leaves).
+    /// one: a strict-priority queue's next level-0 packet (a later one joins behind it,
+    /// and no level goes before level 0). Its departure is fixed at `start`, when the
+    /// link is done with the packets ahead of it; it still counts as waiting until then
+    /// (`advance`). Not a packet that carries INT (its stamp reads the queue as it
+    /// leaves).
     #[inline]
     pub fn fix_certain_next(&mut self, start: SimTime) -> Option<Desc> {
         debug_assert!(self.fixes_certain_next());
-        let d = match self.aside.as_deref_mut() {
-            Some(Aside::Trim(t)) => t.take_certain_header(self.sizes.len())?,
-            // A pFabric queue fixes nothing (`commit_*` leave it out): its FIFO is empty.
-            Some(Aside::Pfabric(_)) | None => {
-                if self.fifo[0].front()?.has_int() {
-                    return None;
-                }
-                self.fifo[0].pop_front()?
-            }
-        };
+        // A trimming or pFabric queue fixes nothing (`commit_top_level` leaves them out).
+        if self.fifo[0].front()?.has_int() {
+            return None;
+        }
+        let d = self.fifo[0].pop_front()?;
         if self.sizes.is_empty() {
             self.head_start = start;
         }
@@ -506,11 +478,11 @@ impl OutQueue {
         }
     }
 
-    /// This queue fixes some departures (committed, its top level, or a trimming
-    /// queue's certain headers): `advance` brings it up to date.
+    /// This queue fixes some departures (committed, or its top level): `advance` brings
+    /// it up to date.
     #[inline]
     pub fn fixes_departures(&self) -> bool {
-        self.committed | self.commit_top | self.commit_trim
+        self.committed | self.commit_top
     }
 
     /// Whether packet `d` joining now would have its departure fixed: every packet of a
@@ -757,7 +729,7 @@ impl OutQueue {
     /// those waiting in the FIFOs (a priority queue's level 0) have all started by now.
     #[inline(always)]
     pub fn dequeue_after_fixed(&mut self, now: SimTime, rate: Rate) -> Option<Desc> {
-        if self.commit_top | self.commit_trim {
+        if self.commit_top {
             self.advance(now, rate);
         }
         self.dequeue(now)
@@ -794,7 +766,6 @@ impl OutQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::NDP;
 
     fn d(id: u32, wire: u16, class: u8) -> Desc {
         Desc {
@@ -1216,151 +1187,6 @@ mod tests {
             (b.area_packets, b.area_bytes)
         );
         assert_eq!(a.histogram, b.histogram);
-    }
-
-    /// One port with a trimming queue, driven as `sim::forward` and `sim::ndp` drive it:
-    /// `TxDone`s take the next packet when the link frees and, with `certain`, the
-    /// headers whose turn is certain behind it; arrivals due when a packet leaves come
-    /// first. Returns each packet's start (`None`: dropped or never sent), the queue's
-    /// occupancy after each arrival, its counters, and how many headers were fixed.
-    fn run_trimming(certain: bool, cfg: TrimConfig, arrivals: &[(SimTime, Desc)]) -> TrimRun {
-        let rate = Rate::from_gbps(10.0);
-        let ser = |wire: u16| rate.serialization(wire as u32);
-        let mut q = OutQueue::new(QueueConfig {
-            limit_packets: 30,
-            histogram: true,
-            ..QueueConfig::default()
-        });
-        q.start_trim(cfg, Rng::new(3, 1, 0));
-        if certain {
-            assert!(q.commit_certain_headers());
-        }
-        let mut run = TrimRun {
-            starts: vec![None; arrivals.len()],
-            ..TrimRun::default()
-        };
-        let (mut busy, mut pending) = (0u64, false);
-        let tx_done = |q: &mut OutQueue, busy: &mut u64, run: &mut TrimRun| {
-            let y = q.dequeue_after_fixed(*busy, rate).expect("waiting");
-            run.starts[y.pkt as usize] = Some(*busy);
-            *busy += ser(y.wire);
-            if certain {
-                while let Some(h) = q.fix_certain_next(*busy) {
-                    run.starts[h.pkt as usize] = Some(*busy);
-                    *busy += ser(h.wire);
-                    run.fixed += 1;
-                }
-            }
-            q.holds_unfixed()
-        };
-        for &(now, x) in arrivals {
-            while pending && busy < now {
-                pending = tx_done(&mut q, &mut busy, &mut run);
-            }
-            if q.fixes_departures() {
-                q.advance(now, rate);
-            }
-            if !pending && busy <= now && q.is_empty() {
-                q.pass_through();
-                run.starts[x.pkt as usize] = Some(now);
-                busy = now + ser(x.wire);
-            } else {
-                let a = q.arrive_trimming(now, x);
-                for (_, fate) in [Some(a.arriving), a.evicted].into_iter().flatten() {
-                    assert!(matches!(fate, Fate::Data | Fate::Header | Fate::Dropped));
-                }
-                if certain && !pending {
-                    // As the engine: with no `TxDone` pending, the arrival's turn may be
-                    // certain already.
-                    while let Some(h) = q.fix_certain_next(busy) {
-                        run.starts[h.pkt as usize] = Some(busy);
-                        busy += ser(h.wire);
-                        run.fixed += 1;
-                    }
-                    pending = q.holds_unfixed();
-                } else {
-                    pending = true;
-                }
-            }
-            run.occupancy.push((q.packets(), q.bytes()));
-        }
-        while pending {
-            pending = tx_done(&mut q, &mut busy, &mut run);
-        }
-        q.advance(busy, rate);
-        q.finish(busy);
-        run.stats = (
-            q.stats.enqueued,
-            q.stats.drops,
-            q.stats.max_packets,
-            q.stats.area_packets,
-            q.stats.area_bytes,
-        );
-        run.histogram = q.stats.histogram.clone();
-        run.trim = q.trim_stats().expect("trimming");
-        run
-    }
-
-    #[derive(Default)]
-    struct TrimRun {
-        starts: Vec<Option<SimTime>>,
-        occupancy: Vec<(u64, u64)>,
-        stats: (u64, u64, u64, u128, u128),
-        histogram: Vec<u64>,
-        trim: TrimStats,
-        fixed: u64,
-    }
-
-    /// A trimming queue that fixes the departures of its certain headers (as a packet
-    /// leaves, and as one arrives with no `TxDone` pending) starts every packet when one
-    /// that holds all its packets until their `TxDone` would, with the
-    /// same occupancy, trimming and counters, under a random mix of NDP data, NDP
-    /// headers and other packets: with a small header weight, so the round robin's turns
-    /// decide often, and a header queue of 12 headers, then of 2, so its limit does too.
-    #[test]
-    fn certain_headers_match_a_holding_trimming_queue() {
-        for header_queue_packets in [12, 2] {
-            certain_headers_match(TrimConfig {
-                threshold_packets: 4,
-                header_queue_packets,
-                header_weight: 3,
-                return_to_sender: false,
-            });
-        }
-    }
-
-    fn certain_headers_match(cfg: TrimConfig) {
-        let ser = |wire: u32| Rate::from_gbps(10.0).serialization(wire);
-        let mut rng = Rng::new(11, 5, 0);
-        let mut now = 0;
-        let arrivals: Vec<(SimTime, Desc)> = (0..30_000u32)
-            .map(|i| {
-                now += match rng.below(4) {
-                    0 => 0,
-                    1 => ser(64),
-                    2 => ser(9000),
-                    _ => rng.below(ser(9000)),
-                };
-                let x = match rng.below(8) {
-                    0..=3 => d(i, 64, NDP),
-                    4..=6 => d(i, 9000, NDP),
-                    _ => d(i, 1500, 0),
-                };
-                (now, x)
-            })
-            .collect();
-        let held = run_trimming(false, cfg, &arrivals);
-        let fixed = run_trimming(true, cfg, &arrivals);
-        assert!(fixed.fixed > 1000, "headers fixed: {}", fixed.fixed);
-        assert!(held.trim.trimmed > 1000, "{:?}", held.trim);
-        if cfg.header_queue_packets == 2 {
-            assert!(held.trim.header_drops > 10, "{:?}", held.trim);
-        }
-        assert_eq!(held.starts, fixed.starts);
-        assert_eq!(held.occupancy, fixed.occupancy);
-        assert_eq!(held.stats, fixed.stats);
-        assert_eq!(held.histogram, fixed.histogram);
-        assert_eq!(held.trim, fixed.trim);
     }
 
     #[test]

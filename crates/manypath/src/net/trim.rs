@@ -129,11 +129,9 @@ impl TrimQueue {
         self.headers.len()
     }
 
-    /// Puts a header in the header queue if it has room (`fixed` headers taken by
-    /// `take_certain_header` still count: they have not started); else drops or returns
-    /// it.
-    fn queue_header(&mut self, d: Desc, trimmed: bool, fixed: u64) -> (Desc, Fate) {
-        if (self.headers.len() as u64 + fixed) < self.cfg.header_queue_packets {
+    /// Puts a header in the header queue if it has room; else drops or returns it.
+    fn queue_header(&mut self, d: Desc, trimmed: bool) -> (Desc, Fate) {
+        if (self.headers.len() as u64) < self.cfg.header_queue_packets {
             self.headers.push_back(d);
             (d, Fate::Header)
         } else if trimmed && self.cfg.return_to_sender {
@@ -145,48 +143,31 @@ impl TrimQueue {
         }
     }
 
-    fn trim(&mut self, mut d: Desc, fixed: u64) -> (Desc, Fate) {
+    fn trim(&mut self, mut d: Desc) -> (Desc, Fate) {
         d.wire = HEADER_WIRE;
         self.stats.trimmed += 1;
-        self.queue_header(d, true, fixed)
-    }
-
-    /// A data packet joins the data queue. One that finds it empty while `fixed` headers
-    /// taken by `take_certain_header` have yet to start makes each of their turns count
-    /// as a header served while data waited, as when they were still queued.
-    #[inline]
-    fn queue_data(&mut self, d: Desc, fixed: u64) {
-        if self.data.is_empty() {
-            self.run += fixed as u32;
-        }
-        self.data.push_back(d);
+        self.queue_header(d, true)
     }
 
     /// An arrival. `room` says whether the data queue's own drop-tail limit (packets and
     /// bytes, checked by the caller) admits a non-NDP packet.
     pub fn arrive(&mut self, d: Desc, room: bool) -> Arrival {
-        self.arrive_behind(d, room, 0)
-    }
-
-    /// `arrive` while `fixed` headers taken by `take_certain_header` have not started
-    /// (they still count as waiting in the header queue).
-    pub fn arrive_behind(&mut self, d: Desc, room: bool, fixed: u64) -> Arrival {
         let arriving = if d.class & NDP != 0 && d.wire <= HEADER_WIRE {
-            self.queue_header(d, false, fixed)
+            self.queue_header(d, false)
         } else if !is_ndp_data(&d) {
             if room {
-                self.queue_data(d, fixed);
+                self.data.push_back(d);
                 (d, Fate::Data)
             } else {
                 (d, Fate::Dropped)
             }
         } else if (self.data.len() as u64) < self.cfg.threshold_packets {
-            self.queue_data(d, fixed);
+            self.data.push_back(d);
             (d, Fate::Data)
         } else if self.data.back().is_some_and(is_ndp_data) && self.rng.below(2) == 0 {
             // Trim the tail instead, and queue the arrival in its place.
             let tail = self.data.pop_back().expect("checked");
-            let evicted = self.trim(tail, fixed);
+            let evicted = self.trim(tail);
             self.data.push_back(d);
             return Arrival {
                 arriving: (d, Fate::Data),
@@ -194,7 +175,7 @@ impl TrimQueue {
                 evicted_wire: tail.wire,
             };
         } else {
-            self.trim(d, fixed)
+            self.trim(d)
         };
         Arrival {
             arriving,
@@ -217,33 +198,6 @@ impl TrimQueue {
             }
             self.headers.pop_front()
         }
-    }
-
-    /// Takes the header that will follow the `fixed` packets already taken (right after
-    /// a packet left by `dequeue`, or as a header arrives with nothing else waiting), if
-    /// its turn is certain whatever arrives before it
-    /// starts: headers keep their order, and data can take a turn from a waiting header
-    /// only once `header_weight` headers have gone while data waited. With data waiting,
-    /// each taken header is such a turn (counted now: the data stays until the next
-    /// `dequeue`); with none, data that arrives later counts the taken headers that have
-    /// not started (`arrive_behind`), at most `header_weight` of them, so no data can
-    /// come first. Not a header that carries INT (its stamp reads the queue as it
-    /// leaves).
-    pub fn take_certain_header(&mut self, fixed: usize) -> Option<Desc> {
-        let front = self.headers.front()?;
-        if front.has_int() {
-            return None;
-        }
-        if self.data.is_empty() {
-            if fixed >= self.cfg.header_weight as usize {
-                return None;
-            }
-        } else if self.run < self.cfg.header_weight {
-            self.run += 1;
-        } else {
-            return None;
-        }
-        self.headers.pop_front()
     }
 
     /// Every packet held (for conservation checks).

@@ -1,10 +1,9 @@
 //! NDP's engine glue: arrivals at trimming switch ports (what the queue decided: queued,
 //! dropped, or a header sent back to its sender), delivery of NDP packets (a trimmed
 //! header or a returned one flagged for the transport), and the receiving hosts' pull
-//! pacers, woken by `NdpPull` events. None of it runs without NDP: trimming ports fix
-//! only the departures of the headers whose turn is certain (`OutQueue::fix_certain_next`,
-//! as a packet leaves or as a header arrives with no `TxDone` pending), and NDP
-//! connections are a flag of their own.
+//! pacers, woken by `NdpPull` events. None of it runs without NDP: trimming ports fix no
+//! departure before the packet leaves (their `TxDone`s are deferred, not events:
+//! `Port::defers_tx_done`), and NDP connections are a flag of their own.
 
 use super::Sim;
 use crate::engine::queue::EventKind;
@@ -33,16 +32,7 @@ impl Sim {
         if let Some(e) = a.evicted {
             self.settle_trimmed(port_id, e);
         }
-        let port = &self.net.ports[port_id as usize];
-        if port.txdone_pending || !port.queue.fixes_certain_next() {
-            return self.schedule_tx_done(port_id);
-        }
-        // No `TxDone` pending: nothing waited for one, so the arrival is all the queue
-        // holds beyond packets already fixed. A header whose turn is certain (fewer than
-        // `header_weight` fixed ahead of it, so data arriving meanwhile still gets its
-        // turn after the round robin's share of them) starts when the link is done with
-        // them, without a `TxDone` of its own; it counts as waiting until then.
-        self.start_certain_next(port_id);
+        self.schedule_tx_done(port_id);
     }
 
     /// What becomes of a packet the trimming queue of port `port_id` did not keep.

@@ -544,8 +544,8 @@ impl<'a> ConnBuilder<'a> {
 /// it starts: host NICs (send jitter, endpoints waiting for room), lossy or failing
 /// links, and RWNDQ's queue reading. Strict-priority queues fix their top level's
 /// departures unless packets are captured or traced (`observe`), whose hooks then see
-/// each packet as it leaves its queue, as before; so do trimming queues for the headers
-/// whose turn is certain as a packet leaves. The ports whose queues keep `TxDone`s defer
+/// each packet as it leaves its queue, as before. The ports whose queues keep `TxDone`s
+/// (priority, trimming, pFabric, RED, marking at dequeue) defer
 /// them (`Port::defers_tx_done`) on the same conditions, on links with a delay (the
 /// packet on the wire reaches the far end after it ends, which takes the deferred
 /// `TxDone` then at the latest).
@@ -560,9 +560,7 @@ fn commit_departures(net: &mut Network, link_events: &[LinkEvent], observe: bool
             && !port.queue.commit_departures()
             && !observe
         {
-            if !port.queue.commit_top_level() {
-                port.queue.commit_certain_headers();
-            }
+            port.queue.commit_top_level();
             port.defers_tx_done = port.delay > 0;
         }
     }
