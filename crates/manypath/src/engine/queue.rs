@@ -290,6 +290,31 @@ impl EventQueue {
         self.len += 1;
     }
 
+    /// Schedules an event at the current time in its content order among the events
+    /// still due then, as if it had been scheduled before the time began (not after
+    /// them all, as `schedule` puts one scheduled while its time runs): for an event
+    /// the simulator had kept out of the queue (a deferred `TxDone`) that must run after
+    /// all.
+    pub fn schedule_now_in_order(&mut self, kind: EventKind, a: u32, b: u32) {
+        debug_assert!(kind != EventKind::Arrive);
+        let e = Event {
+            time: self.last,
+            a,
+            tag: KIND_TAG + kind as u32,
+            d: Desc {
+                pkt: b,
+                ..Desc::default()
+            },
+        };
+        let order = e.order();
+        let at = self.due[self.due_next..]
+            .iter()
+            .position(|o| o.time > e.time || o.order() > order)
+            .map_or(self.due.len(), |i| self.due_next + i);
+        self.due.insert(at, e);
+        self.len += 1;
+    }
+
     /// Schedules an event as it is (a replica of the simulator keeping the events of its
     /// own nodes).
     pub fn reschedule(&mut self, e: Event) {
@@ -760,6 +785,39 @@ mod tests {
         assert!(popped
             .windows(2)
             .all(|w| (w[0].time, w[0].order()) < (w[1].time, w[1].order())));
+    }
+
+    /// An event put back at the current time in its content order runs after the
+    /// arrivals still due then and before the later kinds already due, where one
+    /// scheduled while the time runs goes after them all.
+    #[test]
+    fn an_event_scheduled_now_in_order_takes_its_place() {
+        let kinds_after = |in_order: bool| {
+            let mut q = EventQueue::new();
+            q.schedule(9, EventKind::Timer, 3, 0);
+            q.schedule_arrival(9, 1, 7, Desc::default());
+            q.schedule_arrival(9, 2, 8, Desc::default());
+            q.schedule(20, EventKind::Timer, 4, 0);
+            assert_eq!(q.pop().map(|e| e.kind()), Some(EventKind::Arrive));
+            if in_order {
+                q.schedule_now_in_order(EventKind::TxDone, 5, 0);
+            } else {
+                q.schedule(9, EventKind::TxDone, 5, 0);
+            }
+            assert_eq!(q.len(), 4);
+            std::iter::from_fn(|| q.pop())
+                .map(|e| (e.time, e.kind()))
+                .collect::<Vec<_>>()
+        };
+        use EventKind::*;
+        assert_eq!(
+            kinds_after(true),
+            vec![(9, Arrive), (9, TxDone), (9, Timer), (20, Timer)]
+        );
+        assert_eq!(
+            kinds_after(false),
+            vec![(9, Arrive), (9, Timer), (9, TxDone), (20, Timer)]
+        );
     }
 
     /// Two links delivering at the same instants: neither always goes first.

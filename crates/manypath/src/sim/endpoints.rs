@@ -120,6 +120,10 @@ impl Sim {
             return;
         }
         let now = self.now;
+        if self.defers_tx_done {
+            let c = &self.conns[conn_id as usize];
+            self.settle_host_nic(if endpoint == 0 { c.src } else { c.dst }, now + 1);
+        }
         let conn = &mut self.conns[conn_id as usize];
         if conn.timer_at[endpoint as usize] == now {
             conn.timer_at[endpoint as usize] = 0;
@@ -181,6 +185,9 @@ impl Sim {
 
     /// Flow `f` starts: its connections open, or its bytes go to its persistent ones.
     pub(super) fn start_flow(&mut self, f: u32) {
+        if self.defers_tx_done {
+            self.settle_host_nic(self.flows[f as usize].spec.src, self.now + 1);
+        }
         let flow = &mut self.flows[f as usize];
         flow.started = true;
         let persistent = flow.spec.conn.is_some();
@@ -294,6 +301,9 @@ impl Sim {
                 if !c.blocked[ep] {
                     c.blocked[ep] = true;
                     self.blocked[nic as usize].push_back(conn_id << 1 | ep as u32);
+                    if self.defers_tx_done {
+                        self.undefer_tx_done(nic);
+                    }
                 }
                 return;
             }

@@ -61,6 +61,10 @@ impl Sim {
         } else if d.pinned() && d.dst != node {
             self.relay(node, d);
         } else {
+            if deferring {
+                // What the host does may read its NIC: its `TxDone`s due before now first.
+                self.settle_host_nic(node, self.now);
+            }
             self.deliver(d);
         }
     }
@@ -187,7 +191,17 @@ impl Sim {
     fn tx_done_when_free(&mut self, port_id: u32) {
         let port = &mut self.net.ports[port_id as usize];
         port.txdone_pending = true;
-        if port.defers_tx_done && port.busy_until > self.now {
+        // A host interface's `TxDone` wakes the endpoints waiting for room in its queue:
+        // deferred only while none waits (one that starts to wait turns it back into an
+        // event, `undefer_tx_done`).
+        if port.defers_tx_done
+            && port.busy_until > self.now
+            && self
+                .blocked
+                .get(port_id as usize)
+                .is_none_or(|b| b.is_empty())
+        {
+            let port = &self.net.ports[port_id as usize];
             self.tx_due[port.reverse as usize].at = port.busy_until;
         } else {
             let at = port.busy_until.max(self.now);
@@ -215,6 +229,40 @@ impl Sim {
             self.tx_done(port_id);
         }
         self.now = now;
+    }
+
+    /// Before a host acts (an arrival, a timer, a flow's start, a pull, a packet's
+    /// processing), its NIC's `TxDone`s due before `before` run: what the host does may
+    /// read or fill the NIC's queue. `before`: the event's time for an arrival (which
+    /// ran before a `TxDone` at the same time), just after it for the other kinds.
+    #[inline(always)]
+    pub(super) fn settle_host_nic(&mut self, host: u32, before: SimTime) {
+        let nic = self.net.host_nic[host as usize];
+        let port = &self.net.ports[nic as usize];
+        if port.txdone_pending && port.defers_tx_done {
+            let far = port.reverse;
+            self.settle_tx_done(nic, far, before);
+        }
+    }
+
+    /// An endpoint starts to wait for room in host interface `nic`: a `TxDone` the NIC
+    /// deferred becomes an event again, to wake it when due (at the current time, among
+    /// the events due now in their order: this only happens in an arrival, as every
+    /// other kind of event at a host runs the NIC's `TxDone` due at its time first).
+    #[cold]
+    pub(super) fn undefer_tx_done(&mut self, nic: u32) {
+        let far = self.net.ports[nic as usize].reverse as usize;
+        let at = self.tx_due[far].at;
+        if at == SimTime::MAX {
+            return;
+        }
+        self.tx_due[far].at = SimTime::MAX;
+        debug_assert!(at >= self.now, "a deferred TxDone left behind");
+        if at > self.now {
+            self.events.schedule(at, EventKind::TxDone, nic, 0);
+        } else {
+            self.events.schedule_now_in_order(EventKind::TxDone, nic, 0);
+        }
     }
 
     /// Before a packet joins port `port_id`'s queue, the port's `TxDone` deferred to
@@ -534,6 +582,57 @@ mod tests {
             size = { cdf_step = "../../workloads/homa_w4_fb_hadoop.cdf" }
             arrival = "poisson"
             load = 0.8
+            "#,
+            5_000,
+        );
+    }
+
+    /// TCP senders that wait for room in 4-packet NIC queues (their NICs' `TxDone`s turn
+    /// back into events as they start to wait, some at the very instant one is due),
+    /// with every flow starting at 0 and 1500-byte packets, so that instants coincide;
+    /// and flows of DCTCP, paced BBR and Swift arriving at random.
+    #[test]
+    fn deferred_tx_dones_match_events_at_host_interfaces() {
+        same_deferred(
+            r#"
+            duration_ms = 3
+            stop_when_done = false
+            [topology.fat_tree]
+            k = 4
+            [network.queue]
+            limit_packets = 30
+            ecn_k_packets = 10
+            [network.host_queue]
+            limit_packets = 4
+            [output]
+            flow_sample_us = 50
+            queue_sample_us = 12
+            [[traffic]]
+            pattern = "permutation"
+            transport = "dctcp"
+            size = "long_lived"
+            [transports.bbr]
+            cc = "bbr"
+            [transports.swift]
+            cc = "swift"
+            [[traffic]]
+            pattern = "random_pairs"
+            transport = "dctcp"
+            size = { cdf = "websearch" }
+            arrival = "poisson"
+            load = 0.3
+            [[traffic]]
+            pattern = "random_pairs"
+            transport = "bbr"
+            size = { cdf = "websearch" }
+            arrival = "poisson"
+            load = 0.1
+            [[traffic]]
+            pattern = "random_pairs"
+            transport = "swift"
+            size = { cdf = "websearch" }
+            arrival = "poisson"
+            load = 0.1
             "#,
             5_000,
         );

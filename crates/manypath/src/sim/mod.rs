@@ -302,6 +302,9 @@ impl Sim {
             EventKind::TxDone => self.tx_done(ev.a),
             EventKind::FlowStart => self.start_flow(ev.a),
             EventKind::ConnOpen => {
+                if self.defers_tx_done {
+                    self.settle_host_nic(self.conns[ev.a as usize].src, self.now + 1);
+                }
                 self.conns[ev.a as usize].ep.open();
                 self.flush_ep(ev.a, 0);
             }
@@ -322,7 +325,12 @@ impl Sim {
                 self.count_replicated();
             }
             EventKind::Pause => self.pause(ev.a, ev.b()),
-            EventKind::NdpPull => self.pull_tick(ev.a, None),
+            EventKind::NdpPull => {
+                if self.defers_tx_done {
+                    self.settle_host_nic(ev.a, self.now + 1);
+                }
+                self.pull_tick(ev.a, None)
+            }
             EventKind::HostRx => self.host_rx_done(ev.d),
             EventKind::PfcCheck => {
                 self.count_replicated();

@@ -52,6 +52,9 @@ impl Sim {
         let observe = plan.pcap.is_some() || plan.trace.is_some();
         if !fabric_on {
             commit_departures(&mut net, &link_events, observe);
+            if !jitter.is_on() && homa.is_none() && !net.multi_nic && !relaying && !observe {
+                defer_nic_tx_dones(&mut net, &link_events);
+            }
         }
         if fabric.pfc_on {
             events.schedule(DEADLOCK_HOLD, EventKind::PfcCheck, 0, 0);
@@ -561,6 +564,25 @@ fn commit_departures(net: &mut Network, link_events: &[LinkEvent], observe: bool
             && !observe
         {
             port.queue.commit_top_level();
+            port.defers_tx_done = port.delay > 0;
+        }
+    }
+}
+
+/// Host interfaces defer their `TxDone`s too (`Port::defers_tx_done`) while no
+/// endpoint waits for room in their queue, where nothing else a `TxDone` does at a host
+/// needs it as an event: without send jitter (a draw per departure), Homa (whose agents
+/// hand the NIC a packet at each departure), hosts with several NICs or relaying hosts
+/// (which read or fill interfaces without their host acting), and links that fail or
+/// change.
+fn defer_nic_tx_dones(net: &mut Network, link_events: &[LinkEvent]) {
+    let changing: std::collections::HashSet<u32> =
+        link_events.iter().flat_map(|e| e.ports).collect();
+    for (i, port) in net.ports.iter_mut().enumerate() {
+        if net.kinds[port.owner as usize] == NodeKind::Host
+            && port.fault == NO_FAULT
+            && !changing.contains(&(i as u32))
+        {
             port.defers_tx_done = port.delay > 0;
         }
     }
