@@ -242,11 +242,18 @@ impl EventQueue {
     /// after them all: it was scheduled while the time ran).
     #[inline(never)]
     fn insert_in_run(&mut self, e: Event) {
-        let now = e.time == self.last;
+        self.insert_in_order(e, e.time == self.last);
+    }
+
+    /// Puts `e` in the run after the events of earlier times and, among those of its own
+    /// time, in content order, or after them all with `last_of_its_time`.
+    fn insert_in_order(&mut self, e: Event, last_of_its_time: bool) {
         let order = e.order();
         let at = self.due[self.due_next..]
             .iter()
-            .position(|o| o.time > e.time || (o.time == e.time && !now && o.order() > order))
+            .position(|o| {
+                o.time > e.time || (o.time == e.time && !last_of_its_time && o.order() > order)
+            })
             .map_or(self.due.len(), |i| self.due_next + i);
         self.due.insert(at, e);
     }
@@ -279,6 +286,14 @@ impl EventQueue {
     #[inline]
     fn push_event(&mut self, time: SimTime, kind: EventKind, a: u32, via: u32, d: Desc) {
         debug_assert!(time >= self.last, "event scheduled in the past");
+        self.put(Self::event(time, kind, a, via, d));
+        self.len += 1;
+    }
+
+    /// The event of kind `kind` at `time` on `a`: an `Arrive` through port `via`, any
+    /// other kind tagged with it.
+    #[inline(always)]
+    fn event(time: SimTime, kind: EventKind, a: u32, via: u32, d: Desc) -> Event {
         let tag = match kind {
             EventKind::Arrive => {
                 debug_assert!(via < KIND_TAG);
@@ -286,8 +301,7 @@ impl EventQueue {
             }
             _ => KIND_TAG + kind as u32,
         };
-        self.put(Event { time, a, tag, d });
-        self.len += 1;
+        Event { time, a, tag, d }
     }
 
     /// Schedules an event at the current time in its content order among the events
@@ -297,21 +311,11 @@ impl EventQueue {
     /// all.
     pub fn schedule_now_in_order(&mut self, kind: EventKind, a: u32, b: u32) {
         debug_assert!(kind != EventKind::Arrive);
-        let e = Event {
-            time: self.last,
-            a,
-            tag: KIND_TAG + kind as u32,
-            d: Desc {
-                pkt: b,
-                ..Desc::default()
-            },
+        let d = Desc {
+            pkt: b,
+            ..Desc::default()
         };
-        let order = e.order();
-        let at = self.due[self.due_next..]
-            .iter()
-            .position(|o| o.time > e.time || o.order() > order)
-            .map_or(self.due.len(), |i| self.due_next + i);
-        self.due.insert(at, e);
+        self.insert_in_order(Self::event(self.last, kind, a, 0, d), false);
         self.len += 1;
     }
 

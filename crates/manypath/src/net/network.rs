@@ -83,11 +83,12 @@ pub struct Port {
     /// A `TxDone` is pending for this port: an event, or a deferred one
     /// (`defers_tx_done`).
     pub txdone_pending: bool,
-    /// This switch port's `TxDone`s at a time after the packet before them started are
-    /// not events: each is taken when that packet reaches the far end of the link, or
+    /// This port's `TxDone`s at a time after the packet before them started are not
+    /// events: each is taken when that packet reaches the far end of the link, or
     /// before anything reaches this port or reads its queue, whichever comes first
     /// (`Sim::settle_tx_done`). Its decision depends only on this port's own state,
-    /// which nothing changes in between.
+    /// which nothing changes in between. On a host interface, only while no endpoint
+    /// waits for room in its queue (`Sim::undefer_tx_done`).
     pub defers_tx_done: bool,
     /// Classes the peer has paused (PFC; bit c: class c). Always 0 without PFC.
     pub paused: u8,

@@ -45,7 +45,8 @@ impl Sim {
             match next {
                 Some(port) => {
                     if deferring {
-                        self.settle_before_joining(port);
+                        // The port's `TxDone`s due before now run before a packet joins.
+                        self.settle_port(port, self.now);
                     }
                     if self.rwndq_on && self.net.rwndq_node[node as usize] {
                         self.rwndq_inspect(via, port, d);
@@ -194,17 +195,17 @@ impl Sim {
         // A host interface's `TxDone` wakes the endpoints waiting for room in its queue:
         // deferred only while none waits (one that starts to wait turns it back into an
         // event, `undefer_tx_done`).
+        let (far, free_at) = (port.reverse as usize, port.busy_until);
         if port.defers_tx_done
-            && port.busy_until > self.now
+            && free_at > self.now
             && self
                 .blocked
                 .get(port_id as usize)
                 .is_none_or(|b| b.is_empty())
         {
-            let port = &self.net.ports[port_id as usize];
-            self.tx_due[port.reverse as usize].at = port.busy_until;
+            self.tx_due[far].at = free_at;
         } else {
-            let at = port.busy_until.max(self.now);
+            let at = free_at.max(self.now);
             self.events.schedule(at, EventKind::TxDone, port_id, 0);
         }
     }
@@ -231,17 +232,32 @@ impl Sim {
         self.now = now;
     }
 
-    /// Before a host acts (an arrival, a timer, a flow's start, a pull, a packet's
-    /// processing), its NIC's `TxDone`s due before `before` run: what the host does may
-    /// read or fill the NIC's queue. `before`: the event's time for an arrival (which
-    /// ran before a `TxDone` at the same time), just after it for the other kinds.
+    /// Runs port `port_id`'s deferred `TxDone`s due before `before`, if it has any: before
+    /// something reaches or reads the port (`before`: the current time for an arrival,
+    /// which ran before a `TxDone` at the same time; just after it for the other kinds).
     #[inline(always)]
-    pub(super) fn settle_host_nic(&mut self, host: u32, before: SimTime) {
-        let nic = self.net.host_nic[host as usize];
-        let port = &self.net.ports[nic as usize];
+    pub(super) fn settle_port(&mut self, port_id: u32, before: SimTime) {
+        let port = &self.net.ports[port_id as usize];
         if port.txdone_pending && port.defers_tx_done {
             let far = port.reverse;
-            self.settle_tx_done(nic, far, before);
+            self.settle_tx_done(port_id, far, before);
+        }
+    }
+
+    /// Before a host acts (an arrival, a timer, a flow's start, a pull, a packet's
+    /// processing), its NIC's `TxDone`s due before `before` run (`settle_port`): what
+    /// the host does may read or fill the NIC's queue.
+    #[inline(always)]
+    pub(super) fn settle_host_nic(&mut self, host: u32, before: SimTime) {
+        self.settle_port(self.net.host_nic[host as usize], before);
+    }
+
+    /// `settle_host_nic` for an event at a host other than an arrival: the NIC's
+    /// `TxDone`s due up to and including now run first, as their events ran before it.
+    #[inline(always)]
+    pub(super) fn settle_host_nic_through_now(&mut self, host: u32) {
+        if self.defers_tx_done {
+            self.settle_host_nic(host, self.now + 1);
         }
     }
 
@@ -265,19 +281,6 @@ impl Sim {
         }
     }
 
-    /// Before a packet joins port `port_id`'s queue, the port's `TxDone` deferred to
-    /// before now runs, as its event would have. Only arrivals (and what they do, as a
-    /// header returned to its sender) reach a port that defers its `TxDone`s: host
-    /// interfaces keep theirs.
-    #[inline(always)]
-    pub(super) fn settle_before_joining(&mut self, port_id: u32) {
-        let port = &self.net.ports[port_id as usize];
-        if port.txdone_pending && port.defers_tx_done {
-            let far = port.reverse;
-            self.settle_tx_done(port_id, far, self.now);
-        }
-    }
-
     /// Runs every deferred `TxDone` due at or before `until` (the end of a run, or
     /// of its stopped part).
     pub(super) fn settle_all_tx_done(&mut self, until: SimTime) {
@@ -285,10 +288,7 @@ impl Sim {
             return;
         }
         for p in 0..self.net.ports.len() as u32 {
-            let port = &self.net.ports[p as usize];
-            if port.defers_tx_done {
-                self.settle_tx_done(p, port.reverse, until.saturating_add(1));
-            }
+            self.settle_port(p, until.saturating_add(1));
         }
     }
 
@@ -462,8 +462,8 @@ mod tests {
     use crate::scenario::Plan;
     use std::path::Path;
 
-    /// `text`'s result tables (printed), run with its switch ports deferring their
-    /// `TxDone`s or each one an event, and how many `TxDone`s ran unscheduled.
+    /// `text`'s result tables (printed), run with its ports deferring their `TxDone`s
+    /// or each one an event, and how many `TxDone`s ran unscheduled.
     fn tables(text: &str, defer: bool) -> (String, u64) {
         let mut sim = Sim::new(Plan::from_toml(text, Path::new(".")).unwrap());
         if !defer {

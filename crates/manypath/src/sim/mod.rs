@@ -162,7 +162,7 @@ pub struct Sim {
     /// packet goes through `enqueue_fabric` and `tx_done_fabric`.
     fabric: Fabric,
     fabric_on: bool,
-    /// Some switch port defers its `TxDone`s (`Port::defers_tx_done`); then, per port,
+    /// Some port defers its `TxDone`s (`Port::defers_tx_done`); then, per port,
     /// when the `TxDone` deferred by the port at the other end of its link is due
     /// (`SimTime::MAX`: none). Indexed by the far port, so that an arrival finds the
     /// `TxDone` of the port it came from in a small table, without reading that port.
@@ -302,9 +302,7 @@ impl Sim {
             EventKind::TxDone => self.tx_done(ev.a),
             EventKind::FlowStart => self.start_flow(ev.a),
             EventKind::ConnOpen => {
-                if self.defers_tx_done {
-                    self.settle_host_nic(self.conns[ev.a as usize].src, self.now + 1);
-                }
+                self.settle_host_nic_through_now(self.conns[ev.a as usize].src);
                 self.conns[ev.a as usize].ep.open();
                 self.flush_ep(ev.a, 0);
             }
@@ -326,9 +324,7 @@ impl Sim {
             }
             EventKind::Pause => self.pause(ev.a, ev.b()),
             EventKind::NdpPull => {
-                if self.defers_tx_done {
-                    self.settle_host_nic(ev.a, self.now + 1);
-                }
+                self.settle_host_nic_through_now(ev.a);
                 self.pull_tick(ev.a, None)
             }
             EventKind::HostRx => self.host_rx_done(ev.d),

@@ -61,7 +61,7 @@ impl Sim {
         match self.net.next_port(node, d.dst, d.hash) {
             Some(port) => {
                 if self.defers_tx_done {
-                    self.settle_before_joining(port);
+                    self.settle_port(port, self.now);
                 }
                 self.enqueue(port, d)
             }

@@ -126,11 +126,8 @@ impl Sim {
                         continue;
                     }
                 }
-                if port.txdone_pending && port.defers_tx_done {
-                    // A `TxDone` due now runs before a sample at the same time.
-                    let far = port.reverse;
-                    self.settle_tx_done(p, far, now + 1);
-                }
+                // A `TxDone` due now runs before a sample at the same time.
+                self.settle_port(p, now + 1);
                 let port = &mut self.net.ports[p as usize];
                 port.queue.advance_to_read(now, port.rate);
                 self.queue_samples.push(QueueSample {

@@ -51,10 +51,8 @@ impl Sim {
         let fabric_on = fabric.buffers.iter().any(|b| b.is_some()) || fabric.pfc_on;
         let observe = plan.pcap.is_some() || plan.trace.is_some();
         if !fabric_on {
-            commit_departures(&mut net, &link_events, observe);
-            if !jitter.is_on() && homa.is_none() && !net.multi_nic && !relaying && !observe {
-                defer_nic_tx_dones(&mut net, &link_events);
-            }
+            let nics = !jitter.is_on() && homa.is_none() && !net.multi_nic && !relaying && !observe;
+            commit_departures(&mut net, &link_events, observe, nics);
         }
         if fabric.pfc_on {
             events.schedule(DEADLOCK_HOLD, EventKind::PfcCheck, 0, 0);
@@ -547,43 +545,29 @@ impl<'a> ConnBuilder<'a> {
 /// it starts: host NICs (send jitter, endpoints waiting for room), lossy or failing
 /// links, and RWNDQ's queue reading. Strict-priority queues fix their top level's
 /// departures unless packets are captured or traced (`observe`), whose hooks then see
-/// each packet as it leaves its queue, as before. The ports whose queues keep `TxDone`s
-/// (priority, trimming, pFabric, RED, marking at dequeue) defer
-/// them (`Port::defers_tx_done`) on the same conditions, on links with a delay (the
-/// packet on the wire reaches the far end after it ends, which takes the deferred
-/// `TxDone` then at the latest).
-fn commit_departures(net: &mut Network, link_events: &[LinkEvent], observe: bool) {
+/// each packet as it leaves its queue, as before. The switch ports whose queues keep
+/// `TxDone`s (priority, trimming, pFabric, RED, marking at dequeue) defer them
+/// (`Port::defers_tx_done`) on the same conditions, on links with a delay (the packet on
+/// the wire reaches the far end after it ends, which takes the deferred `TxDone` then at
+/// the latest). With `nics`, host interfaces on such links defer theirs too, while no
+/// endpoint waits for room in their queue: the caller clears it where something else a
+/// host's `TxDone` does needs it as an event (send jitter, a draw per departure; Homa,
+/// whose agents hand the NIC a packet at each departure; hosts with several NICs or
+/// relaying hosts, which read or fill interfaces without their host acting; capture or
+/// trace).
+fn commit_departures(net: &mut Network, link_events: &[LinkEvent], observe: bool, nics: bool) {
     let changing: std::collections::HashSet<u32> =
         link_events.iter().flat_map(|e| e.ports).collect();
     for (i, port) in net.ports.iter_mut().enumerate() {
-        if net.kinds[port.owner as usize] == NodeKind::Switch
-            && port.fault == NO_FAULT
-            && port.rwndq == NO_RWNDQ
-            && !changing.contains(&(i as u32))
-            && !port.queue.commit_departures()
-            && !observe
-        {
-            port.queue.commit_top_level();
-            port.defers_tx_done = port.delay > 0;
-        }
-    }
-}
-
-/// Host interfaces defer their `TxDone`s too (`Port::defers_tx_done`) while no
-/// endpoint waits for room in their queue, where nothing else a `TxDone` does at a host
-/// needs it as an event: without send jitter (a draw per departure), Homa (whose agents
-/// hand the NIC a packet at each departure), hosts with several NICs or relaying hosts
-/// (which read or fill interfaces without their host acting), and links that fail or
-/// change.
-fn defer_nic_tx_dones(net: &mut Network, link_events: &[LinkEvent]) {
-    let changing: std::collections::HashSet<u32> =
-        link_events.iter().flat_map(|e| e.ports).collect();
-    for (i, port) in net.ports.iter_mut().enumerate() {
-        if net.kinds[port.owner as usize] == NodeKind::Host
-            && port.fault == NO_FAULT
-            && !changing.contains(&(i as u32))
-        {
-            port.defers_tx_done = port.delay > 0;
+        let steady = port.fault == NO_FAULT && !changing.contains(&(i as u32));
+        match net.kinds[port.owner as usize] {
+            NodeKind::Switch => {
+                if steady && port.rwndq == NO_RWNDQ && !port.queue.commit_departures() && !observe {
+                    port.queue.commit_top_level();
+                    port.defers_tx_done = port.delay > 0;
+                }
+            }
+            NodeKind::Host => port.defers_tx_done = nics && steady && port.delay > 0,
         }
     }
 }
