@@ -26,9 +26,13 @@
 //! When a port's `TxDone` takes a packet from a strict-priority queue, its waiting
 //! level-0 packets, whose turn comes next whatever arrives before they start, have their
 //! departures fixed with it (`fix_certain_next`). They are held as the fixed level-0
-//! packets are, and the port's next `TxDone` comes after them. A trimming queue fixes
-//! none: its switch ports' `TxDone`s are not events (`Port::defers_tx_done`), and fixing
-//! its headers as a packet leaves cost more than it saved (4% of fattree8-ndp's time).
+//! packets are, and the port's next `TxDone` comes after them.
+//!
+//! A trimming queue fixes the departures of the control headers that find nothing
+//! waiting in it, as long as its round robin could not turn to data before them
+//! (`TrimQueue::fixes`), the same way. As a packet leaves it fixes none: its switch
+//! ports' `TxDone`s are not events (`Port::defers_tx_done`), and fixing its headers
+//! then cost more than it saved (4% of fattree8-ndp's time).
 //!
 //! A pFabric queue (`net::pfabric`) holds its packets in its own buffer, picks the next
 //! by the priorities its packets carry and, when full, drops the least urgent: no
@@ -159,6 +163,10 @@ pub struct OutQueue {
     /// A strict-priority queue whose level-0 packets' departures are fixed at enqueue
     /// while no packet waits in a FIFO (`commit_top_level`).
     commit_top: bool,
+    /// A trimming queue whose control headers' departures are fixed at enqueue while
+    /// no packet waits in it and the round robin cannot turn to data before them
+    /// (`commit_top_level`, `TrimQueue::fixes`).
+    commit_headers: bool,
     /// Committed (or level-0 packets fixed): when the first fixed packet starts onto
     /// the wire.
     head_start: SimTime,
@@ -190,6 +198,7 @@ impl OutQueue {
                 .then(|| Box::new(Aside::Pfabric(PfabricQueue::new()))),
             committed: false,
             commit_top: false,
+            commit_headers: false,
             head_start: 0,
             sizes: VecDeque::new(),
             certain_until: 0,
@@ -283,8 +292,9 @@ impl OutQueue {
     /// the data queue's tail for it. Occupancy counts both of its queues.
     pub fn arrive_trimming(&mut self, now: SimTime, d: Desc) -> Arrival {
         let room = self.has_room(d.wire as u32);
+        let fixed = self.sizes.len() as u64;
         let t = self.trim_mut().expect("a trimming queue");
-        let a = t.arrive(d, room);
+        let a = t.arrive(d, room, fixed);
         let mut packets = self.packets;
         let mut bytes = self.bytes;
         match a.arriving.1 {
@@ -312,6 +322,13 @@ impl OutQueue {
         self.stats.max_packets = self.stats.max_packets.max(self.packets);
         self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
         a
+    }
+
+    /// Stops fixing a trimming queue's headers (`commit_top_level`), before the first
+    /// packet: for tests that compare runs with and without.
+    #[cfg(test)]
+    pub(crate) fn hold_headers(&mut self) {
+        self.commit_headers = false;
     }
 
     /// RED runs on this queue, so every arrival must pass through `enqueue`.
@@ -416,9 +433,10 @@ impl OutQueue {
         self.committed
     }
 
-    /// Fixes the departures of level-0 packets that find no packet waiting in a FIFO
-    /// (see the module comment), if this is a strict-priority queue that marks at
-    /// enqueue; returns whether it does. Call it before the first packet.
+    /// Fixes the departures of the packets served first that find no packet waiting
+    /// (see the module comment): a strict-priority queue's level-0 packets, if it marks
+    /// at enqueue; a trimming queue's control headers. Returns whether it does. Call it
+    /// before the first packet.
     pub fn commit_top_level(&mut self) -> bool {
         self.commit_top = self.red.is_none()
             && self.aside.is_none()
@@ -428,7 +446,14 @@ impl OutQueue {
         if self.commit_top {
             self.sizes = VecDeque::with_capacity(self.cfg.limit_packets.min(256) as usize);
         }
-        self.commit_top
+        // A trimming queue neither marks nor runs RED (the scenario's checks).
+        let weight = self.trim().map(|t| t.cfg.header_weight);
+        self.commit_headers = weight.is_some() && self.packets == 0;
+        if let Some(weight) = weight {
+            // No more than `header_weight` are fixed at a time (`TrimQueue::fixes`).
+            self.sizes = VecDeque::with_capacity(weight as usize);
+        }
+        self.commit_top || self.commit_headers
     }
 
     /// When a packet leaves at a `TxDone`, the packets whose turn comes next whatever
@@ -464,8 +489,8 @@ impl OutQueue {
 
     /// Brings the queue up to `now` for a reading taken after the events due at `now`
     /// (a queue sample): as `advance`, except that a packet fixed by `fix_certain_next`
-    /// that starts at `now` has left, as it did at its `TxDone` (which runs before a
-    /// sample at the same time).
+    /// (or a trimming queue's fixed header) that starts at `now` has left, as it did at
+    /// its `TxDone` (which runs before a sample at the same time).
     #[inline]
     pub fn advance_to_read(&mut self, now: SimTime, rate: Rate) {
         self.advance(now, rate);
@@ -482,16 +507,50 @@ impl OutQueue {
     /// it up to date.
     #[inline]
     pub fn fixes_departures(&self) -> bool {
-        self.committed | self.commit_top
+        self.committed | self.commit_top | self.commit_headers
     }
 
     /// Whether packet `d` joining now would have its departure fixed: every packet of a
     /// committed queue; a level-0 packet of a queue that commits its top level, when no
     /// packet waits in a FIFO (`fifo_waiting`: the port's `TxDone` is pending), unless
-    /// it carries INT (whose stamp reads the queue as the packet leaves it).
+    /// it carries INT (whose stamp reads the queue as the packet leaves it). (A trimming
+    /// queue's headers: `fixes_header`.)
     #[inline]
     pub fn fixes(&self, d: &Desc, fifo_waiting: bool) -> bool {
         self.committed || (self.commit_top && !fifo_waiting && self.fifo_of(d) == 0 && !d.has_int())
+    }
+
+    /// Whether this trimming queue fixes the departure of control header `d` joining
+    /// now (`TrimQueue::fixes`): when the port's `TxDone` is not pending or can be moved
+    /// behind it (`txdone_movable`), and if its drop-tail limit admits it (`commit_header`
+    /// applies the limit; a header it refuses waits in the header queue, which ignores
+    /// the limit).
+    #[inline]
+    pub fn fixes_header(&self, d: &Desc, txdone_pending: bool, txdone_movable: bool) -> bool {
+        let fixed = self.sizes.len() as u64;
+        self.commit_headers
+            && (!txdone_pending || txdone_movable)
+            && self.trim().is_some_and(|t| t.fixes(d, fixed))
+            && !d.has_int()
+            && self.has_room(d.wire as u32)
+    }
+
+    /// Fixes the departure of control header `d` (`fixes_header`) at `start`, in place of
+    /// the `TxDone` that would have started it: it counts as waiting until then
+    /// (`advance`), is gone at that instant for a reading after its events
+    /// (`advance_to_read`), and takes its turn of the round robin if data waits.
+    #[inline]
+    pub fn commit_header(&mut self, now: SimTime, d: &Desc, start: SimTime) {
+        // A trimming queue has no RED and marks nothing; `fixes_header` checked the limit.
+        self.join(now, d.wire as u32);
+        if self.sizes.is_empty() {
+            self.head_start = start;
+        }
+        self.sizes.push_back(d.wire);
+        self.certain_until = start;
+        if let Some(t) = self.trim_mut() {
+            t.fix();
+        }
     }
 
     /// Some packet waits in a FIFO for the port's `TxDone` (not only packets whose
@@ -683,13 +742,19 @@ impl OutQueue {
             self.stats.marks += 1;
             d.ecn = super::packet::Ecn::Ce;
         }
+        self.join(now, wire);
+        Some(mark)
+    }
+
+    /// A packet of `wire` bytes joins: occupancy, its integral and counters.
+    #[inline(always)]
+    fn join(&mut self, now: SimTime, wire: u32) {
         self.account(now);
         self.packets += 1;
         self.bytes += wire as u64;
         self.stats.enqueued += 1;
         self.stats.max_packets = self.stats.max_packets.max(self.packets);
         self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
-        Some(mark)
     }
 
     /// Whether a packet of `wire` bytes would be admitted now.
@@ -726,10 +791,11 @@ impl OutQueue {
     }
 
     /// `dequeue` at a port's `TxDone`: the packets whose departures were fixed ahead of
-    /// those waiting in the FIFOs (a priority queue's level 0) have all started by now.
+    /// those waiting (a priority queue's level 0, a trimming queue's headers) have all
+    /// started by now.
     #[inline(always)]
     pub fn dequeue_after_fixed(&mut self, now: SimTime, rate: Rate) -> Option<Desc> {
-        if self.commit_top {
+        if self.commit_top | self.commit_headers {
             self.advance(now, rate);
         }
         self.dequeue(now)

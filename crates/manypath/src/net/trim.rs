@@ -14,6 +14,14 @@
 //! Packets of other transports use the data queue with its drop-tail limit and are never
 //! trimmed. Which packets are NDP's is the `NDP` bit of their class; a header is a
 //! packet of `header_wire` bytes on the wire.
+//!
+//! A control header that arrives while no packet waits has a certain departure: it goes
+//! when the link is done with what it carries, whatever arrives meanwhile, as long as
+//! the round robin cannot turn to data before it (`fixes`). Its queue then fixes it at
+//! once instead of holding it for a `TxDone` (`OutQueue::commit`): most of NDP's
+//! headers (ACKs, NACKs, PULLs) meet links busy with data and nothing waiting. Such a
+//! header still counts in the header queue until it starts, and, if data comes to wait
+//! behind it, in the round robin's run (`arrive`'s `fixed`).
 
 use super::packet::{Desc, NDP};
 use crate::engine::rng::Rng;
@@ -89,6 +97,9 @@ pub struct TrimStats {
     pub header_drops: u64,
     /// Trimmed headers sent back to their source.
     pub returned: u64,
+    /// Control headers whose departures were fixed as they arrived (`fixes`): how the
+    /// run was taken, not what happened in it, so no column of the queue table.
+    pub fixed: u64,
 }
 
 /// A trimming queue: the data and header FIFOs, the round robin's state and the port's
@@ -129,9 +140,10 @@ impl TrimQueue {
         self.headers.len()
     }
 
-    /// Puts a header in the header queue if it has room; else drops or returns it.
-    fn queue_header(&mut self, d: Desc, trimmed: bool) -> (Desc, Fate) {
-        if (self.headers.len() as u64) < self.cfg.header_queue_packets {
+    /// Puts a header in the header queue if it has room (`fixed`: headers fixed ahead of
+    /// it that have not started); else drops or returns it.
+    fn queue_header(&mut self, d: Desc, trimmed: bool, fixed: u64) -> (Desc, Fate) {
+        if self.headers.len() as u64 + fixed < self.cfg.header_queue_packets {
             self.headers.push_back(d);
             (d, Fate::Header)
         } else if trimmed && self.cfg.return_to_sender {
@@ -143,31 +155,68 @@ impl TrimQueue {
         }
     }
 
-    fn trim(&mut self, mut d: Desc) -> (Desc, Fate) {
+    fn trim(&mut self, mut d: Desc, fixed: u64) -> (Desc, Fate) {
         d.wire = HEADER_WIRE;
         self.stats.trimmed += 1;
-        self.queue_header(d, true)
+        self.queue_header(d, true, fixed)
+    }
+
+    /// Whether control header `d`, arriving while no header waits, has a certain
+    /// departure behind the `fixed` headers whose departures are fixed and that have not
+    /// started: it has room in the header queue, and the round robin serves it before
+    /// any data, at the next turn of the link (each header it serves while data waits
+    /// adds one to `run`; at `header_weight` data goes next). With data waiting, `run`
+    /// already counts the fixed headers; without, if data came to wait now, the round
+    /// robin would still serve all of them and `d` first.
+    #[inline]
+    pub fn fixes(&self, d: &Desc, fixed: u64) -> bool {
+        let turns = if self.data.is_empty() { fixed } else { 0 };
+        d.class & NDP != 0
+            && d.wire <= HEADER_WIRE
+            && self.headers.is_empty()
+            && fixed < self.cfg.header_queue_packets
+            && self.run as u64 + turns < self.cfg.header_weight as u64
+    }
+
+    /// A header `fixes` allowed has its departure fixed: served while data waits, it
+    /// takes its turn of the run.
+    pub fn fix(&mut self) {
+        self.stats.fixed += 1;
+        if !self.data.is_empty() {
+            self.run += 1;
+        }
+    }
+
+    /// Joins `d` to the data queue; if it was empty, `d` waits while the `fixed`
+    /// headers are served, each a turn of the round robin's run.
+    fn queue_data(&mut self, d: Desc, fixed: u64) -> (Desc, Fate) {
+        if self.data.is_empty() {
+            self.run += fixed as u32;
+        }
+        self.data.push_back(d);
+        (d, Fate::Data)
     }
 
     /// An arrival. `room` says whether the data queue's own drop-tail limit (packets and
-    /// bytes, checked by the caller) admits a non-NDP packet.
-    pub fn arrive(&mut self, d: Desc, room: bool) -> Arrival {
+    /// bytes, checked by the caller) admits a non-NDP packet. `fixed`: the headers whose
+    /// departures were fixed (`fixes`) that have not started (at the arrival's instant,
+    /// one that starts now has not: the arrival comes first); they are in the header
+    /// queue for its limit and for the round robin.
+    pub fn arrive(&mut self, d: Desc, room: bool, fixed: u64) -> Arrival {
         let arriving = if d.class & NDP != 0 && d.wire <= HEADER_WIRE {
-            self.queue_header(d, false)
+            self.queue_header(d, false, fixed)
         } else if !is_ndp_data(&d) {
             if room {
-                self.data.push_back(d);
-                (d, Fate::Data)
+                self.queue_data(d, fixed)
             } else {
                 (d, Fate::Dropped)
             }
         } else if (self.data.len() as u64) < self.cfg.threshold_packets {
-            self.data.push_back(d);
-            (d, Fate::Data)
+            self.queue_data(d, fixed)
         } else if self.data.back().is_some_and(is_ndp_data) && self.rng.below(2) == 0 {
             // Trim the tail instead, and queue the arrival in its place.
             let tail = self.data.pop_back().expect("checked");
-            let evicted = self.trim(tail);
+            let evicted = self.trim(tail, fixed);
             self.data.push_back(d);
             return Arrival {
                 arriving: (d, Fate::Data),
@@ -175,7 +224,7 @@ impl TrimQueue {
                 evicted_wire: tail.wire,
             };
         } else {
-            self.trim(d)
+            self.trim(d, fixed)
         };
         Arrival {
             arriving,
@@ -244,7 +293,7 @@ mod tests {
     fn below_the_threshold_data_queues_whole() {
         let mut q = queue(TrimConfig::default());
         for i in 0..8 {
-            let a = q.arrive(data(i), true);
+            let a = q.arrive(data(i), true, 0);
             assert_eq!(a.arriving, (data(i), Fate::Data));
             assert_eq!(a.evicted, None);
         }
@@ -257,11 +306,11 @@ mod tests {
     fn at_the_threshold_the_arrival_or_the_tail_is_trimmed() {
         let mut q = queue(TrimConfig::default());
         for i in 0..8 {
-            q.arrive(data(i), true);
+            q.arrive(data(i), true, 0);
         }
         let (mut tails, n) = (0, 2000);
         for i in 8..8 + n {
-            let a = q.arrive(data(i), true);
+            let a = q.arrive(data(i), true, 0);
             match a.evicted {
                 Some((d, Fate::Header)) => {
                     tails += 1;
@@ -289,14 +338,14 @@ mod tests {
         };
         let mut q = queue(cfg);
         for i in 0..5 {
-            assert_eq!(q.arrive(control(i), true).arriving.1, Fate::Header);
+            assert_eq!(q.arrive(control(i), true, 0).arriving.1, Fate::Header);
         }
         assert_eq!(q.stats.header_drops, 0);
-        assert_eq!(q.arrive(control(5), true).arriving.1, Fate::Dropped);
+        assert_eq!(q.arrive(control(5), true, 0).arriving.1, Fate::Dropped);
         assert_eq!(q.stats.header_drops, 1);
         // One served, one more fits.
         q.dequeue();
-        assert_eq!(q.arrive(control(6), true).arriving.1, Fate::Header);
+        assert_eq!(q.arrive(control(6), true, 0).arriving.1, Fate::Header);
     }
 
     #[test]
@@ -308,16 +357,16 @@ mod tests {
             ..TrimConfig::default()
         };
         let mut q = queue(cfg);
-        q.arrive(data(0), true);
-        q.arrive(control(1), true);
+        q.arrive(data(0), true, 0);
+        q.arrive(control(1), true, 0);
         // Whichever is trimmed finds the header queue full and goes back.
-        let a = q.arrive(data(2), true);
+        let a = q.arrive(data(2), true, 0);
         let trimmed = a.evicted.unwrap_or(a.arriving);
         assert_eq!(trimmed.1, Fate::Returned);
         assert_eq!(trimmed.0.wire, HEADER_WIRE);
         assert_eq!(q.stats.returned, 1);
         // A control packet is dropped, never returned.
-        assert_eq!(q.arrive(control(3), true).arriving.1, Fate::Dropped);
+        assert_eq!(q.arrive(control(3), true, 0).arriving.1, Fate::Dropped);
         assert_eq!(q.stats.header_drops, 1);
     }
 
@@ -328,14 +377,77 @@ mod tests {
             ..TrimConfig::default()
         });
         for i in 0..4 {
-            assert_eq!(q.arrive(tcp(i), true).arriving, (tcp(i), Fate::Data));
+            assert_eq!(q.arrive(tcp(i), true, 0).arriving, (tcp(i), Fate::Data));
         }
-        assert_eq!(q.arrive(tcp(9), false).arriving.1, Fate::Dropped);
+        assert_eq!(q.arrive(tcp(9), false, 0).arriving.1, Fate::Dropped);
         // NDP data behind non-NDP data at the threshold: the tail is not NDP's, so the
         // arrival is trimmed.
-        let a = q.arrive(data(10), true);
+        let a = q.arrive(data(10), true, 0);
         assert_eq!((a.arriving.1, a.evicted), (Fate::Header, None));
         assert_eq!(q.stats.trimmed, 1);
+    }
+
+    /// A control header is fixed only with no header waiting, room in the header queue
+    /// and the round robin's turn certain; never data.
+    #[test]
+    fn a_control_header_is_fixed_only_when_its_turn_is_certain() {
+        let mut q = queue(TrimConfig {
+            header_weight: 2,
+            header_queue_packets: 3,
+            ..TrimConfig::default()
+        });
+        assert!(q.fixes(&control(1), 0));
+        assert!(!q.fixes(&data(2), 0));
+        assert!(!q.fixes(&tcp(3), 0));
+        // With nothing waiting, no more than `header_weight` at a time: data coming
+        // now would wait while each of them took a turn of the run.
+        assert!(q.fixes(&control(1), 1));
+        assert!(!q.fixes(&control(1), 2));
+        // The header queue's limit counts the fixed headers.
+        let mut small = queue(TrimConfig {
+            header_queue_packets: 2,
+            ..TrimConfig::default()
+        });
+        assert!(!small.fixes(&control(1), 2));
+        assert_eq!(small.arrive(control(1), true, 2).arriving.1, Fate::Dropped);
+        // A header waiting: the next one joins behind it.
+        q.arrive(control(4), true, 0);
+        assert!(!q.fixes(&control(5), 0));
+    }
+
+    /// Fixed headers take their turns of the round robin as held ones would: the order
+    /// is the one of a queue that holds every header (in the comments).
+    #[test]
+    fn fixed_headers_take_their_turns_of_the_round_robin() {
+        let cfg = TrimConfig {
+            header_weight: 2,
+            ..TrimConfig::default()
+        };
+        // Two headers fixed while nothing waits, then data joins before they start,
+        // then a header: held, 7 and 8 would go (run 1, 2), then the data, then 9.
+        let mut q = queue(cfg);
+        for fixed in 0..2 {
+            assert!(q.fixes(&control(7 + fixed as u32), fixed));
+            q.fix();
+        }
+        q.arrive(data(1), true, 2);
+        assert!(!q.fixes(&control(9), 2));
+        q.arrive(control(9), true, 2);
+        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue()).map(|d| d.pkt).collect();
+        assert_eq!(order, [1, 9]);
+        // Data waiting, then two headers fixed ahead of it and a third held: held, 5
+        // and 6 would go, then the data, then 7.
+        let mut q = queue(cfg);
+        q.arrive(data(1), true, 0);
+        for fixed in 0..2 {
+            assert!(q.fixes(&control(5 + fixed as u32), fixed));
+            q.fix();
+        }
+        assert!(!q.fixes(&control(7), 2));
+        q.arrive(control(7), true, 2);
+        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue()).map(|d| d.pkt).collect();
+        assert_eq!(order, [1, 7]);
+        assert_eq!(q.stats.fixed, 2);
     }
 
     /// While both queues wait, the link serves `header_weight` headers per data packet.
@@ -347,10 +459,10 @@ mod tests {
             ..TrimConfig::default()
         });
         for i in 0..4 {
-            q.arrive(data(i), true);
+            q.arrive(data(i), true, 0);
         }
         for i in 100..110 {
-            q.arrive(control(i), true);
+            q.arrive(control(i), true, 0);
         }
         let order: Vec<bool> = std::iter::from_fn(|| q.dequeue())
             .map(|d| d.wire > HEADER_WIRE)

@@ -463,8 +463,10 @@ mod tests {
     use std::path::Path;
 
     /// `text`'s result tables (printed), run with its ports deferring their `TxDone`s
-    /// or each one an event, and how many `TxDone`s ran unscheduled.
-    fn tables(text: &str, defer: bool) -> (String, u64) {
+    /// or each one an event, and with its trimming queues fixing the headers they can
+    /// or holding all; the event count, how many `TxDone`s ran unscheduled and how many
+    /// headers were fixed.
+    fn tables(text: &str, defer: bool, fix_headers: bool) -> (String, u64, u64, u64) {
         let mut sim = Sim::new(Plan::from_toml(text, Path::new(".")).unwrap());
         if !defer {
             for p in &mut sim.net.ports {
@@ -472,8 +474,14 @@ mod tests {
             }
             sim.defers_tx_done = false;
         }
+        if !fix_headers {
+            for p in &mut sim.net.ports {
+                p.queue.hold_headers();
+            }
+        }
         sim.run();
-        let r = sim.results(0.0);
+        let mut r = sim.results(0.0);
+        let events = std::mem::take(&mut r.counters.events);
         let printed = format!(
             "{:?}",
             (
@@ -484,20 +492,41 @@ mod tests {
                 &r.queue_samples
             )
         );
-        (printed, sim.events.run_unscheduled())
+        let fixed = sim
+            .net
+            .ports
+            .iter()
+            .filter_map(|p| p.queue.trim_stats())
+            .map(|t| t.fixed)
+            .sum();
+        (printed, events, sim.events.run_unscheduled(), fixed)
     }
 
-    /// Deferred `TxDone`s give the tables of `TxDone` events, bit for bit, and most of
-    /// them are deferred.
-    fn same_deferred(text: &str, at_least: u64) {
-        let (events, none) = tables(text, false);
-        let (deferred, n) = tables(text, true);
-        assert_eq!(none, 0);
-        assert!(n >= at_least, "{n} deferred TxDones");
+    /// Deferred `TxDone`s give the tables of `TxDone` events, bit for bit, the event
+    /// count included, and at least `deferred` of them are deferred; so do trimming
+    /// queues that fix the departures of at least `fixed` headers (more with deferred
+    /// `TxDone`s, which move behind them), against queues that hold every header.
+    fn same_deferred(text: &str, deferred: u64, fixed: u64) {
+        let (events, e_events, none, fixed_events) = tables(text, false, true);
+        let (taken, e_taken, n, fixed_taken) = tables(text, true, true);
+        let (held, e_held, _, fixed_held) = tables(text, true, false);
+        assert_eq!(none, fixed_events);
         assert!(
-            events == deferred,
-            "events:\n{events}\ndeferred:\n{deferred}"
+            n - fixed_taken >= deferred,
+            "{} deferred TxDones",
+            n - fixed_taken
         );
+        assert!(
+            fixed_taken >= fixed && fixed_taken >= fixed_events,
+            "{fixed_taken} headers fixed"
+        );
+        assert_eq!(fixed_held, 0);
+        assert!(events == taken, "events:\n{events}\ndeferred:\n{taken}");
+        assert!(
+            held == taken,
+            "headers held:\n{held}\nheaders fixed:\n{taken}"
+        );
+        assert_eq!((e_events, e_taken), (e_held, e_held));
     }
 
     /// NDP's permutation on trimming queues, every flow starting at 0 and every data
@@ -529,6 +558,47 @@ mod tests {
             size = "long_lived"
             "#,
             10_000,
+            10_000,
+        );
+    }
+
+    /// NDP's permutation on small trimming queues that trim, fill their header queues
+    /// (returning headers to their senders), refuse TCP packets at their drop-tail limit
+    /// and turn their round robin to data after each header, beside TCP flows: fixed
+    /// headers keep every table of held ones.
+    #[test]
+    fn fixed_headers_match_held_ones_on_small_trimming_queues() {
+        same_deferred(
+            r#"
+            duration_ms = 2
+            [topology.fat_tree]
+            k = 4
+            [network.link]
+            rate_gbps = 10
+            delay_us = 1
+            [network.queue]
+            limit_packets = 3
+            trim = { threshold_packets = 2, header_queue_packets = 3, header_weight = 1, return_to_sender = true }
+            [network.host_queue]
+            priority = true
+            [transports.ndp]
+            cc = "ndp"
+            window_bytes = 135000
+            [transports.tcp]
+            cc = "reno"
+            [output]
+            queue_sample_us = 36
+            [[traffic]]
+            pattern = "permutation"
+            transport = "ndp"
+            size = "long_lived"
+            [[traffic]]
+            pattern = "permutation"
+            transport = "tcp"
+            size = "long_lived"
+            "#,
+            10_000,
+            5_000,
         );
     }
 
@@ -557,7 +627,7 @@ mod tests {
                 k % 3
             );
         }
-        same_deferred(&text, 500);
+        same_deferred(&text, 500, 0);
     }
 
     /// Homa's strict-priority queues at 80% load, sampled every 10 µs.
@@ -584,6 +654,7 @@ mod tests {
             load = 0.8
             "#,
             5_000,
+            0,
         );
     }
 
@@ -635,6 +706,7 @@ mod tests {
             load = 0.1
             "#,
             5_000,
+            0,
         );
     }
 
@@ -662,6 +734,7 @@ mod tests {
             load = 0.7
             "#,
             2_000,
+            0,
         );
     }
 }

@@ -5,6 +5,7 @@
 //! departure before the packet leaves (their `TxDone`s are deferred, not events:
 //! `Port::defers_tx_done`), and NDP connections are a flag of their own.
 
+use super::capture::Join;
 use super::Sim;
 use crate::engine::queue::EventKind;
 use crate::net::packet::{Desc, Packet, TO_SERVER};
@@ -17,9 +18,26 @@ impl Sim {
     /// wait).
     pub(super) fn enqueue_trimming(&mut self, port_id: u32, d: Desc) {
         let now = self.now;
-        let a = self.net.ports[port_id as usize]
+        let port = &mut self.net.ports[port_id as usize];
+        // A control header whose turn is certain goes onto the wire now, to start when
+        // the link is done with what it carries (`OutQueue::fixes_header`). A `TxDone`
+        // deferred to that time for the data waiting behind it moves to its end
+        // (`transmit` defers it again), as a `TxDone` event could not.
+        let start = port.busy_until;
+        let txdone_movable = port.defers_tx_done && start > now;
+        if port
             .queue
-            .arrive_trimming(now, d);
+            .fixes_header(&d, port.txdone_pending, txdone_movable)
+        {
+            port.queue.commit_header(now, &d, start);
+            // The `TxDone` that would have started it counts among the events, taken
+            // in place, so that the event count does not depend on deferral (nor on
+            // the threads of a parallel run, whose links between partitions defer
+            // nothing).
+            self.events.count_run_unscheduled();
+            return self.transmit(port_id, d, start, Join::Committed);
+        }
+        let a = port.queue.arrive_trimming(now, d);
         if self.observe {
             self.observe_trimming(port_id, a.arriving, None);
             if let Some(e) = a.evicted {

@@ -420,14 +420,20 @@ impl Sim {
     /// Collects the results; `wall_secs` is the wall-clock time the caller measured.
     pub fn results(&mut self, wall_secs: f64) -> Results {
         let end = self.now;
-        // Hops counted for packets a committed queue had admitted but not started.
-        let mut late_hops = 0;
+        // Hops counted for packets a committed queue had admitted but not started, and
+        // the `TxDone`s counted in place for a trimming queue's fixed headers that had not
+        // started (`Sim::enqueue_trimming`): they would have run after the end.
+        let (mut late_hops, mut late_tx_dones) = (0, 0);
         for p in &mut self.net.ports {
             // A packet starting at the end has started: the run handles events at its
             // end time.
             p.queue.advance(end + 1, p.rate);
             p.queue.finish(end);
-            late_hops += p.queue.not_started(p.busy_until).0;
+            let late = p.queue.not_started(p.busy_until).0;
+            late_hops += late;
+            if p.queue.trims() {
+                late_tx_dones += late;
+            }
         }
         self.fabric.finish(&self.net, end);
         let warmup = self.plan.warmup;
@@ -517,7 +523,8 @@ impl Sim {
             events: self
                 .merged
                 .as_ref()
-                .map_or(self.events.processed(), |m| m.events),
+                .map_or(self.events.processed(), |m| m.events)
+                - late_tx_dones,
             packet_hops: self.hops - late_hops,
             sim_time: end,
             wall_secs,
