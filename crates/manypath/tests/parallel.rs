@@ -494,6 +494,45 @@ fn pfabric_with_drops_is_the_same_on_any_threads() {
 }
 
 #[test]
+fn ndp_on_trimming_queues_is_the_same_on_any_threads() {
+    // A permutation of NDP flows on small trimming queues (they trim, fill their header
+    // queues and return headers to their senders), sampled: links between partitions
+    // defer no `TxDone` and so fix fewer headers, and the tables and the event count
+    // are the same.
+    let nodes = 36;
+    let r = same_on_any_threads_and_splits(
+        r#"
+        duration_ms = 2
+        [topology.fat_tree]
+        k = 4
+        [network.link]
+        rate_gbps = 10
+        delay_us = 1
+        [network.queue]
+        limit_packets = 3
+        trim = { threshold_packets = 2, header_queue_packets = 3, header_weight = 1, return_to_sender = true }
+        [network.host_queue]
+        priority = true
+        [transports.ndp]
+        cc = "ndp"
+        window_bytes = 135000
+        [output]
+        queue_sample_us = 36
+        [[traffic]]
+        pattern = "permutation"
+        transport = "ndp"
+        size = "long_lived"
+        "#,
+        &[dealt(nodes, 2), dealt(nodes, 3)],
+    );
+    let trimmed: u64 = r.queues.iter().map(|q| q.trimmed).sum();
+    assert!(
+        trimmed > 0 && r.counters.packet_hops > 20_000,
+        "{trimmed} trimmed"
+    );
+}
+
+#[test]
 fn homa_closed_loop_jobs_are_the_same_on_any_threads() {
     let r = same_on_any_threads_and_splits(
         r#"
