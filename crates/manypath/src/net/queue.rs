@@ -28,9 +28,11 @@
 //! departures fixed with it (`fix_certain_next`). They are held as the fixed level-0
 //! packets are, and the port's next `TxDone` comes after them.
 //!
-//! A trimming queue fixes the departures of the control headers that find nothing
+//! A trimming queue fixes the departures of the control headers that find no header
 //! waiting in it, as long as its round robin could not turn to data before them
-//! (`TrimQueue::fixes`), the same way. As a packet leaves it fixes none: its switch
+//! (`TrimQueue::fixes`), the same way; with data waiting, only behind a deferred
+//! `TxDone`, which moves behind them (`Sim::enqueue_trimming`). As a packet leaves it
+//! fixes none: its switch
 //! ports' `TxDone`s are not events (`Port::defers_tx_done`), and fixing its headers
 //! then cost more than it saved (4% of fattree8-ndp's time).
 //!
@@ -163,8 +165,8 @@ pub struct OutQueue {
     /// A strict-priority queue whose level-0 packets' departures are fixed at enqueue
     /// while no packet waits in a FIFO (`commit_top_level`).
     commit_top: bool,
-    /// A trimming queue whose control headers' departures are fixed at enqueue while
-    /// no packet waits in it and the round robin cannot turn to data before them
+    /// A trimming queue whose control headers' departures are fixed at enqueue when no
+    /// header waits and the round robin cannot turn to data before them
     /// (`commit_top_level`, `TrimQueue::fixes`).
     commit_headers: bool,
     /// Committed (or level-0 packets fixed): when the first fixed packet starts onto
@@ -503,8 +505,8 @@ impl OutQueue {
         }
     }
 
-    /// This queue fixes some departures (committed, or its top level): `advance` brings
-    /// it up to date.
+    /// This queue fixes some departures (committed, its top level, or a trimming queue's
+    /// control headers): `advance` brings it up to date.
     #[inline]
     pub fn fixes_departures(&self) -> bool {
         self.committed | self.commit_top | self.commit_headers
@@ -520,16 +522,14 @@ impl OutQueue {
         self.committed || (self.commit_top && !fifo_waiting && self.fifo_of(d) == 0 && !d.has_int())
     }
 
-    /// Whether this trimming queue fixes the departure of control header `d` joining
-    /// now (`TrimQueue::fixes`): when the port's `TxDone` is not pending or can be moved
-    /// behind it (`txdone_movable`), and if its drop-tail limit admits it (`commit_header`
-    /// applies the limit; a header it refuses waits in the header queue, which ignores
-    /// the limit).
+    /// Whether this trimming queue can fix the departure of control header `d` joining
+    /// now (`TrimQueue::fixes`), if its drop-tail limit admits it (`commit_header` applies
+    /// the limit; a header it refuses waits in the header queue, which ignores the
+    /// limit). The caller checks that the port's `TxDone`, if pending, can move behind it.
     #[inline]
-    pub fn fixes_header(&self, d: &Desc, txdone_pending: bool, txdone_movable: bool) -> bool {
+    pub fn fixes_header(&self, d: &Desc) -> bool {
         let fixed = self.sizes.len() as u64;
         self.commit_headers
-            && (!txdone_pending || txdone_movable)
             && self.trim().is_some_and(|t| t.fixes(d, fixed))
             && !d.has_int()
             && self.has_room(d.wire as u32)
@@ -548,9 +548,7 @@ impl OutQueue {
         }
         self.sizes.push_back(d.wire);
         self.certain_until = start;
-        if let Some(t) = self.trim_mut() {
-            t.fix();
-        }
+        self.trim_mut().expect("a trimming queue").fix();
     }
 
     /// Some packet waits in a FIFO for the port's `TxDone` (not only packets whose

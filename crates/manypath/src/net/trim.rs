@@ -15,13 +15,13 @@
 //! trimmed. Which packets are NDP's is the `NDP` bit of their class; a header is a
 //! packet of `header_wire` bytes on the wire.
 //!
-//! A control header that arrives while no packet waits has a certain departure: it goes
-//! when the link is done with what it carries, whatever arrives meanwhile, as long as
-//! the round robin cannot turn to data before it (`fixes`). Its queue then fixes it at
-//! once instead of holding it for a `TxDone` (`OutQueue::commit`): most of NDP's
-//! headers (ACKs, NACKs, PULLs) meet links busy with data and nothing waiting. Such a
-//! header still counts in the header queue until it starts, and, if data comes to wait
-//! behind it, in the round robin's run (`arrive`'s `fixed`).
+//! A control header that arrives while no header waits has a certain departure: it goes
+//! at the link's next turn, whatever arrives meanwhile, as long as the round robin
+//! cannot turn to data before it (`fixes`). Its queue then fixes it at once instead of
+//! holding it for a `TxDone` (`OutQueue::commit_header`): most of NDP's headers (ACKs,
+//! NACKs, PULLs) meet links busy with data. Such a header still counts in the header
+//! queue until it starts, and takes its turn of the round robin's run: at once if data
+//! waits (`fix`), or when data comes to wait behind it (`arrive`'s `fixed`).
 
 use super::packet::{Desc, NDP};
 use crate::engine::rng::Rng;

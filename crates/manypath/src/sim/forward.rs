@@ -529,12 +529,11 @@ mod tests {
         assert_eq!((e_events, e_taken), (e_held, e_held));
     }
 
-    /// NDP's permutation on trimming queues, every flow starting at 0 and every data
-    /// packet 7.2 µs, so that arrivals, departures and queue samples (every 36 µs) fall
-    /// on the same instants.
-    #[test]
-    fn deferred_tx_dones_match_events_on_trimming_queues() {
-        same_deferred(
+    /// NDP's permutation on a k = 4 fat tree whose switch queues are `queue`, every flow
+    /// starting at 0 and every data packet 7.2 µs, so that arrivals, departures and
+    /// queue samples (every 36 µs) fall on the same instants; `more` adds to it.
+    fn ndp_permutation(queue: &str, more: &str) -> String {
+        format!(
             r#"
             duration_ms = 2
             [topology.fat_tree]
@@ -543,8 +542,7 @@ mod tests {
             rate_gbps = 10
             delay_us = 1
             [network.queue]
-            limit_packets = 100
-            trim = {}
+            {queue}
             [network.host_queue]
             priority = true
             [transports.ndp]
@@ -556,10 +554,15 @@ mod tests {
             pattern = "permutation"
             transport = "ndp"
             size = "long_lived"
-            "#,
-            10_000,
-            10_000,
-        );
+            {more}
+            "#
+        )
+    }
+
+    #[test]
+    fn deferred_tx_dones_match_events_on_trimming_queues() {
+        let text = ndp_permutation("limit_packets = 100\ntrim = {}", "");
+        same_deferred(&text, 10_000, 10_000);
     }
 
     /// NDP's permutation on small trimming queues that trim, fill their header queues
@@ -568,38 +571,19 @@ mod tests {
     /// headers keep every table of held ones.
     #[test]
     fn fixed_headers_match_held_ones_on_small_trimming_queues() {
-        same_deferred(
+        let text = ndp_permutation(
+            "limit_packets = 3\ntrim = { threshold_packets = 2, header_queue_packets = 3, \
+             header_weight = 1, return_to_sender = true }",
             r#"
-            duration_ms = 2
-            [topology.fat_tree]
-            k = 4
-            [network.link]
-            rate_gbps = 10
-            delay_us = 1
-            [network.queue]
-            limit_packets = 3
-            trim = { threshold_packets = 2, header_queue_packets = 3, header_weight = 1, return_to_sender = true }
-            [network.host_queue]
-            priority = true
-            [transports.ndp]
-            cc = "ndp"
-            window_bytes = 135000
             [transports.tcp]
             cc = "reno"
-            [output]
-            queue_sample_us = 36
-            [[traffic]]
-            pattern = "permutation"
-            transport = "ndp"
-            size = "long_lived"
             [[traffic]]
             pattern = "permutation"
             transport = "tcp"
             size = "long_lived"
             "#,
-            10_000,
-            5_000,
         );
+        same_deferred(&text, 10_000, 5_000);
     }
 
     /// An NDP incast that ends when its flows are done (the last deferred `TxDone`s run

@@ -21,14 +21,11 @@ impl Sim {
         let port = &mut self.net.ports[port_id as usize];
         // A control header whose turn is certain goes onto the wire now, to start when
         // the link is done with what it carries (`OutQueue::fixes_header`). A `TxDone`
-        // deferred to that time for the data waiting behind it moves to its end
-        // (`transmit` defers it again), as a `TxDone` event could not.
+        // pending for the data waiting behind it moves to its end if it is deferred and
+        // due after now (`transmit` defers it again); an event could not move.
         let start = port.busy_until;
-        let txdone_movable = port.defers_tx_done && start > now;
-        if port
-            .queue
-            .fixes_header(&d, port.txdone_pending, txdone_movable)
-        {
+        let txdone_can_follow = !port.txdone_pending || (port.defers_tx_done && start > now);
+        if txdone_can_follow && port.queue.fixes_header(&d) {
             port.queue.commit_header(now, &d, start);
             // The `TxDone` that would have started it counts among the events, taken
             // in place, so that the event count does not depend on deferral (nor on
