@@ -49,7 +49,7 @@ test-python: setup
 # Benchmarks: events/s, packet-hops/s, wall time, peak memory and goodput of the
 # scenarios in bench/.
 bench: setup
-	cargo build --release -p manypath --bin manypath-sim
+	cargo build --profile perf -p manypath --bin manypath-sim
 	$(BIN)/python bench/run.py
 
 # Bit-identical results against another revision: every shipped scenario and every

@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 #: The lossless fabric's RoCE benchmarks, NDP's and Homa's should keep this share of
 #: fattree8-dctcp's hops/s.
 LOSSLESS_RATIO_WANTED = 0.7
-BINARY = HERE.parent / "target" / "release" / "manypath-sim"
+BINARY = HERE.parent / "target" / "perf" / "manypath-sim"
 ORDER = [
     "fattree8-dctcp",
     "fattree16-dctcp",
@@ -97,7 +97,7 @@ def parse_args(argv: list[str]) -> tuple[int, list[str]]:
 def main() -> None:
     repeat, names = parse_args(sys.argv[1:])
     if not BINARY.exists():
-        sys.exit(f"{BINARY} is missing: run `cargo build --release -p manypath --bin manypath-sim`")
+        sys.exit(f"{BINARY} is missing: run `cargo build --profile perf -p manypath --bin manypath-sim`")
     paths = scenarios(names)
     flow_level = {p for p in paths if tomllib.loads(p.read_text()).get("level") == "flow"}
     best: dict[Path, dict] = {}
