@@ -136,6 +136,39 @@ pub enum Admit {
     Queued { mark: bool },
 }
 
+/// The per-packet shortcuts a queue may take (`OutQueue::fast_paths`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FastPaths {
+    /// A packet that finds the queue empty and the link idle goes straight onto the
+    /// wire (`Sim::onto_idle_link`), never seen waiting.
+    pub idle_shortcut: bool,
+    /// The departures fixed before the port's `TxDone` (see the module comment).
+    pub fixes: Fixes,
+}
+
+impl FastPaths {
+    /// No shortcut: every packet joins the queue and leaves at a `TxDone`.
+    pub const NONE: FastPaths = FastPaths {
+        idle_shortcut: false,
+        fixes: Fixes::Nothing,
+    };
+}
+
+/// Which departures a queue fixes before its port's `TxDone` would start them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fixes {
+    /// Every packet's, at enqueue: a FIFO whose every decision is made as a packet
+    /// joins (a committed queue).
+    Every,
+    /// Strict priority: a level-0 packet's at enqueue while no packet waits in a FIFO,
+    /// and the waiting level-0 packets' as a packet leaves (`fix_certain_next`).
+    TopLevel,
+    /// A trimming queue's control headers whose turn is certain (`TrimQueue::fixes`).
+    Headers,
+    /// None: every packet waits for the port's `TxDone`.
+    Nothing,
+}
+
 /// The queues that keep their packets in a buffer of their own.
 enum Aside {
     /// NDP's trimming (`net::trim`): its data and header queues.
@@ -160,6 +193,8 @@ pub struct OutQueue {
     /// A queue that keeps its packets aside from `fifo`, in a buffer of its own: NDP's
     /// trimming queue or pFabric's (one `Option`, the one test on the per-packet path).
     aside: Option<Box<Aside>>,
+    /// The shortcuts taken (`take_fast_paths`; none before it).
+    fast: FastPaths,
     /// Departures fixed at enqueue: the waiting packets are in `sizes`, not `fifo`.
     committed: bool,
     /// A strict-priority queue whose level-0 packets' departures are fixed at enqueue
@@ -198,6 +233,7 @@ impl OutQueue {
             aside: cfg
                 .pfabric
                 .then(|| Box::new(Aside::Pfabric(PfabricQueue::new()))),
+            fast: FastPaths::NONE,
             committed: false,
             commit_top: false,
             commit_headers: false,
@@ -333,12 +369,6 @@ impl OutQueue {
         self.commit_headers = false;
     }
 
-    /// RED runs on this queue, so every arrival must pass through `enqueue`.
-    #[inline]
-    pub fn has_red(&self) -> bool {
-        self.red.is_some()
-    }
-
     /// RED's average queue in packets (NaN without RED).
     pub fn red_average(&self) -> f64 {
         self.red.as_ref().map_or(f64::NAN, |r| r.avg)
@@ -413,49 +443,123 @@ impl OutQueue {
         mark
     }
 
-    /// Fixes departures at enqueue from now on (see the module comment), if this queue
-    /// is a plain FIFO that marks at enqueue; returns whether it does. Call it before
-    /// the first packet.
-    pub fn commit_departures(&mut self) -> bool {
-        // (RED-style marking at enqueue keeps a queue committed: see `start_ecn_red`.)
-        self.committed = self.red.is_none()
-            && self.aside.is_none()
-            && self.top == 0
-            && self.cfg.mark_at == MarkAt::Enqueue
-            && self.packets == 0;
-        if self.committed {
-            self.fifo[0] = VecDeque::new();
-            self.sizes = VecDeque::with_capacity(self.cfg.limit_packets.min(256) as usize);
+    /// The per-packet shortcuts this queue may take, from every setting and feature it
+    /// has. The one place that decides them: each field of the configuration and each
+    /// optional feature is named here, so a new one does not compile until someone
+    /// decides whether it lets a packet skip the queue's own code. A feature that
+    /// decides anything as a packet arrives must refuse the idle-link shortcut; one that
+    /// decides as a packet leaves (or picks which packet leaves) must fix nothing at
+    /// enqueue.
+    pub fn fast_paths(&self) -> FastPaths {
+        let OutQueue {
+            cfg,
+            fifo: _,
+            more: _,
+            top: _,
+            packets,
+            bytes: _,
+            stats: _,
+            red,
+            // RED-style ECN marking at enqueue reads only the queue an arrival finds (an
+            // empty one marks nothing and draws nothing, and a fixed departure keeps what
+            // later arrivals find exact); at dequeue it is `mark_at`'s, below.
+            ecn_red: _,
+            aside,
+            fast: _,
+            committed: _,
+            commit_top: _,
+            commit_headers: _,
+            head_start: _,
+            sizes: _,
+            certain_until: _,
+        } = self;
+        let QueueConfig {
+            // Drop-tail limits and step marking at enqueue decide on the queue an arrival
+            // finds, which a fixed departure keeps exact (`advance`).
+            limit_packets: _,
+            limit_bytes: _,
+            ecn_k_packets: _,
+            ecn_k_bytes: _,
+            mark_at,
+            // Read through `levels()`: the level count alone decides.
+            priority: _,
+            priority_levels: _,
+            // Occupancy is integrated at each fixed start as at each dequeue.
+            histogram: _,
+            // A pFabric queue is the `Aside::Pfabric` below.
+            pfabric: _,
+        } = *cfg;
+        if *packets != 0 {
+            // Decided before the first packet only.
+            return FastPaths::NONE;
         }
-        self.committed
+        // RED updates its average at every arrival, an empty queue's included (its idle
+        // decay), so no packet may pass it by.
+        let red_sees_arrivals = red.is_some();
+        let idle_shortcut = !red_sees_arrivals;
+        // Marking at dequeue reads the queue a packet leaves behind, as it leaves.
+        let decides_at_departure = match mark_at {
+            MarkAt::Enqueue => false,
+            MarkAt::Dequeue => true,
+        };
+        let fixes = match aside.as_deref() {
+            // NDP's trimming queue: its control headers whose turn is certain
+            // (`TrimQueue::fixes`); data waits for the round robin. It neither marks nor
+            // runs RED (the scenario's checks).
+            Some(Aside::Trim(_)) => Fixes::Headers,
+            // pFabric picks the most urgent packet as the link frees.
+            Some(Aside::Pfabric(_)) => Fixes::Nothing,
+            None if red_sees_arrivals || decides_at_departure => Fixes::Nothing,
+            None if self.cfg.levels() > 1 => Fixes::TopLevel,
+            None => Fixes::Every,
+        };
+        FastPaths {
+            idle_shortcut,
+            fixes,
+        }
     }
 
+    /// Takes the shortcuts `fast_paths` allows, those that fix departures only if
+    /// `fix` (the port lets them: see `Sim`'s setup), before the first packet; returns
+    /// the departures fixed. Until it is called a queue takes none.
+    pub fn take_fast_paths(&mut self, fix: bool) -> Fixes {
+        let paths = self.fast_paths();
+        self.fast = paths;
+        let fixes = if fix { paths.fixes } else { Fixes::Nothing };
+        self.fast.fixes = fixes;
+        let cap = self.cfg.limit_packets.min(256) as usize;
+        match fixes {
+            Fixes::Every => {
+                self.committed = true;
+                self.fifo[0] = VecDeque::new();
+                self.sizes = VecDeque::with_capacity(cap);
+            }
+            Fixes::TopLevel => {
+                self.commit_top = true;
+                self.sizes = VecDeque::with_capacity(cap);
+            }
+            Fixes::Headers => {
+                self.commit_headers = true;
+                // No more than `header_weight` are fixed at a time (`TrimQueue::fixes`).
+                let weight = self.trim().map_or(0, |t| t.cfg.header_weight);
+                self.sizes = VecDeque::with_capacity(weight as usize);
+            }
+            Fixes::Nothing => {}
+        }
+        fixes
+    }
+
+    /// A packet that finds this queue empty and its link idle may go straight onto the
+    /// wire without the queue seeing it wait (`fast_paths`).
+    #[inline]
+    pub fn takes_idle_shortcut(&self) -> bool {
+        self.fast.idle_shortcut
+    }
+
+    /// Every departure is fixed at enqueue: the waiting packets are in `sizes`.
     #[inline]
     pub fn is_committed(&self) -> bool {
         self.committed
-    }
-
-    /// Fixes the departures of the packets served first that find no packet waiting
-    /// (see the module comment): a strict-priority queue's level-0 packets, if it marks
-    /// at enqueue; a trimming queue's control headers. Returns whether it does. Call it
-    /// before the first packet.
-    pub fn commit_top_level(&mut self) -> bool {
-        self.commit_top = self.red.is_none()
-            && self.aside.is_none()
-            && self.top > 0
-            && self.cfg.mark_at == MarkAt::Enqueue
-            && self.packets == 0;
-        if self.commit_top {
-            self.sizes = VecDeque::with_capacity(self.cfg.limit_packets.min(256) as usize);
-        }
-        // A trimming queue neither marks nor runs RED (the scenario's checks).
-        let weight = self.trim().map(|t| t.cfg.header_weight);
-        self.commit_headers = weight.is_some() && self.packets == 0;
-        if let Some(weight) = weight {
-            // No more than `header_weight` are fixed at a time (`TrimQueue::fixes`).
-            self.sizes = VecDeque::with_capacity(weight as usize);
-        }
-        self.commit_top || self.commit_headers
     }
 
     /// When a packet leaves at a `TxDone`, the packets whose turn comes next whatever
@@ -1018,7 +1122,7 @@ mod tests {
         for _ in 0..4 {
             assert_eq!(a.dequeue(1), b.dequeue(1));
         }
-        assert!(!OutQueue::new(two).commit_departures());
+        assert_ne!(OutQueue::new(two).take_fast_paths(true), Fixes::Every);
     }
 
     #[test]
@@ -1054,7 +1158,7 @@ mod tests {
         let ser = |wire: u16| rate.serialization(wire as u32);
         let mut rng = Rng::new(7, 1, 0);
         let (mut held, mut committed) = (OutQueue::new(cfg), OutQueue::new(cfg));
-        assert!(committed.commit_departures());
+        assert_eq!(committed.take_fast_paths(true), Fixes::Every);
         // The holding queue's server: busy until `held_busy`, its next departure then.
         let (mut held_busy, mut committed_busy, mut now) = (0u64, 0u64, 0u64);
         for i in 0..20_000u32 {
@@ -1147,8 +1251,7 @@ mod tests {
         let ser = |wire: u16| rate.serialization(wire as u32);
         let mut rng = Rng::new(7, 2, 0);
         let (mut held, mut fixed) = (OutQueue::new(cfg), OutQueue::new(cfg));
-        assert!(!fixed.commit_departures());
-        assert!(fixed.commit_top_level());
+        assert_eq!(fixed.take_fast_paths(true), Fixes::TopLevel);
         let n = 20_000usize;
         let (mut held_start, mut fixed_start) = (vec![None; n], vec![None; n]);
         // The holding queue's link is busy until `held_busy`; the other port's link
@@ -1258,7 +1361,7 @@ mod tests {
         // 1000 bytes take 100 ps: the packets start at 100 and 200, the link is free at 300.
         let rate = Rate::from_gbps(80_000.0);
         let mut q = OutQueue::new(cfg());
-        assert!(q.commit_departures());
+        assert_eq!(q.take_fast_paths(true), Fixes::Every);
         let mut x = d(0, 1000, 0);
         assert!(matches!(
             q.commit(0, &mut x, false, 100),
@@ -1289,21 +1392,60 @@ mod tests {
             priority: true,
             ..cfg()
         };
-        assert!(!plain.is_committed());
-        assert!(OutQueue::new(cfg()).commit_departures());
-        assert!(!OutQueue::new(dequeue_marking).commit_departures());
-        assert!(!OutQueue::new(priority).commit_departures());
-        let mut red = OutQueue::new(cfg());
-        let red_cfg = RedConfig {
-            min_th: 5.0,
-            max_th: 15.0,
-            max_p: 0.1,
-            weight: 0.002,
-            gentle: true,
-            ecn: false,
+        let levels = QueueConfig {
+            priority_levels: 8,
+            ..cfg()
         };
-        red.start_red(red_cfg, 1_200_000, Rng::new(1, 2, 3));
-        assert!(!red.commit_departures());
+        let pfabric = QueueConfig {
+            pfabric: true,
+            ..cfg()
+        };
+        // Until the decision is taken, a queue takes no shortcut.
+        assert!(!plain.is_committed());
+        assert!(!plain.takes_idle_shortcut());
+        let decided = |c: QueueConfig, start: &dyn Fn(&mut OutQueue)| {
+            let mut q = OutQueue::new(c);
+            start(&mut q);
+            let fixes = q.take_fast_paths(true);
+            (fixes, q.takes_idle_shortcut())
+        };
+        let none = |_: &mut OutQueue| {};
+        let red = |q: &mut OutQueue| {
+            let red_cfg = RedConfig {
+                min_th: 5.0,
+                max_th: 15.0,
+                max_p: 0.1,
+                weight: 0.002,
+                gentle: true,
+                ecn: false,
+            };
+            q.start_red(red_cfg, 1_200_000, Rng::new(1, 2, 3));
+        };
+        let ecn_red = |q: &mut OutQueue| {
+            let c = EcnRedConfig {
+                kmin: 1500,
+                kmax: 3000,
+                pmax: 0.5,
+            };
+            q.start_ecn_red(c, Rng::new(1, 2, 3));
+        };
+        let trim = |q: &mut OutQueue| {
+            q.start_trim(crate::net::trim::TrimConfig::default(), Rng::new(1, 2, 3));
+        };
+        assert_eq!(decided(cfg(), &none), (Fixes::Every, true));
+        assert_eq!(decided(cfg(), &ecn_red), (Fixes::Every, true));
+        assert_eq!(decided(dequeue_marking, &none), (Fixes::Nothing, true));
+        assert_eq!(decided(dequeue_marking, &ecn_red), (Fixes::Nothing, true));
+        assert_eq!(decided(priority, &none), (Fixes::TopLevel, true));
+        assert_eq!(decided(levels, &none), (Fixes::TopLevel, true));
+        assert_eq!(decided(levels, &red), (Fixes::Nothing, false));
+        assert_eq!(decided(cfg(), &red), (Fixes::Nothing, false));
+        assert_eq!(decided(cfg(), &trim), (Fixes::Headers, true));
+        assert_eq!(decided(pfabric, &none), (Fixes::Nothing, true));
+        // A port that fixes nothing keeps the queue's idle shortcut.
+        let mut held = OutQueue::new(cfg());
+        assert_eq!(held.take_fast_paths(false), Fixes::Nothing);
+        assert!(!held.is_committed() && held.takes_idle_shortcut());
     }
 
     #[test]

@@ -120,8 +120,6 @@ impl Sim {
             return;
         }
         let now = self.now;
-        let c = &self.conns[conn_id as usize];
-        self.settle_host_nic_through_now(if endpoint == 0 { c.src } else { c.dst });
         let conn = &mut self.conns[conn_id as usize];
         if conn.timer_at[endpoint as usize] == now {
             conn.timer_at[endpoint as usize] = 0;
@@ -183,7 +181,6 @@ impl Sim {
 
     /// Flow `f` starts: its connections open, or its bytes go to its persistent ones.
     pub(super) fn start_flow(&mut self, f: u32) {
-        self.settle_host_nic_through_now(self.flows[f as usize].spec.src);
         let flow = &mut self.flows[f as usize];
         flow.started = true;
         let persistent = flow.spec.conn.is_some();

@@ -60,7 +60,7 @@ impl Sim {
         if !port.txdone_pending
             && port.busy_until <= now
             && port.queue.is_empty()
-            && !port.queue.has_red()
+            && port.queue.takes_idle_shortcut()
             && port.paused & (1 << class) == 0
         {
             return self.onto_idle_link(port_id, d, ect);

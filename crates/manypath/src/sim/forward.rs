@@ -116,7 +116,7 @@ impl Sim {
         if !port.txdone_pending
             && port.busy_until <= now
             && port.queue.is_empty()
-            && !port.queue.has_red()
+            && port.queue.takes_idle_shortcut()
         {
             return self.onto_idle_link(port_id, d, ect);
         }
@@ -244,21 +244,12 @@ impl Sim {
         }
     }
 
-    /// Before a host acts (an arrival, a timer, a flow's start, a pull, a packet's
-    /// processing), its NIC's `TxDone`s due before `before` run (`settle_port`): what
-    /// the host does may read or fill the NIC's queue.
+    /// Before a host acts (an arrival, or an event `Sim::host_acting` names), its NIC's
+    /// `TxDone`s due before `before` run (`settle_port`): what the host does may read or
+    /// fill the NIC's queue.
     #[inline(always)]
     pub(super) fn settle_host_nic(&mut self, host: u32, before: SimTime) {
         self.settle_port(self.net.host_nic[host as usize], before);
-    }
-
-    /// `settle_host_nic` for an event at a host other than an arrival: the NIC's
-    /// `TxDone`s due up to and including now run first, as their events ran before it.
-    #[inline(always)]
-    pub(super) fn settle_host_nic_through_now(&mut self, host: u32) {
-        if self.defers_tx_done {
-            self.settle_host_nic(host, self.now + 1);
-        }
     }
 
     /// An endpoint starts to wait for room in host interface `nic`: a `TxDone` the NIC
@@ -720,5 +711,172 @@ mod tests {
             2_000,
             0,
         );
+    }
+
+    /// `text`'s result tables (printed, the event count left out), its event count and
+    /// the trimming queues' fixed headers, run with every shortcut its ports decide
+    /// (`setup::fast_paths`) or with every departure held for its `TxDone`.
+    fn tables_with_shortcuts(text: &str, held: bool) -> (String, u64, u64) {
+        let mut sim = Sim::build(Plan::from_toml(text, Path::new(".")).unwrap(), held);
+        sim.run();
+        let mut r = sim.results(0.0);
+        let events = std::mem::take(&mut r.counters.events);
+        let printed = format!(
+            "{:?}",
+            (
+                &r.counters,
+                &r.flows,
+                &r.subflows,
+                &r.queues,
+                &r.queue_samples
+            )
+        );
+        let fixed = sim
+            .net
+            .ports
+            .iter()
+            .filter_map(|p| p.queue.trim_stats())
+            .map(|t| t.fixed)
+            .sum();
+        (printed, events, fixed)
+    }
+
+    /// Every kind of switch queue gives the same tables with its ports' shortcuts as
+    /// with every departure held for a `TxDone`, and only the queues that may fix
+    /// departures ahead (a plain FIFO, strict priority's top level, a trimming queue's
+    /// headers) fix any (a fixed packet saves an event, but a trimming queue's header
+    /// counts as the `TxDone` it replaces): a discipline routed through the FIFO's fixed departures by
+    /// mistake serves or drops as a FIFO would, and fails here.
+    #[test]
+    fn every_queue_kind_gives_the_held_tables() {
+        const DCTCP: &str = r#"
+            [[traffic]]
+            pattern = "random_pairs"
+            transport = "dctcp"
+            size = { cdf = "websearch" }
+            arrival = "poisson"
+            load = 0.6
+            "#;
+        const RENO: &str = r#"
+            [transports.reno]
+            cc = "reno"
+            [[traffic]]
+            pattern = "random_pairs"
+            transport = "reno"
+            size = { cdf = "websearch" }
+            arrival = "poisson"
+            load = 0.6
+            "#;
+        const TWO_CLASSES: &str = r#"
+            [[traffic]]
+            pattern = "random_pairs"
+            transport = "dctcp"
+            size = { cdf = "websearch" }
+            arrival = "poisson"
+            load = 0.4
+            [[traffic]]
+            pattern = "random_pairs"
+            transport = "dctcp"
+            priority = 1
+            size = { cdf = "websearch" }
+            arrival = "poisson"
+            load = 0.4
+            "#;
+        const HOMA: &str = r#"
+            [transports.homa]
+            cc = "homa"
+            [[traffic]]
+            pattern = "random_pairs"
+            transport = "homa"
+            size = { cdf_step = "../../workloads/homa_w4_fb_hadoop.cdf" }
+            arrival = "poisson"
+            load = 0.7
+            "#;
+        const NDP: &str = r#"
+            [transports.ndp]
+            cc = "ndp"
+            [[traffic]]
+            pattern = "permutation"
+            transport = "ndp"
+            size = "long_lived"
+            "#;
+        const PFABRIC: &str = r#"
+            [network.host_queue]
+            pfabric = true
+            [transports.pf]
+            cc = "pfabric"
+            [[traffic]]
+            pattern = "random_pairs"
+            transport = "pf"
+            size = { cdf_step = "../../workloads/homa_w4_fb_hadoop.cdf" }
+            arrival = "poisson"
+            load = 0.7
+            "#;
+        // (queue settings, traffic, whether its departures may be fixed ahead)
+        let kinds = [
+            ("limit_packets = 20\necn_k_packets = 8", DCTCP, true),
+            ("limit_packets = 20", RENO, true),
+            ("limit_bytes = 30000\necn_k_bytes = 12000", DCTCP, true),
+            (
+                "limit_packets = 20\necn_k_packets = 8\necn_mark = \"dequeue\"",
+                DCTCP,
+                false,
+            ),
+            (
+                "ecn_red = { kmin_bytes = 3000, kmax_bytes = 20000, pmax = 0.2 }",
+                DCTCP,
+                true,
+            ),
+            (
+                "ecn_red = { kmin_bytes = 3000, kmax_bytes = 20000, pmax = 0.2 }\n\
+                 ecn_mark = \"dequeue\"",
+                DCTCP,
+                false,
+            ),
+            (
+                "limit_packets = 20\nred = { min_packets = 4, max_packets = 12 }",
+                RENO,
+                false,
+            ),
+            (
+                "limit_packets = 20\nred = { min_packets = 4, max_packets = 12, ecn = true }",
+                DCTCP,
+                false,
+            ),
+            (
+                "limit_packets = 20\necn_k_packets = 8\npriority = true",
+                TWO_CLASSES,
+                true,
+            ),
+            ("limit_packets = 50\npriority_levels = 8", HOMA, true),
+            ("limit_packets = 8\ntrim = {}", NDP, true),
+            ("limit_bytes = 19499\npfabric = true", PFABRIC, false),
+        ];
+        for (queue, traffic, fixes) in kinds {
+            let text = format!(
+                r#"
+                duration_ms = 2
+                stop_when_done = false
+                [topology.fat_tree]
+                k = 4
+                [network.link]
+                rate_gbps = 10
+                delay_us = 1
+                [network.queue]
+                {queue}
+                [output]
+                queue_sample_us = 23
+                {traffic}
+                "#
+            );
+            let (fast, fast_events, fast_headers) = tables_with_shortcuts(&text, false);
+            let (held, held_events, held_headers) = tables_with_shortcuts(&text, true);
+            assert!(fast == held, "{queue}: the shortcuts changed the tables");
+            // A deferred `TxDone` counts as an event, and so does a fixed header.
+            let fixed = fast_events < held_events || fast_headers > 0;
+            assert_eq!(fixed, fixes, "{queue}");
+            assert!(fast_events <= held_events, "{queue}");
+            assert_eq!(held_headers, 0, "{queue}");
+        }
     }
 }

@@ -35,7 +35,6 @@ impl Sim {
     /// The receiving host has processed data packet `d`: its connection records the
     /// endpoint delay for its ACKs, and the endpoint reads the packet.
     pub(super) fn host_rx_done(&mut self, d: Desc) {
-        self.settle_host_nic_through_now(d.dst);
         let p = self.pkts.get_mut(d.pkt);
         let arrived = std::mem::take(&mut p.data_ack);
         let conn = p.conn as usize;

@@ -297,12 +297,18 @@ impl Sim {
     #[inline(always)]
     fn dispatch(&mut self, ev: Event) -> bool {
         self.now = ev.time;
+        if self.defers_tx_done {
+            if let Some(host) = self.host_acting(&ev) {
+                // What the host does may read or fill its NIC's queue: the NIC's
+                // `TxDone`s due through now run first, as their events ran before it.
+                self.settle_host_nic(host, self.now + 1);
+            }
+        }
         match ev.kind() {
             EventKind::Arrive => self.arrive(ev.a, ev.via(), ev.d),
             EventKind::TxDone => self.tx_done(ev.a),
             EventKind::FlowStart => self.start_flow(ev.a),
             EventKind::ConnOpen => {
-                self.settle_host_nic_through_now(self.conns[ev.a as usize].src);
                 self.conns[ev.a as usize].ep.open();
                 self.flush_ep(ev.a, 0);
             }
@@ -323,10 +329,7 @@ impl Sim {
                 self.count_replicated();
             }
             EventKind::Pause => self.pause(ev.a, ev.b()),
-            EventKind::NdpPull => {
-                self.settle_host_nic_through_now(ev.a);
-                self.pull_tick(ev.a, None)
-            }
+            EventKind::NdpPull => self.pull_tick(ev.a, None),
             EventKind::HostRx => self.host_rx_done(ev.d),
             EventKind::PfcCheck => {
                 self.count_replicated();
@@ -334,6 +337,38 @@ impl Sim {
             }
         }
         true
+    }
+
+    /// The host whose NIC an event of this kind may read or fill besides by an arrival,
+    /// if any: its NIC's deferred `TxDone`s due through now run before it (`dispatch`).
+    /// One decision per kind, so a new kind of event does not compile until someone
+    /// decides what it reads.
+    #[inline(always)]
+    fn host_acting(&self, ev: &Event) -> Option<u32> {
+        match ev.kind() {
+            // An arrival settles the port it joins or the host it reaches itself, those
+            // due before its instant (`arrive`: it ran before a `TxDone` at the same time).
+            EventKind::Arrive => None,
+            // A port's own `TxDone`.
+            EventKind::TxDone => None,
+            EventKind::FlowStart => Some(self.flows[ev.a as usize].spec.src),
+            EventKind::Timer => {
+                let c = &self.conns[ev.a as usize];
+                Some(if ev.b() == 0 { c.src } else { c.dst })
+            }
+            EventKind::ConnOpen => Some(self.conns[ev.a as usize].src),
+            EventKind::NdpPull => Some(ev.a),
+            EventKind::HostRx => Some(ev.d.dst),
+            // Reads only the endpoints' counters.
+            EventKind::Warmup => None,
+            // Settles each port it reads (`sample`).
+            EventKind::Sample => None,
+            // RWNDQ's ports and the ports of changing links keep their `TxDone`s events
+            // (`setup::fast_paths`).
+            EventKind::RwndqTick | EventKind::LinkChange => None,
+            // A fabric with shared buffers or PFC defers nothing.
+            EventKind::Pause | EventKind::PfcCheck => None,
+        }
     }
 
     /// Whether this replica runs node `node`'s events (always, on one thread).

@@ -21,6 +21,7 @@ use crate::net::hash::{ack_hash, data_hash};
 use crate::net::jitter::NicJitter;
 use crate::net::network::{LoadBalancing, Network, NodeKind, Port, NO_RWNDQ};
 use crate::net::packet::{PacketArena, NDP, PINNED};
+use crate::net::queue::Fixes;
 use crate::scenario::{Plan, TransportPlan};
 use crate::time::SimTime;
 use crate::transport::ndp::PullPacer;
@@ -31,6 +32,12 @@ use std::collections::VecDeque;
 impl Sim {
     /// A run of `plan`, ready to start at time 0.
     pub fn new(plan: Plan) -> Sim {
+        Sim::build(plan, false)
+    }
+
+    /// `new`, with every port's departures `held` for its `TxDone`s (no departure fixed
+    /// ahead, no `TxDone` deferred): the same tables, more events.
+    pub(crate) fn build(plan: Plan, held: bool) -> Sim {
         let mut net = Network::build(
             &plan.topology,
             &plan.tier_params,
@@ -50,10 +57,13 @@ impl Sim {
         let fabric = fabric(&plan, &net);
         let fabric_on = fabric.buffers.iter().any(|b| b.is_some()) || fabric.pfc_on;
         let observe = plan.pcap.is_some() || plan.trace.is_some();
-        if !fabric_on {
-            let nics = !jitter.is_on() && homa.is_none() && !net.multi_nic && !relaying && !observe;
-            commit_departures(&mut net, &link_events, observe, nics);
-        }
+        let run = RunShortcuts {
+            fabric: fabric_on,
+            observe,
+            nics: !jitter.is_on() && homa.is_none() && !net.multi_nic && !relaying && !observe,
+            held,
+        };
+        take_fast_paths(&mut net, &link_events, run);
         if fabric.pfc_on {
             events.schedule(DEADLOCK_HOLD, EventKind::PfcCheck, 0, 0);
         }
@@ -541,34 +551,94 @@ impl<'a> ConnBuilder<'a> {
     }
 }
 
-/// Fixes departures at enqueue except where something must see a packet at the moment
-/// it starts: host NICs (send jitter, endpoints waiting for room), lossy or failing
-/// links, and RWNDQ's queue reading. Strict-priority queues fix their top level's
-/// departures unless packets are captured or traced (`observe`), whose hooks then see
-/// each packet as it leaves its queue, as before. The switch ports whose queues keep
-/// `TxDone`s (priority, trimming, pFabric, RED, marking at dequeue) defer them
-/// (`Port::defers_tx_done`) on the same conditions, on links with a delay (the packet on
-/// the wire reaches the far end after it ends, which takes the deferred `TxDone` then at
-/// the latest). With `nics`, host interfaces on such links defer theirs too, while no
-/// endpoint waits for room in their queue: the caller clears it where something else a
-/// host's `TxDone` does needs it as an event (send jitter, a draw per departure; Homa,
-/// whose agents hand the NIC a packet at each departure; hosts with several NICs or
-/// relaying hosts, which read or fill interfaces without their host acting; capture or
-/// trace).
-fn commit_departures(net: &mut Network, link_events: &[LinkEvent], observe: bool, nics: bool) {
+/// What of a run decides which shortcuts its ports may take (`fast_paths`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RunShortcuts {
+    /// Shared buffers or PFC: their accounting and pauses see every packet as it
+    /// starts (`enqueue_fabric`, `tx_done_fabric`), so no departure is fixed ahead.
+    pub fabric: bool,
+    /// Packet capture or event trace: their hooks see each packet that waited as it
+    /// leaves its queue (`observe`), except a committed queue's, captured as it joins.
+    pub observe: bool,
+    /// Host interfaces may defer their `TxDone`s: cleared where something else a host's
+    /// `TxDone` does needs it as an event (send jitter, a draw per departure; Homa,
+    /// whose agents hand the NIC a packet at each departure; hosts with several NICs or
+    /// relaying hosts, which read or fill interfaces without their host acting; capture
+    /// or trace).
+    pub nics: bool,
+    /// Fix no departure and defer no `TxDone` (tests compare such runs with the
+    /// shortcuts' tables).
+    pub held: bool,
+}
+
+/// Which shortcuts port `port` (of a node of kind `kind`; `changing`: a scheduled link
+/// change touches it) takes: the queue's own (`OutQueue::fast_paths`), the departures
+/// fixed ahead and its `TxDone`s deferred where nothing must see a packet at the moment
+/// it starts. Every field of the port and of the run's settings is named here, so a new
+/// one does not compile until someone decides what it allows. Call it once per port
+/// before the first packet.
+fn fast_paths(port: &mut Port, kind: NodeKind, changing: bool, run: RunShortcuts) {
+    let RunShortcuts {
+        fabric,
+        observe,
+        nics,
+        held,
+    } = run;
+    let Port {
+        // Where the port is and what it is wired to.
+        owner: _,
+        peer: _,
+        reverse: _,
+        tier: _,
+        rate: _,
+        // A deferred `TxDone` is taken when the packet before it reaches the far end: a
+        // link without delay has no later time to take it at.
+        delay,
+        // RWNDQ reads the queue's length at each packet it rewrites.
+        rwndq,
+        // Its state during the run, set here or by the run.
+        busy_until: _,
+        txdone_pending: _,
+        defers_tx_done: _,
+        paused: _,
+        queue,
+        tx_packets: _,
+        tx_bytes: _,
+        busy_time: _,
+        // A lossy link decides each packet's fate as it starts.
+        fault,
+        fault_drops: _,
+        // Links between partitions defer nothing: a packet to a remote peer is a message,
+        // whose arrival there cannot take the `TxDone`. (Set after setup, by the
+        // parallel run, which clears `defers_tx_done` on such ports.)
+        remote: _,
+    } = port;
+    let steady = *fault == NO_FAULT && !changing && !held && !fabric;
+    let (fix, defer) = match kind {
+        // A committed FIFO's packets are captured as they join (`Join::Committed`); the
+        // queues that hold packets are captured as they leave, so they fix none then.
+        NodeKind::Switch => {
+            let may = steady && *rwndq == NO_RWNDQ;
+            let committed = may && queue.fast_paths().fixes == Fixes::Every;
+            (
+                may && (committed || !observe),
+                may && !committed && !observe,
+            )
+        }
+        // A host's endpoints wait for room in its interface's queue: never fixed ahead.
+        NodeKind::Host => (false, nics && steady),
+    };
+    queue.take_fast_paths(fix);
+    port.defers_tx_done = defer && *delay > 0;
+}
+
+/// Every port's shortcuts (`fast_paths`).
+fn take_fast_paths(net: &mut Network, link_events: &[LinkEvent], run: RunShortcuts) {
     let changing: std::collections::HashSet<u32> =
         link_events.iter().flat_map(|e| e.ports).collect();
-    for (i, port) in net.ports.iter_mut().enumerate() {
-        let steady = port.fault == NO_FAULT && !changing.contains(&(i as u32));
-        match net.kinds[port.owner as usize] {
-            NodeKind::Switch => {
-                if steady && port.rwndq == NO_RWNDQ && !port.queue.commit_departures() && !observe {
-                    port.queue.commit_top_level();
-                    port.defers_tx_done = port.delay > 0;
-                }
-            }
-            NodeKind::Host => port.defers_tx_done = nics && steady && port.delay > 0,
-        }
+    for i in 0..net.ports.len() {
+        let kind = net.kinds[net.ports[i].owner as usize];
+        fast_paths(&mut net.ports[i], kind, changing.contains(&(i as u32)), run);
     }
 }
 
