@@ -1,5 +1,6 @@
 //! The network: packets and their arena, output queues, ports (queue + link), nodes,
 //! routing, and topology builders.
+pub mod admission;
 pub mod bcube;
 pub mod custom;
 pub mod ecn_red;

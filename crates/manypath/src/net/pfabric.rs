@@ -15,6 +15,7 @@
 //! `ns2_Simulations`, `docs/references.md`). Packets are held in arrival order; the
 //! queue is a buffer of a few packets, so a scan per decision is the whole cost.
 
+use super::admission::{Admission, Fate};
 use super::packet::Desc;
 
 /// A waiting packet: its descriptor, its priority (lower first) and its flow (a
@@ -24,17 +25,6 @@ pub struct Slot {
     pub d: Desc,
     pub priority: u64,
     pub flow: u32,
-}
-
-/// What an arrival did to the queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Admission {
-    /// The arrival waits; nothing was dropped.
-    Queued,
-    /// The queue was full and the arrival was the least urgent: it is dropped.
-    Refused,
-    /// The arrival waits, and this less urgent packet that waited is dropped for it.
-    Evicted(Desc),
 }
 
 /// The queue's packets, in arrival order.
@@ -69,7 +59,7 @@ impl PfabricQueue {
         let packets = packets + 1;
         let bytes = bytes + s.d.wire as u64;
         if packets <= limit_packets && bytes <= limit_bytes {
-            return Admission::Queued;
+            return Admission::of(s.d, Fate::Queued);
         }
         // The least urgent packet whose departure brings the buffer within its limits
         // (the later on a tie); the arrival if none does.
@@ -85,9 +75,9 @@ impl PfabricQueue {
         }
         let dropped = self.slots.remove(victim).d;
         if dropped.pkt == s.d.pkt {
-            Admission::Refused
+            Admission::of(s.d, Fate::Dropped)
         } else {
-            Admission::Evicted(dropped)
+            Admission::evicting(s.d, (dropped, Fate::Dropped), dropped.wire)
         }
     }
 
@@ -134,10 +124,12 @@ mod tests {
         let mut dropped = Vec::new();
         for &s in arrivals {
             let bytes = q.slots.iter().map(|x| x.d.wire as u64).sum();
-            match q.arrive(s, (q.len() as u64, bytes), limits) {
-                Admission::Queued => {}
-                Admission::Refused => dropped.push(s.d.pkt),
-                Admission::Evicted(d) => dropped.push(d.pkt),
+            let a = q.arrive(s, (q.len() as u64, bytes), limits);
+            if !a.arriving.1.waits() {
+                dropped.push(a.arriving.0.pkt);
+            }
+            if let Some((d, _)) = a.evicted {
+                dropped.push(d.pkt);
             }
         }
         dropped

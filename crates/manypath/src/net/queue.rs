@@ -40,11 +40,12 @@
 //! by the priorities its packets carry and, when full, drops the least urgent: no
 //! departure of it is fixed before the packet leaves.
 
+pub use super::admission::{Admission, Fate};
 use super::ecn_red::{EcnRed, EcnRedConfig};
 use super::packet::Desc;
-use super::pfabric::{Admission, PfabricQueue, Slot};
+use super::pfabric::{PfabricQueue, Slot};
 use super::red::{Red, RedConfig, RedVerdict};
-use super::trim::{Arrival, Fate, TrimConfig, TrimQueue, TrimStats};
+use super::trim::{TrimConfig, TrimQueue, TrimStats};
 use crate::engine::rng::Rng;
 use crate::time::{Rate, SimTime};
 use std::collections::VecDeque;
@@ -129,11 +130,6 @@ pub struct QueueStats {
     pub last_change: SimTime,
     /// Time (ps) spent at each occupancy in packets, if enabled.
     pub histogram: Vec<u64>,
-}
-
-pub enum Admit {
-    Dropped,
-    Queued { mark: bool },
 }
 
 /// The per-packet shortcuts a queue may take (`OutQueue::fast_paths`).
@@ -297,16 +293,16 @@ impl OutQueue {
         };
         let a = q.arrive(s, (self.packets, self.bytes), limits);
         self.account(now);
-        match a {
-            Admission::Refused => {
-                self.stats.drops += 1;
-                return a;
-            }
-            Admission::Evicted(x) => {
+        if !a.arriving.1.waits() {
+            self.stats.drops += 1;
+            return a;
+        }
+        match a.evicted {
+            Some((x, _)) => {
                 self.stats.drops += 1;
                 self.bytes -= x.wire as u64;
             }
-            Admission::Queued => self.packets += 1,
+            None => self.packets += 1,
         }
         self.bytes += s.d.wire as u64;
         self.stats.enqueued += 1;
@@ -328,7 +324,7 @@ impl OutQueue {
 
     /// An arrival at a trimming queue: what became of it and of any packet trimmed off
     /// the data queue's tail for it. Occupancy counts both of its queues.
-    pub fn arrive_trimming(&mut self, now: SimTime, d: Desc) -> Arrival {
+    pub fn arrive_trimming(&mut self, now: SimTime, d: Desc) -> Admission {
         let room = self.has_room(d.wire as u32);
         let fixed = self.sizes.len() as u64;
         let t = self.trim_mut().expect("a trimming queue");
@@ -336,7 +332,7 @@ impl OutQueue {
         let mut packets = self.packets;
         let mut bytes = self.bytes;
         match a.arriving.1 {
-            Fate::Data | Fate::Header => {
+            Fate::Queued | Fate::Header => {
                 packets += 1;
                 bytes += a.arriving.0.wire as u64;
                 self.stats.enqueued += 1;
@@ -347,7 +343,7 @@ impl OutQueue {
             // It waited as a full data packet.
             bytes -= a.evicted_wire as u64;
             match fate {
-                Fate::Data | Fate::Header => bytes += e.wire as u64,
+                Fate::Queued | Fate::Header => bytes += e.wire as u64,
                 Fate::Dropped | Fate::Returned => {
                     packets -= 1;
                     self.stats.drops += 1;
@@ -664,13 +660,13 @@ impl OutQueue {
 
     /// Admits (marking it CE if the queue is at K and it is ECT) or drops a packet.
     #[inline]
-    pub fn enqueue(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admit {
-        let Some(mark) = self.admit::<true>(now, &mut d, ect) else {
-            return Admit::Dropped;
-        };
+    pub fn enqueue(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admission {
+        if !self.admit::<true>(now, &mut d, ect) {
+            return Admission::of(d, Fate::Dropped);
+        }
         let c = self.fifo_of(&d);
         self.level_mut(c).push_back(d);
-        Admit::Queued { mark }
+        Admission::of(d, Fate::Queued)
     }
 
     /// The FIFO of priority level `c`.
@@ -692,13 +688,13 @@ impl OutQueue {
     /// Enqueues a packet of a lossless (PFC) class: its switch's ingress accounting
     /// admitted it and holds the sender back, so the queue's own limits do not apply.
     #[inline]
-    pub fn enqueue_lossless(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admit {
-        let Some(mark) = self.admit::<false>(now, &mut d, ect) else {
-            return Admit::Dropped;
-        };
+    pub fn enqueue_lossless(&mut self, now: SimTime, mut d: Desc, ect: bool) -> Admission {
+        if !self.admit::<false>(now, &mut d, ect) {
+            return Admission::of(d, Fate::Dropped);
+        }
         let c = self.fifo_of(&d);
         self.level_mut(c).push_back(d);
-        Admit::Queued { mark }
+        Admission::of(d, Fate::Queued)
     }
 
     /// The FIFO a packet waits in: its priority level with priority queues (capped at the
@@ -759,16 +755,16 @@ impl OutQueue {
     /// ECT) a packet that will start onto the wire at `start`, when the link is done with
     /// the packets ahead of it, or drops it.
     #[inline]
-    pub fn commit(&mut self, now: SimTime, d: &mut Desc, ect: bool, start: SimTime) -> Admit {
+    pub fn commit(&mut self, now: SimTime, mut d: Desc, ect: bool, start: SimTime) -> Admission {
         debug_assert!(self.committed || self.commit_top);
-        let Some(mark) = self.admit::<true>(now, d, ect) else {
-            return Admit::Dropped;
-        };
+        if !self.admit::<true>(now, &mut d, ect) {
+            return Admission::of(d, Fate::Dropped);
+        }
         if self.sizes.is_empty() {
             self.head_start = start;
         }
         self.sizes.push_back(d.wire);
-        Admit::Queued { mark }
+        Admission::of(d, Fate::Queued)
     }
 
     /// Brings a committed queue up to `now`: the packets that started onto the wire
@@ -802,15 +798,10 @@ impl OutQueue {
         }
     }
 
-    /// Counts in a packet, or refuses it (`None`); `Some(mark)` says whether it was
-    /// marked CE.
+    /// Counts in a packet (marking it CE if it is ECT and the queue marks it), or
+    /// refuses it (false).
     #[inline]
-    fn admit<const LIMITED: bool>(
-        &mut self,
-        now: SimTime,
-        d: &mut Desc,
-        ect: bool,
-    ) -> Option<bool> {
+    fn admit<const LIMITED: bool>(&mut self, now: SimTime, d: &mut Desc, ect: bool) -> bool {
         let wire = d.wire as u32;
         let mut red_mark = false;
         if let Some(red) = self.red.as_deref_mut() {
@@ -820,7 +811,7 @@ impl OutQueue {
                 } else {
                     self.stats.drops += 1;
                     self.stats.early_drops += 1;
-                    return None;
+                    return false;
                 }
             }
         }
@@ -829,7 +820,7 @@ impl OutQueue {
                 || self.bytes + wire as u64 > self.cfg.limit_bytes)
         {
             self.stats.drops += 1;
-            return None;
+            return false;
         }
         let bytes = self.bytes;
         let mark = ect
@@ -845,7 +836,7 @@ impl OutQueue {
             d.ecn = super::packet::Ecn::Ce;
         }
         self.join(now, wire);
-        Some(mark)
+        true
     }
 
     /// A packet of `wire` bytes joins: occupancy, its integral and counters.
@@ -956,12 +947,9 @@ mod tests {
     fn drop_tail_in_packets() {
         let mut q = OutQueue::new(cfg());
         for i in 0..3 {
-            assert!(matches!(
-                q.enqueue(0, d(i, 1500, 0), false),
-                Admit::Queued { .. }
-            ));
+            assert_eq!(q.enqueue(0, d(i, 1500, 0), false).arriving.1, Fate::Queued);
         }
-        assert!(matches!(q.enqueue(0, d(9, 1500, 0), false), Admit::Dropped));
+        assert_eq!(q.enqueue(0, d(9, 1500, 0), false).arriving.1, Fate::Dropped);
         assert_eq!(q.stats.drops, 1);
         assert_eq!(q.dequeue(10).map(|x| x.pkt), Some(0));
     }
@@ -974,32 +962,17 @@ mod tests {
             ..QueueConfig::default()
         };
         let mut q = OutQueue::new(c);
-        assert!(matches!(
-            q.enqueue(0, d(1, 1500, 0), false),
-            Admit::Queued { .. }
-        ));
-        assert!(matches!(
-            q.enqueue(0, d(2, 1500, 0), false),
-            Admit::Queued { .. }
-        ));
-        assert!(matches!(q.enqueue(0, d(3, 64, 0), false), Admit::Dropped));
+        assert_eq!(q.enqueue(0, d(1, 1500, 0), false).arriving.1, Fate::Queued);
+        assert_eq!(q.enqueue(0, d(2, 1500, 0), false).arriving.1, Fate::Queued);
+        assert_eq!(q.enqueue(0, d(3, 64, 0), false).arriving.1, Fate::Dropped);
     }
 
     #[test]
     fn marks_ect_at_threshold_on_enqueue() {
         let mut q = OutQueue::new(cfg());
-        assert!(matches!(
-            q.enqueue(0, d(0, 1500, 0), true),
-            Admit::Queued { mark: false }
-        ));
-        assert!(matches!(
-            q.enqueue(0, d(1, 1500, 0), true),
-            Admit::Queued { mark: false }
-        ));
-        assert!(matches!(
-            q.enqueue(0, d(2, 1500, 0), true),
-            Admit::Queued { mark: true }
-        ));
+        assert!(!q.enqueue(0, d(0, 1500, 0), true).marked());
+        assert!(!q.enqueue(0, d(1, 1500, 0), true).marked());
+        assert!(q.enqueue(0, d(2, 1500, 0), true).marked());
         assert_eq!(q.stats.marks, 1);
     }
 
@@ -1021,10 +994,9 @@ mod tests {
             q.start_ecn_red(red, Rng::new(1, 2, 3));
             let mut on_enqueue = vec![];
             for i in 0..4 {
-                match q.enqueue(0, d(i, 1500, 0), true) {
-                    Admit::Queued { mark } => on_enqueue.push(mark),
-                    Admit::Dropped => panic!("packet {i} dropped"),
-                }
+                let a = q.enqueue(0, d(i, 1500, 0), true);
+                assert_eq!(a.arriving.1, Fate::Queued, "packet {i} dropped");
+                on_enqueue.push(a.marked());
             }
             let on_dequeue: Vec<bool> = (0..4)
                 .map(|_| {
@@ -1051,10 +1023,7 @@ mod tests {
         let mut q = OutQueue::new(cfg());
         q.enqueue(0, d(0, 1500, 0), false);
         q.enqueue(0, d(1, 1500, 0), false);
-        assert!(matches!(
-            q.enqueue(0, d(2, 1500, 0), false),
-            Admit::Queued { mark: false }
-        ));
+        assert!(!q.enqueue(0, d(2, 1500, 0), false).marked());
     }
 
     #[test]
@@ -1181,9 +1150,9 @@ mod tests {
                 held_busy = now + ser(d0.wire);
                 Some((now, d0.ecn))
             } else {
-                match held.enqueue(now, d0, ect) {
-                    Admit::Dropped => None,
-                    Admit::Queued { .. } => Some((u64::MAX, d0.ecn)),
+                match held.enqueue(now, d0, ect).arriving.1 {
+                    Fate::Dropped => None,
+                    _ => Some((u64::MAX, d0.ecn)),
                 }
             };
 
@@ -1192,10 +1161,10 @@ mod tests {
             let committed_start = if committed_busy <= now {
                 committed.pass_through();
                 Some(now)
-            } else if matches!(
-                committed.commit(now, &mut d1, ect, committed_busy),
-                Admit::Queued { .. }
-            ) {
+            } else if let (x, Fate::Queued) =
+                committed.commit(now, d1, ect, committed_busy).arriving
+            {
+                d1 = x;
                 Some(committed_busy)
             } else {
                 None
@@ -1298,18 +1267,17 @@ mod tests {
                 pending = fixed.holds_unfixed();
             }
             fixed.advance(now, rate);
-            let mut x1 = x;
             if !pending && busy <= now && fixed.is_empty() {
                 fixed.pass_through();
                 fixed_start[i] = Some(now);
                 busy = now + ser(x.wire);
             } else if fixed.fixes(&x, pending) {
-                if let Admit::Queued { .. } = fixed.commit(now, &mut x1, false, busy) {
+                if let Fate::Queued = fixed.commit(now, x, false, busy).arriving.1 {
                     fixed_start[i] = Some(busy);
                     busy += ser(x.wire);
                     fixed_level_zero += 1;
                 }
-            } else if let Admit::Queued { .. } = fixed.enqueue(now, x, false) {
+            } else if let Fate::Queued = fixed.enqueue(now, x, false).arriving.1 {
                 pending = true;
             }
             assert_eq!(held.packets(), fixed.packets(), "packet {i}");
@@ -1362,15 +1330,9 @@ mod tests {
         let rate = Rate::from_gbps(80_000.0);
         let mut q = OutQueue::new(cfg());
         assert_eq!(q.take_fast_paths(true), Fixes::Every);
-        let mut x = d(0, 1000, 0);
-        assert!(matches!(
-            q.commit(0, &mut x, false, 100),
-            Admit::Queued { .. }
-        ));
-        assert!(matches!(
-            q.commit(0, &mut x, false, 200),
-            Admit::Queued { .. }
-        ));
+        let x = d(0, 1000, 0);
+        assert_eq!(q.commit(0, x, false, 100).arriving.1, Fate::Queued);
+        assert_eq!(q.commit(0, x, false, 200).arriving.1, Fate::Queued);
         q.advance(150, rate);
         assert_eq!(q.not_started(300), (1, 1000, 100));
         // At 200 the second packet still counts as waiting; just after, it has started.

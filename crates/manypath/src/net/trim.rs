@@ -23,6 +23,7 @@
 //! queue until it starts, and takes its turn of the round robin's run: at once if data
 //! waits (`fix`), or when data comes to wait behind it (`arrive`'s `fixed`).
 
+pub use super::admission::{Admission, Fate};
 use super::packet::{Desc, NDP};
 use crate::engine::rng::Rng;
 use std::collections::VecDeque;
@@ -63,29 +64,6 @@ impl Default for TrimConfig {
             return_to_sender: false,
         }
     }
-}
-
-/// What became of a packet at a trimming queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fate {
-    /// Waiting in the data queue.
-    Data,
-    /// Waiting in the header queue (a control packet, or a trimmed data packet).
-    Header,
-    /// Dropped: the data queue's drop-tail limit (not NDP data), or a full header queue.
-    Dropped,
-    /// A trimmed header that found the header queue full, to be sent back to its source.
-    Returned,
-}
-
-/// The outcome of one arrival: the arriving packet (as it now is: trimmed or not) and,
-/// when the tail of the data queue was trimmed to make room, that packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Arrival {
-    pub arriving: (Desc, Fate),
-    pub evicted: Option<(Desc, Fate)>,
-    /// The evicted packet's wire bytes while it waited as data.
-    pub evicted_wire: u16,
 }
 
 /// Counters of one trimming queue.
@@ -194,7 +172,7 @@ impl TrimQueue {
             self.run += fixed as u32;
         }
         self.data.push_back(d);
-        (d, Fate::Data)
+        (d, Fate::Queued)
     }
 
     /// An arrival. `room` says whether the data queue's own drop-tail limit (packets and
@@ -202,7 +180,7 @@ impl TrimQueue {
     /// departures were fixed (`fixes`) that have not started (at the arrival's instant,
     /// one that starts now has not: the arrival comes first); they are in the header
     /// queue for its limit and for the round robin.
-    pub fn arrive(&mut self, d: Desc, room: bool, fixed: u64) -> Arrival {
+    pub fn arrive(&mut self, d: Desc, room: bool, fixed: u64) -> Admission {
         let arriving = if d.class & NDP != 0 && d.wire <= HEADER_WIRE {
             self.queue_header(d, false, fixed)
         } else if !is_ndp_data(&d) {
@@ -218,19 +196,11 @@ impl TrimQueue {
             let tail = self.data.pop_back().expect("checked");
             let evicted = self.trim(tail, fixed);
             self.data.push_back(d);
-            return Arrival {
-                arriving: (d, Fate::Data),
-                evicted: Some(evicted),
-                evicted_wire: tail.wire,
-            };
+            return Admission::evicting(d, evicted, tail.wire);
         } else {
             self.trim(d, fixed)
         };
-        Arrival {
-            arriving,
-            evicted: None,
-            evicted_wire: 0,
-        }
+        Admission::of(arriving.0, arriving.1)
     }
 
     /// The next packet onto the wire: weighted round robin, `header_weight` headers per
@@ -294,7 +264,7 @@ mod tests {
         let mut q = queue(TrimConfig::default());
         for i in 0..8 {
             let a = q.arrive(data(i), true, 0);
-            assert_eq!(a.arriving, (data(i), Fate::Data));
+            assert_eq!(a.arriving, (data(i), Fate::Queued));
             assert_eq!(a.evicted, None);
         }
         assert_eq!((q.data_len(), q.header_len(), q.stats.trimmed), (8, 0, 0));
@@ -315,7 +285,7 @@ mod tests {
                 Some((d, Fate::Header)) => {
                     tails += 1;
                     assert_eq!(d.wire, HEADER_WIRE);
-                    assert_eq!(a.arriving, (data(i), Fate::Data));
+                    assert_eq!(a.arriving, (data(i), Fate::Queued));
                 }
                 None => {
                     assert_eq!(a.arriving.1, Fate::Header);
@@ -377,7 +347,7 @@ mod tests {
             ..TrimConfig::default()
         });
         for i in 0..4 {
-            assert_eq!(q.arrive(tcp(i), true, 0).arriving, (tcp(i), Fate::Data));
+            assert_eq!(q.arrive(tcp(i), true, 0).arriving, (tcp(i), Fate::Queued));
         }
         assert_eq!(q.arrive(tcp(9), false, 0).arriving.1, Fate::Dropped);
         // NDP data behind non-NDP data at the threshold: the tail is not NDP's, so the

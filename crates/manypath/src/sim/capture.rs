@@ -11,7 +11,7 @@ use crate::connection::Endpoints;
 use crate::engine::queue::Event;
 use crate::net::network::Network;
 use crate::net::packet::{flags, Desc, Ecn, PacketArena, NDP, TO_SERVER};
-use crate::net::trim::Fate;
+use crate::net::queue::{Admission, Fate};
 use crate::scenario::capture::PortRef;
 use crate::scenario::Plan;
 use crate::time::SimTime;
@@ -428,6 +428,33 @@ impl Sim {
         }
     }
 
+    /// What port `port`'s queue did with an arrival (`Sim::settle_admission`), for the
+    /// capture and the trace.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn observe_admission(&mut self, port: u32, a: &Admission) {
+        if self.net.ports[port as usize].queue.trims() {
+            // Trims, header drops and returns have events of their own.
+            self.observe_trimming(port, a.arriving, None);
+            if let Some(e) = a.evicted {
+                self.observe_trimming(port, e, Some(a.evicted_wire));
+            }
+            return;
+        }
+        let (d, fate) = a.arriving;
+        match fate {
+            Fate::Queued | Fate::Header => self.observe_queued(port, &d),
+            Fate::Dropped | Fate::Returned => self.observe_drop(port, &d, DropReason::Queue),
+        }
+        if let Some((x, fate)) = a.evicted {
+            match fate {
+                Fate::Dropped | Fate::Returned => self.observe_drop_waiting(port, &x),
+                // It stays, changed (only a trimming queue changes one, above).
+                Fate::Queued | Fate::Header => {}
+            }
+        }
+    }
+
     /// A packet joins the queue of a port that does not fix departures at enqueue.
     #[cold]
     #[inline(never)]
@@ -509,7 +536,7 @@ impl Sim {
             Some(w) => w as u32 > d.wire as u32,
             None => (d.wire as u32) < full && p.payload > 0,
         };
-        if !waited && matches!(fate, Fate::Data | Fate::Header) {
+        if !waited && fate.waits() {
             events[0] = Some(self.trace_event(port, now, TraceKind::Enqueue, true, &d));
         }
         if cut {
@@ -530,7 +557,7 @@ impl Sim {
         match fate {
             Fate::Dropped => self.capture_drop(port, &d, DropReason::Header),
             Fate::Returned => self.capture_drop(port, &d, DropReason::Returned),
-            Fate::Data | Fate::Header => {}
+            Fate::Queued | Fate::Header => {}
         }
     }
 

@@ -20,7 +20,7 @@ use crate::net::fabric::NO_PORT;
 use crate::net::network::NodeKind;
 use crate::net::packet::{Desc, Ecn};
 use crate::net::pfc::{find_cycle, Charge, CLASSES, PAUSE_FRAME_BYTES};
-use crate::net::queue::Admit;
+use crate::net::queue::Fate;
 use crate::time::{to_secs, SimTime};
 
 /// How long the ports of a cycle must all have been paused before it counts as a
@@ -115,32 +115,33 @@ impl Sim {
         } else {
             port.queue.enqueue(now, d, ect)
         };
-        match admit {
-            Admit::Dropped => {
+        // The buffer's and PFC's share of the outcome; the rest is every queue's
+        // (`settle_admission`), except that a paused class waits for its RESUME rather
+        // than a `TxDone`.
+        match admit.arriving.1 {
+            Fate::Dropped | Fate::Returned => {
                 // RED's early drop (a lossless packet meets no limit).
                 if lossless {
                     self.release_ingress(owner, via, class, wire);
                 }
-                if self.observe {
-                    self.observe_drop(port_id, &d, DropReason::Queue);
-                }
-                self.dropped += 1;
-                self.pkts.free(d.pkt);
             }
-            Admit::Queued { .. } => {
+            Fate::Queued | Fate::Header => {
                 if let Some(b) = self.fabric.buffers[owner].as_mut() {
                     b.account(now);
                     b.sb.enqueue(bq, wire);
                 }
-                if self.observe {
-                    self.observe_queued(port_id, &d);
-                }
                 let f = &mut self.fabric.ports[port_id as usize];
                 f.ingress[fifo].push_back(if lossless { via } else { NO_PORT });
-                if self.net.ports[port_id as usize].paused & (1 << class) == 0 {
-                    self.schedule_tx_done(port_id);
-                }
             }
+        }
+        if self.net.ports[port_id as usize].paused & (1 << class) == 0 {
+            self.settle_admission(port_id, admit);
+        } else {
+            // Nothing is evicted in a lossless fabric's FIFOs.
+            if self.observe {
+                self.observe_admission(port_id, &admit);
+            }
+            self.settle_fate(port_id, admit.arriving);
         }
     }
 
@@ -369,7 +370,7 @@ mod tests {
     use super::*;
     use crate::net::int::IntHop;
     use crate::net::packet::{Packet, INT};
-    use crate::net::queue::Admit;
+    use crate::net::queue::Fate;
     use crate::scenario::Plan;
     use std::path::Path;
 
@@ -627,10 +628,7 @@ mod tests {
                 s.pause(p, 0b10);
                 let d = packet(&mut s, 0);
                 let q = &mut s.net.ports[p as usize].queue;
-                assert!(matches!(
-                    q.enqueue_lossless(0, d, false),
-                    Admit::Queued { .. }
-                ));
+                assert_eq!(q.enqueue_lossless(0, d, false).arriving.1, Fate::Queued);
                 // Its packet came in over the previous link (at the previous port's
                 // peer, by the port back) — except, in the second case, on one link.
                 let via = if hold_all || i != 2 {

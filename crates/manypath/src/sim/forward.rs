@@ -14,7 +14,7 @@ use crate::net::faults::NO_FAULT;
 use crate::net::network::{NodeKind, NO_RWNDQ};
 use crate::net::packet::flags;
 use crate::net::packet::{Desc, Ecn};
-use crate::net::queue::Admit;
+use crate::net::queue::{Admission, Fate};
 use crate::time::SimTime;
 
 /// The `TxDone` a port deferred (`Port::defers_tx_done`), kept under the port at the
@@ -103,7 +103,7 @@ impl Sim {
     /// `enqueue` of a packet that came in by port `via` of a switch (`NO_PORT`: a host's
     /// own packet), which PFC's ingress accounting charges.
     #[inline]
-    fn enqueue_via(&mut self, port_id: u32, mut d: Desc, via: u32) {
+    fn enqueue_via(&mut self, port_id: u32, d: Desc, via: u32) {
         if self.fabric_on {
             return self.enqueue_fabric(port_id, d, via);
         }
@@ -124,29 +124,19 @@ impl Sim {
         // FIFO) fixes the packet's start now: when the link is done with the packets
         // ahead of it.
         let start = port.busy_until;
-        let fix = port.queue.fixes(&d, port.txdone_pending);
-        let admit = if fix {
-            port.queue.commit(now, &mut d, ect, start)
+        if port.queue.fixes(&d, port.txdone_pending) {
+            let a = port.queue.commit(now, d, ect, start);
+            match a.arriving {
+                (d, Fate::Queued) => self.transmit(port_id, d, start, Join::Committed),
+                (_, Fate::Header | Fate::Dropped | Fate::Returned) => {
+                    self.settle_admission(port_id, a)
+                }
+            }
         } else if port.queue.holds_aside() {
-            return self.enqueue_aside(port_id, d);
+            self.enqueue_aside(port_id, d)
         } else {
-            port.queue.enqueue(now, d, ect)
-        };
-        match admit {
-            Admit::Dropped => {
-                if self.observe {
-                    self.observe_drop(port_id, &d, DropReason::Queue);
-                }
-                self.dropped += 1;
-                self.pkts.free(d.pkt);
-            }
-            Admit::Queued { .. } if fix => self.transmit(port_id, d, start, Join::Committed),
-            Admit::Queued { .. } => {
-                if self.observe {
-                    self.observe_queued(port_id, &d);
-                }
-                self.schedule_tx_done(port_id)
-            }
+            let a = port.queue.enqueue(now, d, ect);
+            self.settle_admission(port_id, a)
         }
     }
 
@@ -158,6 +148,39 @@ impl Sim {
             self.enqueue_trimming(port_id, d)
         } else {
             self.enqueue_pfabric(port_id, d)
+        }
+    }
+
+    /// What port `port_id`'s queue did with an arrival, settled in one place for every
+    /// discipline: the observers hear of it, the packets it did not keep are dropped
+    /// (counted and freed) or returned to their senders, and if a packet now waits the
+    /// port has a `TxDone` pending.
+    #[inline]
+    pub(super) fn settle_admission(&mut self, port_id: u32, a: Admission) {
+        if self.observe {
+            self.observe_admission(port_id, &a);
+        }
+        // The arrival, then any packet evicted for it (written out, not as a loop over
+        // the two: the common case, queued with nothing evicted, then costs two tests).
+        self.settle_fate(port_id, a.arriving);
+        if let Some(e) = a.evicted {
+            self.settle_fate(port_id, e);
+        }
+        if a.waits() {
+            self.schedule_tx_done(port_id);
+        }
+    }
+
+    /// What becomes of a packet a queue of port `port_id` decided on.
+    #[inline(always)]
+    pub(super) fn settle_fate(&mut self, port_id: u32, (x, fate): (Desc, Fate)) {
+        match fate {
+            Fate::Queued | Fate::Header => {}
+            Fate::Dropped => {
+                self.dropped += 1;
+                self.pkts.free(x.pkt);
+            }
+            Fate::Returned => self.return_to_sender(port_id, x),
         }
     }
 

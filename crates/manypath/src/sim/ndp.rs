@@ -9,7 +9,6 @@ use super::capture::Join;
 use super::Sim;
 use crate::engine::queue::EventKind;
 use crate::net::packet::{Desc, Packet, TO_SERVER};
-use crate::net::trim::Fate;
 use crate::transport::ndp::flags as ndp_flags;
 use crate::transport::tcp::Segment;
 
@@ -35,32 +34,7 @@ impl Sim {
             return self.transmit(port_id, d, start, Join::Committed);
         }
         let a = port.queue.arrive_trimming(now, d);
-        if self.observe {
-            self.observe_trimming(port_id, a.arriving, None);
-            if let Some(e) = a.evicted {
-                self.observe_trimming(port_id, e, Some(a.evicted_wire));
-            }
-        }
-        // The arrival, then any packet trimmed off the tail (written out, not as a loop
-        // over the two: the common case, queued with nothing evicted, then costs two tests).
-        self.settle_trimmed(port_id, a.arriving);
-        if let Some(e) = a.evicted {
-            self.settle_trimmed(port_id, e);
-        }
-        self.schedule_tx_done(port_id);
-    }
-
-    /// What becomes of a packet the trimming queue of port `port_id` did not keep.
-    #[inline(always)]
-    fn settle_trimmed(&mut self, port_id: u32, (x, fate): (Desc, Fate)) {
-        match fate {
-            Fate::Data | Fate::Header => {}
-            Fate::Dropped => {
-                self.dropped += 1;
-                self.pkts.free(x.pkt);
-            }
-            Fate::Returned => self.return_to_sender(port_id, x),
-        }
+        self.settle_admission(port_id, a);
     }
 
     /// A trimmed header that found port `port_id`'s header queue full goes back from
@@ -68,7 +42,7 @@ impl Sim {
     /// destination becomes that host, and the transport learns on delivery that it came
     /// back. A returned header that meets a full header queue again is dropped there.
     #[cold]
-    fn return_to_sender(&mut self, port_id: u32, mut d: Desc) {
+    pub(super) fn return_to_sender(&mut self, port_id: u32, mut d: Desc) {
         let node = self.net.ports[port_id as usize].owner;
         let p = self.pkts.get(d.pkt);
         let c = &self.conns[p.conn as usize];

@@ -6,9 +6,8 @@
 //! (`OutQueue::holds_aside`), shared with NDP's trimming queues.
 
 use super::Sim;
-use crate::capture::DropReason;
 use crate::net::packet::Desc;
-use crate::net::pfabric::{Admission, Slot};
+use crate::net::pfabric::Slot;
 
 impl Sim {
     /// A packet reaches port `port_id`'s pFabric queue (the link is busy or packets wait).
@@ -24,28 +23,6 @@ impl Sim {
         let a = self.net.ports[port_id as usize]
             .queue
             .arrive_pfabric(now, slot);
-        if self.observe {
-            match a {
-                Admission::Queued => self.observe_queued(port_id, &d),
-                Admission::Refused => self.observe_drop(port_id, &d, DropReason::Queue),
-                Admission::Evicted(x) => {
-                    self.observe_queued(port_id, &d);
-                    self.observe_drop_waiting(port_id, &x);
-                }
-            }
-        }
-        match a {
-            Admission::Queued => {}
-            Admission::Refused => {
-                self.dropped += 1;
-                self.pkts.free(d.pkt);
-                return;
-            }
-            Admission::Evicted(x) => {
-                self.dropped += 1;
-                self.pkts.free(x.pkt);
-            }
-        }
-        self.schedule_tx_done(port_id);
+        self.settle_admission(port_id, a);
     }
 }
