@@ -19,6 +19,15 @@ use crate::transport::homa::RESEND;
 use crate::transport::ndp::flags as ndp_flags;
 use crate::transport::roce::flags as roce_flags;
 
+/// What the capture and the trace record (`observe`).
+pub(super) struct Observers {
+    pub capture: Option<Box<Capture>>,
+    pub trace: Option<Box<Trace>>,
+    /// Each connection's first flow (`NO_FLOW`: none), for the trace; empty unless
+    /// `observe`.
+    pub conn_flow: Vec<u32>,
+}
+
 /// How a packet came to start onto the wire at a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Join {
@@ -340,8 +349,8 @@ impl Sim {
             return None;
         }
         let end = self.now;
-        let cap = self.capture.as_deref();
-        let trace = self.trace.as_deref();
+        let cap = self.observers.capture.as_deref();
+        let trace = self.observers.trace.as_deref();
         Some(Observed {
             pcap: cap.map(|c| c.file(end)),
             capture_packets: cap.map_or(0, |c| c.count(end) as u64),
@@ -354,7 +363,7 @@ impl Sim {
     /// The flow and subflow of a packet, for the trace.
     fn flow_of(&self, d: &Desc) -> (u32, u8) {
         let p = self.pkts.get(d.pkt);
-        let f = self.conn_flow[p.conn as usize];
+        let f = self.observers.conn_flow[p.conn as usize];
         (if f == NO_FLOW { TRACE_NO_FLOW } else { f }, p.sub)
     }
 
@@ -387,14 +396,19 @@ impl Sim {
     pub(super) fn observe_tx(&mut self, port: u32, d: &Desc, start: SimTime, how: Join) {
         let marks = self.net.ports[port as usize].queue.stats.marks;
         let key = self.record_key();
-        if self.trace.as_deref().is_some_and(|t| t.covers(port)) {
+        if self
+            .observers
+            .trace
+            .as_deref()
+            .is_some_and(|t| t.covers(port))
+        {
             let now = self.now;
             let enqueue = (how != Join::Queued).then(|| {
                 self.trace_event(port, now, TraceKind::Enqueue, how == Join::Committed, d)
             });
             let mark = self.trace_event(port, now, TraceKind::Mark, false, d);
             let dequeue = self.trace_event(port, start, TraceKind::Dequeue, how != Join::Idle, d);
-            let t = self.trace.as_deref_mut().expect("on");
+            let t = self.observers.trace.as_deref_mut().expect("on");
             // The port's mark counter moved since it was last seen: this packet's mark.
             let marked = t.marked(port, marks) && d.ecn == Ecn::Ce;
             if let Some(e) = enqueue {
@@ -405,7 +419,7 @@ impl Sim {
             }
             t.push(dequeue, key);
         }
-        let Some(cap) = self.capture.as_deref_mut() else {
+        let Some(cap) = self.observers.capture.as_deref_mut() else {
             return;
         };
         if !cap.covers(port) {
@@ -461,16 +475,21 @@ impl Sim {
     pub(super) fn observe_queued(&mut self, port: u32, d: &Desc) {
         let marks = self.net.ports[port as usize].queue.stats.marks;
         let key = self.record_key();
-        if self.trace.as_deref().is_some_and(|t| t.covers(port)) {
+        if self
+            .observers
+            .trace
+            .as_deref()
+            .is_some_and(|t| t.covers(port))
+        {
             let e = self.trace_event(port, self.now, TraceKind::Enqueue, true, d);
             let m = self.trace_event(port, self.now, TraceKind::Mark, false, d);
-            let t = self.trace.as_deref_mut().expect("on");
+            let t = self.observers.trace.as_deref_mut().expect("on");
             t.push(e, key);
             if t.marked(port, marks) && d.ecn == Ecn::Ce {
                 t.push(m, key);
             }
         }
-        if let Some(cap) = self.capture.as_deref_mut() {
+        if let Some(cap) = self.observers.capture.as_deref_mut() {
             if cap.covers(port) {
                 // A mark made as the packet joins shows in its header as it leaves; it
                 // is not this port's mark of the packet that leaves next.
@@ -483,10 +502,19 @@ impl Sim {
     #[cold]
     #[inline(never)]
     pub(super) fn observe_drop(&mut self, port: u32, d: &Desc, why: DropReason) {
-        if self.trace.as_deref().is_some_and(|t| t.covers(port)) {
+        if self
+            .observers
+            .trace
+            .as_deref()
+            .is_some_and(|t| t.covers(port))
+        {
             let e = self.trace_event(port, self.now, TraceKind::Drop, false, d);
             let key = self.record_key();
-            self.trace.as_deref_mut().expect("on").push(e, key);
+            self.observers
+                .trace
+                .as_deref_mut()
+                .expect("on")
+                .push(e, key);
         }
         self.capture_drop(port, d, why);
     }
@@ -496,10 +524,19 @@ impl Sim {
     #[cold]
     #[inline(never)]
     pub(super) fn observe_drop_waiting(&mut self, port: u32, d: &Desc) {
-        if self.trace.as_deref().is_some_and(|t| t.covers(port)) {
+        if self
+            .observers
+            .trace
+            .as_deref()
+            .is_some_and(|t| t.covers(port))
+        {
             let e = self.trace_event(port, self.now, TraceKind::Drop, true, d);
             let key = self.record_key();
-            self.trace.as_deref_mut().expect("on").push(e, key);
+            self.observers
+                .trace
+                .as_deref_mut()
+                .expect("on")
+                .push(e, key);
         }
         self.capture_drop(port, d, DropReason::Queue);
     }
@@ -507,7 +544,7 @@ impl Sim {
     /// A drop at `port` onto its drop interface, if captured.
     fn capture_drop(&mut self, port: u32, d: &Desc, why: DropReason) {
         let key = self.record_key();
-        let Some(cap) = self.capture.as_deref_mut() else {
+        let Some(cap) = self.observers.capture.as_deref_mut() else {
             return;
         };
         let conn = self.pkts.get(d.pkt).conn;
@@ -549,7 +586,7 @@ impl Sim {
             events[2] = Some(self.trace_event(port, now, TraceKind::Drop, waited, &d));
         }
         let key = self.record_key();
-        if let Some(t) = self.trace.as_deref_mut() {
+        if let Some(t) = self.observers.trace.as_deref_mut() {
             for e in events.into_iter().flatten() {
                 t.push(e, key);
             }
@@ -566,7 +603,7 @@ impl Sim {
     #[inline(never)]
     pub(super) fn observe_pause(&mut self, port: u32, class: u8, on: bool) {
         let key = self.record_key();
-        if let Some(t) = self.trace.as_deref_mut() {
+        if let Some(t) = self.observers.trace.as_deref_mut() {
             t.push(
                 TraceEvent {
                     time: self.now,
@@ -670,15 +707,15 @@ impl Sim {
     /// Takes the other partitions' captures and traces into this replica's, merged
     /// into the one-thread run's (`Capture::merge`, `Trace::merge`).
     pub(super) fn merge_observers(&mut self, others: &mut [Sim]) {
-        if let Some(mine) = self.capture.take() {
-            let rest = others.iter_mut().filter_map(|s| s.capture.take());
+        if let Some(mine) = self.observers.capture.take() {
+            let rest = others.iter_mut().filter_map(|s| s.observers.capture.take());
             let parts = std::iter::once(mine).chain(rest).map(|c| *c).collect();
-            self.capture = Some(Box::new(Capture::merge(parts)));
+            self.observers.capture = Some(Box::new(Capture::merge(parts)));
         }
-        if let Some(mine) = self.trace.take() {
-            let rest = others.iter_mut().filter_map(|s| s.trace.take());
+        if let Some(mine) = self.observers.trace.take() {
+            let rest = others.iter_mut().filter_map(|s| s.observers.trace.take());
             let parts = std::iter::once(mine).chain(rest).map(|t| *t).collect();
-            self.trace = Some(Box::new(Trace::merge(parts)));
+            self.observers.trace = Some(Box::new(Trace::merge(parts)));
         }
     }
 }

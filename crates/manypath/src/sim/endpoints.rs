@@ -7,11 +7,43 @@ use super::results::Tally;
 use super::{Sim, NO_FLOW};
 use crate::connection::ServerCounters;
 use crate::engine::queue::EventKind;
+use crate::engine::Rng;
+use crate::net::jitter::NicJitter;
 use crate::net::packet::flags;
 use crate::net::packet::{Desc, Ecn, Packet, PacketExt, INT, NDP, PINNED, TO_CLIENT, TO_SERVER};
 use crate::time::SimTime;
 use crate::transport::roce;
 use crate::transport::tcp::Segment;
+use std::collections::VecDeque;
+
+/// What the engine keeps per host for its endpoints.
+pub(super) struct Hosts {
+    /// Per host port (NIC), the connection endpoints (conn << 1 | endpoint) waiting for
+    /// room in its queue, served in order as it drains.
+    pub blocked: Vec<VecDeque<u32>>,
+    /// The hosts relay packets (BCube): they send without waiting for room.
+    pub relaying: bool,
+    /// Per host, draws the random paths of the MMPTCP packets it scatters (a stream per
+    /// host, so a host's draws do not depend on other hosts' sends).
+    pub scatter_rng: Vec<Rng>,
+    /// Send jitter at the hosts' interfaces (`network.host_jitter_us`).
+    pub jitter: NicJitter,
+    /// Per host, when its receive processing is free (`host_rx`); empty when no
+    /// connection has a host delay.
+    pub host_rx_free: Vec<SimTime>,
+}
+
+/// Closed loops (`FlowSpec::after`) and closed-loop jobs (`FlowSpec::after_job`).
+pub(super) struct ClosedLoops {
+    /// The flow each flow's finish starts (`NO_FLOW`: none), and each flow's think time
+    /// after its predecessor's finish.
+    pub successor: Vec<u32>,
+    pub think: Vec<SimTime>,
+    /// Per job number: its flows not finished yet and the flows waiting for it. Empty
+    /// when no flow waits for a job.
+    pub job_left: Vec<u32>,
+    pub job_waiters: Vec<Vec<u32>>,
+}
 
 /// A RoCE or NDP packet's class byte: data in the connection's priority (HPCC's with the
 /// `INT` bit, so switch ports stamp it), control packets (ACK, NAK, CNP; NDP's ACK, NACK,
@@ -32,13 +64,13 @@ impl Sim {
     /// Lets endpoints waiting for room in a host's NIC queue send again.
     pub(super) fn unblock(&mut self, nic: u32) {
         let waiting = nic as usize;
-        while let Some(&entry) = self.blocked[waiting].front() {
+        while let Some(&entry) = self.hosts.blocked[waiting].front() {
             let (conn_id, ep) = (entry >> 1, (entry & 1) as usize);
             let wire = self.conns[conn_id as usize].max_wire;
             if !self.net.ports[nic as usize].queue.has_room(wire) {
                 return;
             }
-            self.blocked[waiting].pop_front();
+            self.hosts.blocked[waiting].pop_front();
             self.conns[conn_id as usize].blocked[ep] = false;
             self.flush_ep(conn_id, ep);
         }
@@ -48,7 +80,7 @@ impl Sim {
     }
 
     pub(super) fn deliver(&mut self, d: Desc) {
-        if !self.host_rx_free.is_empty() && self.hold_for_host(d) {
+        if !self.hosts.host_rx_free.is_empty() && self.hold_for_host(d) {
             return;
         }
         self.process(d)
@@ -63,7 +95,7 @@ impl Sim {
         // Freed first, its slots read after: nothing allocates before the endpoint's
         // sends (`flush`), and the arena reuses the slot then.
         self.pkts.free(d.pkt);
-        self.delivered += 1;
+        self.counts.delivered += 1;
         if self.homa.is_some() && self.homa_deliver(&p) {
             return;
         }
@@ -227,28 +259,28 @@ impl Sim {
             self.flows[f as usize].share = Some(share);
         }
         self.unfinished -= 1;
-        let next = self.successor[f as usize];
+        let next = self.closed.successor[f as usize];
         if next != NO_FLOW {
             let here = self.finish_host(f);
             let signal = if self.flows[next as usize].spec.src == here {
                 0
             } else {
-                self.step
+                self.windows.step
             };
             self.start_later(next, self.now, signal);
         }
         let job = self.flows[f as usize].spec.job;
-        if job >= 0 && (job as usize) < self.job_left.len() {
+        if job >= 0 && (job as usize) < self.closed.job_left.len() {
             if let Some(part) = self.part.as_deref_mut() {
                 // A job's flows finish in many partitions: they count at the window's
                 // end (`parallel::count_job_finishes`).
                 part.job_done.push((self.now, f));
                 return;
             }
-            self.job_left[job as usize] -= 1;
-            if self.job_left[job as usize] == 0 {
-                for w in std::mem::take(&mut self.job_waiters[job as usize]) {
-                    self.start_later(w, self.now, self.step);
+            self.closed.job_left[job as usize] -= 1;
+            if self.closed.job_left[job as usize] == 0 {
+                for w in std::mem::take(&mut self.closed.job_waiters[job as usize]) {
+                    self.start_later(w, self.now, self.windows.step);
                 }
             }
         }
@@ -263,7 +295,7 @@ impl Sim {
     /// `finished` is the releasing finish's time (now, or, for a job counted at a
     /// window's end in a run over several threads, when its last flow finished).
     pub(super) fn start_later(&mut self, f: u32, finished: SimTime, signal: SimTime) {
-        let at = finished + self.think[f as usize].max(signal);
+        let at = finished + self.closed.think[f as usize].max(signal);
         if !self.owns_flow(f) {
             return self.send_flow_start(at, f);
         }
@@ -290,11 +322,11 @@ impl Sim {
             };
             // Relaying hosts (BCube) offer their own packets to their interfaces as they
             // do relayed ones: a full queue drops them.
-            if !self.net.ports[nic as usize].queue.has_room(c.max_wire) && !self.relaying {
+            if !self.net.ports[nic as usize].queue.has_room(c.max_wire) && !self.hosts.relaying {
                 if !c.blocked[ep] {
                     c.blocked[ep] = true;
-                    self.blocked[nic as usize].push_back(conn_id << 1 | ep as u32);
-                    if self.defers_tx_done {
+                    self.hosts.blocked[nic as usize].push_back(conn_id << 1 | ep as u32);
+                    if self.deferred.defers_tx_done {
                         self.undefer_tx_done(nic);
                     }
                 }
@@ -385,7 +417,7 @@ impl Sim {
             dst,
             // A scattered packet takes a random source port, hence a random ECMP path.
             hash: if seg.scatter {
-                self.scatter_rng[src as usize].next_u64() as u32
+                self.hosts.scatter_rng[src as usize].next_u64() as u32
             } else {
                 c.hash[sub][dir as usize]
             },

@@ -23,6 +23,16 @@ use crate::net::pfc::{find_cycle, Charge, CLASSES, PAUSE_FRAME_BYTES};
 use crate::net::queue::Fate;
 use crate::time::{to_secs, SimTime};
 
+/// The lossless fabric's drops and deadlocks over the run.
+#[derive(Default)]
+pub(super) struct LosslessCounts {
+    /// Packets dropped because PFC headroom and the shared pool were full.
+    pub headroom_drops: u64,
+    /// PFC deadlocks found (the run stops at the first), and what was found.
+    pub deadlocks: u64,
+    pub deadlock_message: String,
+}
+
 /// How long the ports of a cycle must all have been paused before it counts as a
 /// deadlock: a pause in a cycle that is about to resolve lasts far less.
 pub(super) const DEADLOCK_HOLD: SimTime = 200_000_000;
@@ -87,7 +97,7 @@ impl Sim {
                     self.observe_drop(port_id, &d, DropReason::Buffer);
                 }
                 self.net.ports[port_id as usize].queue.stats.drops += 1;
-                self.dropped += 1;
+                self.counts.dropped += 1;
                 self.pkts.free(d.pkt);
                 return;
             }
@@ -102,8 +112,8 @@ impl Sim {
                     if self.observe {
                         self.observe_drop(port_id, &d, DropReason::Buffer);
                     }
-                    self.headroom_drops += 1;
-                    self.dropped += 1;
+                    self.lossless.headroom_drops += 1;
+                    self.counts.dropped += 1;
                     self.pkts.free(d.pkt);
                     return;
                 }
@@ -329,8 +339,8 @@ impl Sim {
                 )
             })
             .collect();
-        self.deadlocks += 1;
-        self.deadlock_message = format!(
+        self.lossless.deadlocks += 1;
+        self.lossless.deadlock_message = format!(
             "PFC deadlock at {:.6} s: ports paused in a cycle, each holding packets only \
              the next can take (a cyclic buffer dependency): {}; the run stopped there",
             to_secs(self.now),

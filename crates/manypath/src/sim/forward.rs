@@ -17,6 +17,16 @@ use crate::net::packet::{Desc, Ecn};
 use crate::net::queue::{Admission, Fate};
 use crate::time::SimTime;
 
+/// The `TxDone`s ports defer (`Port::defers_tx_done`).
+pub(super) struct Deferred {
+    /// Some port defers its `TxDone`s; then, per port, when the `TxDone` deferred by the
+    /// port at the other end of its link is due (`SimTime::MAX`: none). Indexed by the
+    /// far port, so that an arrival finds the `TxDone` of the port it came from in a
+    /// small table, without reading that port.
+    pub defers_tx_done: bool,
+    pub tx_due: Vec<DeferredTxDone>,
+}
+
 /// The `TxDone` a port deferred (`Port::defers_tx_done`), kept under the port at the
 /// far end of its link: an arrival there finds it without reading the port.
 #[derive(Clone, Copy, Debug)]
@@ -31,10 +41,10 @@ impl Sim {
     #[inline]
     pub(super) fn arrive(&mut self, node: u32, via: u32, d: Desc) {
         // One test of the flag when no port defers its `TxDone`s.
-        let deferring = self.defers_tx_done;
-        if deferring && self.tx_due[via as usize].at < self.now {
+        let deferring = self.deferred.defers_tx_done;
+        if deferring && self.deferred.tx_due[via as usize].at < self.now {
             // The packet's port deferred its `TxDone` to when the link was done with it.
-            self.settle_tx_done(self.tx_due[via as usize].port, via, self.now);
+            self.settle_tx_done(self.deferred.tx_due[via as usize].port, via, self.now);
         }
         if self.net.kinds[node as usize] == NodeKind::Switch {
             let next = if d.pinned() {
@@ -54,8 +64,8 @@ impl Sim {
                     self.enqueue_via(port, d, via)
                 }
                 None => {
-                    self.route_drops += 1;
-                    self.dropped += 1;
+                    self.counts.route_drops += 1;
+                    self.counts.dropped += 1;
                     self.pkts.free(d.pkt);
                 }
             }
@@ -75,8 +85,8 @@ impl Sim {
         match self.net.pinned_port(node, d.hash) {
             Some(port) => self.enqueue(port, d),
             None => {
-                self.route_drops += 1;
-                self.dropped += 1;
+                self.counts.route_drops += 1;
+                self.counts.dropped += 1;
                 self.pkts.free(d.pkt);
             }
         }
@@ -86,8 +96,8 @@ impl Sim {
     /// host interface with send jitter, after the interface's random hold.
     #[inline]
     pub(super) fn start_time(&mut self, port_id: u32) -> SimTime {
-        if self.jitter.is_on() && (port_id as usize) < self.blocked.len() {
-            self.now + self.jitter.draw(port_id)
+        if self.hosts.jitter.is_on() && (port_id as usize) < self.hosts.blocked.len() {
+            self.now + self.hosts.jitter.draw(port_id)
         } else {
             self.now
         }
@@ -177,7 +187,7 @@ impl Sim {
         match fate {
             Fate::Queued | Fate::Header => {}
             Fate::Dropped => {
-                self.dropped += 1;
+                self.counts.dropped += 1;
                 self.pkts.free(x.pkt);
             }
             Fate::Returned => self.return_to_sender(port_id, x),
@@ -222,11 +232,12 @@ impl Sim {
         if port.defers_tx_done
             && free_at > self.now
             && self
+                .hosts
                 .blocked
                 .get(port_id as usize)
                 .is_none_or(|b| b.is_empty())
         {
-            self.tx_due[far].at = free_at;
+            self.deferred.tx_due[far].at = free_at;
         } else {
             let at = free_at.max(self.now);
             self.events.schedule(at, EventKind::TxDone, port_id, 0);
@@ -243,11 +254,11 @@ impl Sim {
         let now = self.now;
         let far = far as usize;
         loop {
-            let due = self.tx_due[far].at;
+            let due = self.deferred.tx_due[far].at;
             if due >= before {
                 break;
             }
-            self.tx_due[far].at = SimTime::MAX;
+            self.deferred.tx_due[far].at = SimTime::MAX;
             self.now = due;
             self.events.count_run_unscheduled();
             self.tx_done(port_id);
@@ -282,11 +293,11 @@ impl Sim {
     #[cold]
     pub(super) fn undefer_tx_done(&mut self, nic: u32) {
         let far = self.net.ports[nic as usize].reverse as usize;
-        let at = self.tx_due[far].at;
+        let at = self.deferred.tx_due[far].at;
         if at == SimTime::MAX {
             return;
         }
-        self.tx_due[far].at = SimTime::MAX;
+        self.deferred.tx_due[far].at = SimTime::MAX;
         debug_assert!(at >= self.now, "a deferred TxDone left behind");
         if at > self.now {
             self.events.schedule(at, EventKind::TxDone, nic, 0);
@@ -298,7 +309,7 @@ impl Sim {
     /// Runs every deferred `TxDone` due at or before `until` (the end of a run, or
     /// of its stopped part).
     pub(super) fn settle_all_tx_done(&mut self, until: SimTime) {
-        if !self.defers_tx_done {
+        if !self.deferred.defers_tx_done {
             return;
         }
         for p in 0..self.net.ports.len() as u32 {
@@ -333,7 +344,7 @@ impl Sim {
         port.busy_time += ser;
         port.tx_packets += 1;
         port.tx_bytes += d.wire as u64;
-        self.hops += 1;
+        self.counts.hops += 1;
         if d.has_int() {
             self.stamp_int(port_id, &d, start);
         }
@@ -442,7 +453,7 @@ impl Sim {
             self.observe_drop(port_id, &d, DropReason::Link);
         }
         self.net.ports[port_id as usize].fault_drops += 1;
-        self.dropped += 1;
+        self.counts.dropped += 1;
         self.pkts.free(d.pkt);
     }
 
@@ -464,7 +475,7 @@ impl Sim {
                 self.transmit(port_id, d, start, Join::Queued);
             }
         }
-        if (port_id as usize) < self.blocked.len() {
+        if (port_id as usize) < self.hosts.blocked.len() {
             self.unblock(port_id);
         }
     }
@@ -486,7 +497,7 @@ mod tests {
             for p in &mut sim.net.ports {
                 p.defers_tx_done = false;
             }
-            sim.defers_tx_done = false;
+            sim.deferred.defers_tx_done = false;
         }
         if !fix_headers {
             for p in &mut sim.net.ports {

@@ -202,7 +202,7 @@ impl Sim {
     /// such acknowledgement for a one-way message; the sender's forgetting it stands for
     /// the RPC's response, and keeps its list of messages short.)
     fn homa_tell_sender(&mut self, conn_id: u32, src: u32) {
-        let at = self.now + self.step;
+        let at = self.now + self.windows.step;
         if self.owns_node(src) {
             self.homa_release(at, conn_id);
         } else {

@@ -25,8 +25,8 @@ impl Sim {
             return false;
         }
         let host = d.dst as usize;
-        let done = self.now.max(self.host_rx_free[host]) + delay;
-        self.host_rx_free[host] = done;
+        let done = self.now.max(self.hosts.host_rx_free[host]) + delay;
+        self.hosts.host_rx_free[host] = done;
         self.pkts.get_mut(d.pkt).data_ack = self.now;
         self.events.schedule_with(done, EventKind::HostRx, d.dst, d);
         true

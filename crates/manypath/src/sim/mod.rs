@@ -27,15 +27,13 @@ mod pools;
 mod results;
 mod setup;
 
-use crate::capture::trace::Trace;
-use crate::capture::{Capture, Observed};
+use crate::capture::Observed;
 use crate::connection::{Endpoints, ServerCounters};
 use crate::engine::queue::{Event, EventKind};
-use crate::engine::{EventQueue, Rng};
-use crate::metrics::{FlowSample, QueueSample, Results};
+use crate::engine::EventQueue;
+use crate::metrics::Results;
 use crate::net::fabric::Fabric;
 use crate::net::faults::LinkEvent;
-use crate::net::jitter::NicJitter;
 use crate::net::network::Network;
 use crate::net::packet::PacketArena;
 use crate::scenario::Plan;
@@ -120,59 +118,30 @@ pub struct Sim {
     conns: Vec<Conn>,
     flows: Vec<Flow>,
     plan: Plan,
-    hops: u64,
-    delivered: u64,
-    dropped: u64,
-    /// The most packets alive at a window boundary (sampled there, the same for any
-    /// number of threads).
-    peak_packets: u64,
+    /// The packets' fates over the run, for the counters table.
+    counts: results::Counts,
     unfinished: u64,
     long_lived: u64,
-    /// Per host port (NIC), the connection endpoints (conn << 1 | endpoint) waiting for
-    /// room in its queue, served in order as it drains.
-    blocked: Vec<VecDeque<u32>>,
-    /// The hosts relay packets (BCube): they send without waiting for room.
-    relaying: bool,
-    /// Per host, draws the random paths of the MMPTCP packets it scatters (a stream per
-    /// host, so a host's draws do not depend on other hosts' sends).
-    scatter_rng: Vec<Rng>,
-    /// Send jitter at the hosts' interfaces (`network.host_jitter_us`).
-    jitter: NicJitter,
+    /// What the engine keeps per host for its endpoints (`endpoints`).
+    hosts: endpoints::Hosts,
     /// The run was stopped before its end (by the progress callback).
     partial: bool,
     /// Some switch port runs RWNDQ.
     rwndq_on: bool,
-    flow_samples: Vec<FlowSample>,
-    queue_samples: Vec<QueueSample>,
-    /// The switch ports the queue series covers.
-    sampled_ports: Vec<u32>,
-    /// Closed loops: the flow each flow's finish starts (`NO_FLOW`: none), and each
-    /// flow's think time after its predecessor's finish.
-    successor: Vec<u32>,
-    think: Vec<SimTime>,
-    /// Closed-loop jobs (`FlowSpec::after_job`), per job number: its flows not finished
-    /// yet and the flows waiting for it. Empty when no flow waits for a job.
-    job_left: Vec<u32>,
-    job_waiters: Vec<Vec<u32>>,
+    /// The time series (`output.flow_sample_us`, `queue_sample_us`).
+    sampling: results::Sampling,
+    /// Closed loops and jobs: the flows a flow's or a job's finish starts (`endpoints`).
+    closed: endpoints::ClosedLoops,
     /// Scheduled link changes, referred to by their `LinkChange` events.
     link_events: Vec<LinkEvent>,
-    /// Packets a switch had no route for (a failed link cut the destination off).
-    route_drops: u64,
     /// Shared buffers and PFC (`net::fabric`), and whether there are any: then every
     /// packet goes through `enqueue_fabric` and `tx_done_fabric`.
     fabric: Fabric,
     fabric_on: bool,
-    /// Some port defers its `TxDone`s (`Port::defers_tx_done`); then, per port,
-    /// when the `TxDone` deferred by the port at the other end of its link is due
-    /// (`SimTime::MAX`: none). Indexed by the far port, so that an arrival finds the
-    /// `TxDone` of the port it came from in a small table, without reading that port.
-    defers_tx_done: bool,
-    tx_due: Vec<forward::DeferredTxDone>,
-    /// Packets dropped because PFC headroom and the shared pool were full.
-    headroom_drops: u64,
-    /// PFC deadlocks found (the run stops at the first), and what was found.
-    deadlocks: u64,
-    deadlock_message: String,
+    /// The lossless fabric's drops and deadlocks (`sim::fabric`).
+    lossless: fabric::LosslessCounts,
+    /// The `TxDone`s ports defer (`Port::defers_tx_done`, `sim::forward`).
+    deferred: forward::Deferred,
     /// NDP's pull pacer of each host (empty when no flow runs NDP).
     pacers: Vec<PullPacer>,
     /// Every host's Homa agents, in a run with a Homa transport.
@@ -180,35 +149,35 @@ pub struct Sim {
     /// Pools of persistent connections that flows pick from when idle (empty without
     /// `requests.pick = "idle"` or `connection_pool`).
     pools: pools::ConnPools,
-    /// Per host, when its receive processing is free (`host_rx`); empty when no
-    /// connection has a host delay.
-    host_rx_free: Vec<SimTime>,
     /// Packet capture or event trace is on: the packet path calls `sim/capture.rs`'s
     /// hooks (one test of this flag per transmission otherwise).
     observe: bool,
-    capture: Option<Box<Capture>>,
-    trace: Option<Box<Trace>>,
+    /// What the capture and the trace record (`sim::capture`).
+    observers: capture::Observers,
     /// Per connection, its server endpoint's counters (`Endpoints::server_counters`)
     /// each time they changed, with the time: a message on a persistent connection
     /// reports the server's part of its counters from the changes while it was
     /// outstanding, which the client's host cannot read as they happen in a run over
     /// several threads. Empty without persistent connections.
     server_log: Vec<Vec<(SimTime, ServerCounters)>>,
-    /// Each connection's first flow (`NO_FLOW`: none), for the trace; empty unless
-    /// `observe`.
-    conn_flow: Vec<u32>,
-    /// The synchronisation step: the smallest link delay of the fabric (at least 1 ps).
-    /// Time is cut into windows of this length, whatever the number of threads: one
-    /// node's events reach another's at least one step later, so a window's events of
-    /// different nodes never depend on each other (see `window_end`).
-    step: SimTime,
-    /// The first window boundary not yet passed, where `peak_packets` is sampled.
-    next_boundary: SimTime,
+    /// The synchronisation windows (see `Windows`).
+    windows: Windows,
     /// In a run over several threads, this replica's partition (`None`: one thread
     /// runs everything).
     part: Option<Box<parallel::Part>>,
     /// A run over several threads merged into this replica: its counts.
     merged: Option<parallel::Merged>,
+}
+
+/// The synchronisation step and the next window boundary.
+struct Windows {
+    /// The smallest link delay of the fabric (at least 1 ps). Time is cut into windows
+    /// of this length, whatever the number of threads: one node's events reach
+    /// another's at least one step later, so a window's events of different nodes never
+    /// depend on each other (see `window_end`).
+    step: SimTime,
+    /// The first window boundary not yet passed, where `peak_packets` is sampled.
+    next_boundary: SimTime,
 }
 
 const NO_FLOW: u32 = u32::MAX;
@@ -231,15 +200,15 @@ impl Sim {
     /// are done only at a window's end, so every run ends at one, whatever the number
     /// of threads.
     fn window_end(&self, t: SimTime) -> SimTime {
-        (t / self.step + 1) * self.step - 1
+        (t / self.windows.step + 1) * self.windows.step - 1
     }
 
     /// Passes the window boundaries up to time `t`: the packets alive there count
     /// towards `peak_packets`.
     #[inline(never)]
     fn pass_boundary(&mut self, t: SimTime) {
-        self.peak_packets = self.peak_packets.max(self.pkts.live());
-        self.next_boundary = self.window_end(t) + 1;
+        self.counts.peak_packets = self.counts.peak_packets.max(self.pkts.live());
+        self.windows.next_boundary = self.window_end(t) + 1;
     }
 
     /// Runs until the scenario's duration, or until every flow is done.
@@ -265,7 +234,7 @@ impl Sim {
             if t > end {
                 break;
             }
-            if t >= self.next_boundary {
+            if t >= self.windows.next_boundary {
                 self.pass_boundary(t);
             }
             if self.events.processed() >= next_report {
@@ -297,7 +266,7 @@ impl Sim {
     #[inline(always)]
     fn dispatch(&mut self, ev: Event) -> bool {
         self.now = ev.time;
-        if self.defers_tx_done {
+        if self.deferred.defers_tx_done {
             if let Some(host) = self.host_acting(&ev) {
                 // What the host does may read or fill its NIC's queue: the NIC's
                 // `TxDone`s due through now run first, as their events ran before it.

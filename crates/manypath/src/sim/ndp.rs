@@ -49,14 +49,14 @@ impl Sim {
         d.dst = if p.dir == TO_SERVER { c.src } else { c.dst };
         match self.net.next_port(node, d.dst, d.hash) {
             Some(port) => {
-                if self.defers_tx_done {
+                if self.deferred.defers_tx_done {
                     self.settle_port(port, self.now);
                 }
                 self.enqueue(port, d)
             }
             None => {
-                self.route_drops += 1;
-                self.dropped += 1;
+                self.counts.route_drops += 1;
+                self.counts.dropped += 1;
                 self.pkts.free(d.pkt);
             }
         }
@@ -67,7 +67,7 @@ impl Sim {
     /// The receiver's requests for PULLs go to its host's pacer.
     pub(super) fn deliver_ndp(&mut self, d: Desc, p: Packet) {
         self.pkts.free(d.pkt);
-        self.delivered += 1;
+        self.counts.delivered += 1;
         let now = self.now;
         let conn_id = p.conn;
         let conn = &mut self.conns[conn_id as usize];

@@ -315,12 +315,12 @@ impl Sim {
     fn count_job_finishes(&mut self, done: &[(SimTime, u32)]) {
         for &(at, f) in done {
             let job = self.flows[f as usize].spec.job as usize;
-            self.job_left[job] -= 1;
-            if self.job_left[job] == 0 {
+            self.closed.job_left[job] -= 1;
+            if self.closed.job_left[job] == 0 {
                 // Every partition counts every job; each starts its own waiters.
-                for w in std::mem::take(&mut self.job_waiters[job]) {
+                for w in std::mem::take(&mut self.closed.job_waiters[job]) {
                     if self.owns_flow(w) {
-                        self.start_later(w, at, self.step);
+                        self.start_later(w, at, self.windows.step);
                     }
                 }
             }
@@ -541,7 +541,7 @@ pub fn run_parallel_observing(
         .iter()
         .map(|s| s.part.as_deref().map_or(0, |p| p.sent))
         .sum();
-    let step = sims[0].step;
+    let step = sims[0].windows.step;
     let part_events = sims.iter().map(|s| s.events.processed()).collect();
     let mut merged = merge(sims, &owner);
     let mut results = merged.results(t0.elapsed().as_secs_f64());
@@ -586,7 +586,12 @@ fn run_thread(
     let parts = shared.parts;
     let (step, duration, stop_when_done, long_lived) = {
         let s = &mine[0].1;
-        (s.step, s.plan.duration, s.plan.stop_when_done, s.long_lived)
+        (
+            s.windows.step,
+            s.plan.duration,
+            s.plan.stop_when_done,
+            s.long_lived,
+        )
     };
     let (mut windows, mut waited) = (0u64, std::time::Duration::ZERO);
     for (i, sim) in &mut mine {
@@ -641,7 +646,7 @@ fn run_thread(
                 break;
             }
             waited += deadlock_check(&mut mine, shared);
-            if mine[0].1.deadlocks > 0 {
+            if mine[0].1.lossless.deadlocks > 0 {
                 deadlock = Some(mine[0].1.now);
                 break;
             }
@@ -702,7 +707,7 @@ fn run_thread(
         sim.settle_all_tx_done(ending.now);
         sim.now = ending.now;
         sim.partial = ending.partial;
-        sim.peak_packets = ending.peak_packets;
+        sim.counts.peak_packets = ending.peak_packets;
     }
     (mine, ending)
 }
@@ -757,15 +762,19 @@ fn merge(mut sims: Vec<Sim>, owner: &[u32]) -> Sim {
     }
     for (k, other) in rest.iter_mut().enumerate() {
         let o = (k + 1) as u32;
-        base.hops += other.hops;
-        base.delivered += other.delivered;
-        base.dropped += other.dropped;
-        base.route_drops += other.route_drops;
-        base.headroom_drops += other.headroom_drops;
+        base.counts.hops += other.counts.hops;
+        base.counts.delivered += other.counts.delivered;
+        base.counts.dropped += other.counts.dropped;
+        base.counts.route_drops += other.counts.route_drops;
+        base.lossless.headroom_drops += other.lossless.headroom_drops;
         // A deadlock (`deadlocks`, its message) is found by every replica alike: the
         // base's stands for the run.
-        base.flow_samples.append(&mut other.flow_samples);
-        base.queue_samples.append(&mut other.queue_samples);
+        base.sampling
+            .flow_samples
+            .append(&mut other.sampling.flow_samples);
+        base.sampling
+            .queue_samples
+            .append(&mut other.sampling.queue_samples);
         for p in 0..base.net.ports.len() {
             if owner[base.net.ports[p].owner as usize] != o {
                 continue;
@@ -822,16 +831,18 @@ fn merge(mut sims: Vec<Sim>, owner: &[u32]) -> Sim {
             }
         }
     }
-    base.flow_samples
+    base.sampling
+        .flow_samples
         .sort_by_key(|s| (s.time, s.flow, s.subflow));
     let position: Vec<usize> = {
         let mut pos = vec![0; base.net.ports.len()];
-        for (k, &p) in base.sampled_ports.iter().enumerate() {
+        for (k, &p) in base.sampling.sampled_ports.iter().enumerate() {
             pos[p as usize] = k;
         }
         pos
     };
-    base.queue_samples
+    base.sampling
+        .queue_samples
         .sort_by_key(|s| (s.time, position[s.port as usize]));
     base.merged = Some(Merged {
         events,

@@ -16,6 +16,28 @@ use crate::time::SimTime;
 use crate::transport::mptcp::sender::MptcpCounters;
 use crate::transport::tcp::SenderStats;
 
+/// The packets' fates over the run, for the counters table.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Counts {
+    pub hops: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    /// Packets a switch had no route for (a failed link cut the destination off).
+    pub route_drops: u64,
+    /// The most packets alive at a window boundary (sampled there, the same for any
+    /// number of threads).
+    pub peak_packets: u64,
+}
+
+/// The time series: each flow's and each sampled queue's samples so far.
+#[derive(Default)]
+pub(super) struct Sampling {
+    pub flow_samples: Vec<FlowSample>,
+    pub queue_samples: Vec<QueueSample>,
+    /// The switch ports the queue series covers.
+    pub sampled_ports: Vec<u32>,
+}
+
 /// What a flow's record adds up from its connections' counters.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tally {
@@ -96,7 +118,7 @@ impl Sim {
                 let c = &self.conns[f.conns[0] as usize];
                 // A RoCE queue pair: bytes acknowledged, and its window (or 0) as cwnd.
                 if let Some((bytes_acked, cwnd)) = c.ep.roce_sample() {
-                    self.flow_samples.push(FlowSample {
+                    self.sampling.flow_samples.push(FlowSample {
                         time: now,
                         flow: i as u32,
                         subflow: 0,
@@ -106,7 +128,7 @@ impl Sim {
                     });
                 }
                 for (k, s) in c.ep.senders().iter().enumerate() {
-                    self.flow_samples.push(FlowSample {
+                    self.sampling.flow_samples.push(FlowSample {
                         time: now,
                         flow: i as u32,
                         subflow: k as u32,
@@ -118,8 +140,8 @@ impl Sim {
             }
             period
         } else {
-            for i in 0..self.sampled_ports.len() {
-                let p = self.sampled_ports[i];
+            for i in 0..self.sampling.sampled_ports.len() {
+                let p = self.sampling.sampled_ports[i];
                 let port = &self.net.ports[p as usize];
                 if let Some(part) = self.part.as_deref() {
                     if part.owner[port.owner as usize] != part.me {
@@ -130,7 +152,7 @@ impl Sim {
                 self.settle_port(p, now + 1);
                 let port = &mut self.net.ports[p as usize];
                 port.queue.advance_to_read(now, port.rate);
-                self.queue_samples.push(QueueSample {
+                self.sampling.queue_samples.push(QueueSample {
                     time: now,
                     port: p,
                     packets: port.queue.packets(),
@@ -525,15 +547,15 @@ impl Sim {
                 .as_ref()
                 .map_or(self.events.processed(), |m| m.events)
                 - late_tx_dones,
-            packet_hops: self.hops - late_hops,
+            packet_hops: self.counts.hops - late_hops,
             sim_time: end,
             wall_secs,
             packets_created: self
                 .merged
                 .as_ref()
                 .map_or(self.pkts.created(), |m| m.created),
-            packets_delivered: self.delivered,
-            packets_dropped: self.dropped,
+            packets_delivered: self.counts.delivered,
+            packets_dropped: self.counts.dropped,
             packets_in_flight: self
                 .merged
                 .as_ref()
@@ -542,23 +564,23 @@ impl Sim {
             flows_started: flows.iter().filter(|f| f.started).count() as u64,
             flows_completed: flows.iter().filter(|f| f.finish.is_some()).count() as u64,
             seed: self.plan.seed,
-            peak_packets: self.peak_packets,
+            peak_packets: self.counts.peak_packets,
             partial: self.partial,
             fault_drops: self.net.ports.iter().map(|p| p.fault_drops).sum(),
-            route_drops: self.route_drops,
+            route_drops: self.counts.route_drops,
             pfc_pauses: self.fabric.ports.iter().flat_map(|p| p.xoff_sent).sum(),
             pfc_resumes: self.fabric.ports.iter().flat_map(|p| p.xon_sent).sum(),
-            headroom_drops: self.headroom_drops,
-            deadlocks: self.deadlocks,
-            deadlock_message: self.deadlock_message.clone(),
+            headroom_drops: self.lossless.headroom_drops,
+            deadlocks: self.lossless.deadlocks,
+            deadlock_message: self.lossless.deadlock_message.clone(),
         };
         Results {
             name: self.plan.name.clone(),
             flows,
             subflows,
             queues,
-            flow_samples: std::mem::take(&mut self.flow_samples),
-            queue_samples: std::mem::take(&mut self.queue_samples),
+            flow_samples: std::mem::take(&mut self.sampling.flow_samples),
+            queue_samples: std::mem::take(&mut self.sampling.queue_samples),
             counters,
             transports: self
                 .plan

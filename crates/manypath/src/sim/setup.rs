@@ -2,13 +2,18 @@
 //! carry them (each subflow's flow hashes or pinned routes), which switch ports fix
 //! departures at enqueue, and the first events.
 
+use super::capture::Observers;
+use super::endpoints::{ClosedLoops, Hosts};
+use super::fabric::LosslessCounts;
 use super::fabric::DEADLOCK_HOLD;
-use super::forward::DeferredTxDone;
+use super::forward::{Deferred, DeferredTxDone};
 use super::homa::HomaHosts;
 use super::pools::{ConnPools, PoolFiling};
 use super::results::Tally;
+use super::results::{Counts, Sampling};
 use super::{
-    Conn, Flow, Sim, MAX_COPIES, NOT_STARTED, NO_CONN, NO_FLOW, SAMPLE_FLOWS, SAMPLE_QUEUES,
+    Conn, Flow, Sim, Windows, MAX_COPIES, NOT_STARTED, NO_CONN, NO_FLOW, SAMPLE_FLOWS,
+    SAMPLE_QUEUES,
 };
 use crate::connection::{Endpoints, NicInfo};
 use crate::engine::queue::EventKind;
@@ -114,55 +119,55 @@ impl Sim {
             conns,
             flows: w.flows,
             plan,
-            hops: 0,
-            delivered: 0,
-            dropped: 0,
-            peak_packets: 0,
+            counts: Counts::default(),
             unfinished: w.unfinished,
             long_lived: w.long_lived,
-            blocked: vec![VecDeque::new(); host_ports],
-            relaying,
-            scatter_rng: (0..plan_hosts)
-                .map(|h| Rng::new(seed, stream::HOST, (2 << 32) | h as u64))
-                .collect(),
-            jitter,
+            hosts: Hosts {
+                blocked: vec![VecDeque::new(); host_ports],
+                relaying,
+                scatter_rng: (0..plan_hosts)
+                    .map(|h| Rng::new(seed, stream::HOST, (2 << 32) | h as u64))
+                    .collect(),
+                jitter,
+                host_rx_free: if host_rx {
+                    vec![0; plan_hosts]
+                } else {
+                    Vec::new()
+                },
+            },
             partial: false,
             rwndq_on,
-            flow_samples: Vec::new(),
-            queue_samples: Vec::new(),
-            sampled_ports,
-            successor: w.successor,
-            think: w.think,
-            job_left: w.job_left,
-            job_waiters: w.job_waiters,
+            sampling: Sampling {
+                sampled_ports,
+                ..Sampling::default()
+            },
+            closed: w.closed,
             pools: w.pools,
             link_events,
-            route_drops: 0,
             fabric,
             fabric_on,
-            defers_tx_done,
-            tx_due,
-            headroom_drops: 0,
-            deadlocks: 0,
-            deadlock_message: String::new(),
+            lossless: LosslessCounts::default(),
+            deferred: Deferred {
+                defers_tx_done,
+                tx_due,
+            },
             pacers: if ndp {
                 vec![PullPacer::default(); plan_hosts]
             } else {
                 Vec::new()
             },
             homa,
-            host_rx_free: if host_rx {
-                vec![0; plan_hosts]
-            } else {
-                Vec::new()
-            },
             observe,
-            capture,
-            trace,
+            observers: Observers {
+                capture,
+                trace,
+                conn_flow,
+            },
             server_log,
-            conn_flow,
-            step,
-            next_boundary: step,
+            windows: Windows {
+                step,
+                next_boundary: step,
+            },
             part: None,
             merged: None,
         }
@@ -172,10 +177,7 @@ impl Sim {
 /// The flows and what starts them, as `Sim` keeps them.
 struct Workload {
     flows: Vec<Flow>,
-    successor: Vec<u32>,
-    think: Vec<SimTime>,
-    job_left: Vec<u32>,
-    job_waiters: Vec<Vec<u32>>,
+    closed: ClosedLoops,
     unfinished: u64,
     long_lived: u64,
     pools: ConnPools,
@@ -245,10 +247,12 @@ impl Workload {
         }
         Workload {
             flows: Vec::with_capacity(specs.len()),
-            successor: vec![NO_FLOW; specs.len()],
-            think: vec![0; specs.len()],
-            job_left,
-            job_waiters,
+            closed: ClosedLoops {
+                successor: vec![NO_FLOW; specs.len()],
+                think: vec![0; specs.len()],
+                job_left,
+                job_waiters,
+            },
             unfinished: 0,
             long_lived: 0,
             pools: ConnPools::default(),
@@ -273,15 +277,15 @@ impl Workload {
         match (f.after, f.after_job) {
             // Started by its predecessor's finish; until then it has no start time.
             (Some(p), _) => {
-                self.successor[p as usize] = i as u32;
+                self.closed.successor[p as usize] = i as u32;
                 spec.start = NOT_STARTED;
-                self.think[i] = f.start;
+                self.closed.think[i] = f.start;
             }
             // Started when every flow of the job before has finished.
             (None, Some(j)) => {
-                self.job_waiters[j as usize].push(i as u32);
+                self.closed.job_waiters[j as usize].push(i as u32);
                 spec.start = NOT_STARTED;
-                self.think[i] = f.start;
+                self.closed.think[i] = f.start;
             }
             (None, None) => events.schedule(f.start, EventKind::FlowStart, i as u32, 0),
         }
