@@ -2,5 +2,5 @@
 pub mod queue;
 pub mod rng;
 
-pub use queue::{Event, EventQueue};
+pub use queue::{Event, EventQueue, Kind, Payload};
 pub use rng::Rng;

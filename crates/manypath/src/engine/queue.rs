@@ -3,7 +3,7 @@
 //! Events are 32-byte plain values (no boxed closures), so the heap stays compact and a
 //! run is a pure function of its inputs. Events at the same time run in an order fixed
 //! by their content (`Event::order`), not by when they were scheduled: arrivals first,
-//! then the other kinds in the order of `EventKind`, each kind in an order drawn from
+//! then the other kinds in the order of their codes (`Kind::code`), each kind in an order drawn from
 //! a hash of its time and operands (arrivals grouped by node first). That order does not depend on which part of the simulator scheduled an
 //! event first, so a run split over threads (each part scheduling its own events, with
 //! the others' arriving in batches) runs every node's events in the same order as one
@@ -11,63 +11,59 @@
 //! due at that time, in the order they were scheduled (only a node's own handlers
 //! schedule such events, for itself).
 
-use crate::net::packet::Desc;
 use crate::time::SimTime;
 
-/// What an event does; `a` and `b` are its operands (a node, port, packet or connection).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum EventKind {
-    /// Packet `b` arrives at node `a`.
-    Arrive = 0,
-    /// Port `a` finished serialising a packet and has more queued.
-    TxDone = 1,
-    /// Flow `a` starts: its connection opens, or its bytes go to its persistent one.
-    FlowStart = 2,
-    /// Timer of connection `a`, endpoint `b` (0 client, 1 server).
-    Timer = 3,
-    /// Snapshot of per-flow counters at the end of the warm-up.
-    Warmup = 4,
-    /// Periodic sampling of queues.
-    Sample = 5,
-    /// RWNDQ window-update timer of port `a`.
-    RwndqTick = 6,
-    /// Scheduled link change `a` (down, up, or routing catching up with either).
-    LinkChange = 7,
-    /// Persistent connection `a` opens.
-    ConnOpen = 8,
-    /// A PFC frame reaches port `a`: class `b & 1`, PAUSE if `b & 2`, else RESUME.
-    Pause = 9,
-    /// The periodic PFC deadlock check.
-    PfcCheck = 10,
-    /// The NDP pull pacer of host `a` may send a PULL.
-    NdpPull = 11,
-    /// Host `a` has processed a received data packet (its descriptor in the event):
-    /// Swift's host delay (`sim::host_rx`).
-    HostRx = 12,
+/// What an event carries besides its time, node and kind: the simulator's packet
+/// descriptor. Plain data the queue moves and does not read, except an event's second
+/// operand, which orders events of one time.
+pub trait Payload: Copy + Default {
+    /// The payload of an event that carries only operands: `b`.
+    fn operand(b: u32) -> Self;
+    /// The second operand (`operand`'s `b`).
+    fn b(&self) -> u32;
 }
 
+/// The kinds of events the simulator defines. Arrivals (`schedule_arrival`) are a kind
+/// of their own, with an incoming port, and run first at their time; every other kind
+/// has a code.
+pub trait Kind: Copy {
+    /// The kind of the events `schedule_arrival` makes.
+    const ARRIVAL: Self;
+    /// This kind's code: 1 to 15, the order in which kinds run at one time, plus
+    /// `CARRIES_PACKET` if its events carry a packet's descriptor, which is no content of
+    /// theirs (they are ordered by kind and first operand alone, and run after the other
+    /// kinds of their time); 0 for `ARRIVAL`.
+    fn code(self) -> u32;
+    /// The kind of code `c`; any other value is an arrival (`Event::kind` passes an
+    /// arrival's incoming port less `KIND_TAG`, wrapped).
+    fn of_code(c: u32) -> Self;
+}
+
+/// Added to a kind's code when its events carry a packet's descriptor (`Kind::code`).
+pub const CARRIES_PACKET: u32 = 16;
+
 #[derive(Clone, Copy, Debug)]
-pub struct Event {
+pub struct Event<P> {
     pub time: SimTime,
     pub a: u32,
     /// `Arrive`: the port of node `a` on the link the packet came in by (the switch's
     /// "in" device); any other kind: `KIND_TAG` plus the kind. Sharing the field keeps an
     /// event at 32 bytes, two to a cache line.
     tag: u32,
-    /// For packet events, the packet's descriptor; otherwise `d.pkt` holds operand `b`.
-    pub d: Desc,
+    /// For packet events, the packet's descriptor; otherwise operand `b`
+    /// (`Payload::operand`).
+    pub d: P,
 }
 
-/// Tags from here up name an event kind; below it, an `Arrive`'s port (port numbers
-/// are far below it).
-const KIND_TAG: u32 = u32::MAX - 15;
+/// Tags from here up name an event kind (`KIND_TAG` plus its code); below it, an
+/// arrival's port (port numbers are far below it).
+const KIND_TAG: u32 = u32::MAX - 31;
 
-impl Event {
+impl<P: Payload> Event<P> {
     /// The second operand of a non-packet event.
     #[inline]
     pub fn b(&self) -> u32 {
-        self.d.pkt
+        self.d.b()
     }
 
     /// An `Arrive`'s incoming port.
@@ -77,23 +73,24 @@ impl Event {
     }
 
     /// The order of events at equal times (see the module's comment): `Arrive`s first,
-    /// then the other kinds in the order of `EventKind`; `Arrive`s grouped by node;
+    /// then the other kinds in the order of their codes; `Arrive`s grouped by node;
     /// within a kind (and node), by a hash of the time and the operands (an `Arrive`'s node and incoming port, unique to the
     /// link, which delivers one packet at a time), then the operands themselves. The
     /// hash keeps ties fair: packets reaching a switch at the same instant by different
     /// links (common with equal links and synchronised starts) join its queues in an
     /// order that varies from one instant to the next instead of always favouring the
-    /// lowest port. A `HostRx` carries a packet's descriptor, whose arena slot is no
-    /// content: its host orders it (one packet at a time is processed per host).
+    /// lowest port. A kind that carries a packet's descriptor (`CARRIES_PACKET`), whose
+    /// arena slot is no content, is ordered by its first operand alone (the simulator's
+    /// `HostRx`: its host orders it, one packet at a time being processed per host).
     #[inline]
     pub fn order(&self) -> (u64, u64) {
         // Branch-free (the batches' kinds mix at random): an `Arrive`'s tag is below
         // `KIND_TAG`, so the saturating subtraction gives it rank 0.
         let rank = self.tag.saturating_sub(KIND_TAG - 1) as u64;
-        let b = if self.tag == KIND_TAG + EventKind::HostRx as u32 {
+        let b = if self.tag >= KIND_TAG + CARRIES_PACKET {
             0
         } else {
-            self.d.pkt
+            self.d.b()
         };
         let operands = if rank == 0 {
             (self.tag as u64) << 32 | self.a as u64
@@ -117,22 +114,8 @@ impl Event {
     }
 
     #[inline]
-    pub fn kind(&self) -> EventKind {
-        match self.tag.wrapping_sub(KIND_TAG) {
-            1 => EventKind::TxDone,
-            2 => EventKind::FlowStart,
-            3 => EventKind::Timer,
-            4 => EventKind::Warmup,
-            5 => EventKind::Sample,
-            6 => EventKind::RwndqTick,
-            7 => EventKind::LinkChange,
-            8 => EventKind::ConnOpen,
-            9 => EventKind::Pause,
-            10 => EventKind::PfcCheck,
-            11 => EventKind::NdpPull,
-            12 => EventKind::HostRx,
-            _ => EventKind::Arrive,
-        }
+    pub fn kind<K: Kind>(&self) -> K {
+        K::of_code(self.tag.wrapping_sub(KIND_TAG))
     }
 }
 
@@ -156,18 +139,18 @@ impl Event {
 /// sorting network); an event scheduled at the current time while it is processed joins
 /// the end of its events, one scheduled for a later time in the run its place among
 /// them.
-pub struct EventQueue {
+pub struct EventQueue<P> {
     /// The run: the earliest pending events, `due[due_next..]`, in the order they pop:
     /// by time, and at one time in content order, then those scheduled at that time
     /// while it ran. Its events are all before `run_end`, the other pending ones all
     /// from it on.
-    due: Vec<Event>,
+    due: Vec<Event<P>>,
     due_next: usize,
     /// Where the run's times end: an event scheduled before it joins the run.
     run_end: SimTime,
     /// `buckets[l * WAYS + d]`: events whose highest digit differing from `last` is `l`,
     /// where their digit `l` is `d`.
-    buckets: Vec<Vec<Event>>,
+    buckets: Vec<Vec<Event<P>>>,
     /// Bit d of `level_mask[l]` is set when bucket (l, d) is non-empty.
     level_mask: [u64; LEVELS],
     /// Bit l is set when level l has a non-empty bucket.
@@ -178,7 +161,7 @@ pub struct EventQueue {
     /// Of `processed`, those run without being scheduled (`count_run_unscheduled`).
     unscheduled: u64,
     /// Space for sorting a batch (`sort_due`).
-    scratch: SortScratch,
+    scratch: SortScratch<P>,
 }
 
 /// Bits of time per level (a digit), and the buckets per level.
@@ -189,14 +172,14 @@ const LEVELS: usize = 64usize.div_ceil(DIGIT as usize);
 /// times fit a run's short keys (`sort_run`).
 const RUN_LEVELS: usize = 3;
 
-impl Default for EventQueue {
+impl<P: Payload> Default for EventQueue<P> {
     fn default() -> Self {
         EventQueue::new()
     }
 }
 
-impl EventQueue {
-    pub fn new() -> EventQueue {
+impl<P: Payload> EventQueue<P> {
+    pub fn new() -> EventQueue<P> {
         EventQueue {
             due: Vec::new(),
             due_next: 0,
@@ -213,7 +196,7 @@ impl EventQueue {
     }
 
     #[inline(always)]
-    fn put(&mut self, e: Event) {
+    fn put(&mut self, e: Event<P>) {
         if e.time < self.run_end {
             return self.put_in_run(e);
         }
@@ -228,7 +211,7 @@ impl EventQueue {
     /// An event within the run's times joins it in its place. Most runs hold one time
     /// (or the event comes after all the run's): it joins the end.
     #[inline(always)]
-    fn put_in_run(&mut self, e: Event) {
+    fn put_in_run(&mut self, e: Event<P>) {
         match self.due.last() {
             Some(t) if t.time > e.time || (t.time == e.time && e.time != self.last) => {
                 self.insert_in_run(e)
@@ -241,13 +224,13 @@ impl EventQueue {
     /// times, and among those of its own time in content order (at the current time,
     /// after them all: it was scheduled while the time ran).
     #[inline(never)]
-    fn insert_in_run(&mut self, e: Event) {
+    fn insert_in_run(&mut self, e: Event<P>) {
         self.insert_in_order(e, e.time == self.last);
     }
 
     /// Puts `e` in the run after the events of earlier times and, among those of its own
     /// time, in content order, or after them all with `last_of_its_time`.
-    fn insert_in_order(&mut self, e: Event, last_of_its_time: bool) {
+    fn insert_in_order(&mut self, e: Event<P>, last_of_its_time: bool) {
         let order = e.order();
         let at = self.due[self.due_next..]
             .iter()
@@ -259,47 +242,47 @@ impl EventQueue {
     }
 
     #[inline]
-    pub fn schedule(&mut self, time: SimTime, kind: EventKind, a: u32, b: u32) {
-        self.schedule_with(
-            time,
-            kind,
-            a,
-            Desc {
-                pkt: b,
-                ..Desc::default()
-            },
-        );
+    pub fn schedule<K: Kind>(&mut self, time: SimTime, kind: K, a: u32, b: u32) {
+        self.schedule_with(time, kind, a, P::operand(b));
     }
 
     /// Schedules a packet event carrying the packet's descriptor.
     #[inline]
-    pub fn schedule_with(&mut self, time: SimTime, kind: EventKind, a: u32, d: Desc) {
+    pub fn schedule_with<K: Kind>(&mut self, time: SimTime, kind: K, a: u32, d: P) {
         self.push_event(time, kind, a, 0, d);
     }
 
     /// Schedules packet `d`'s arrival at `node` through its port `via`.
     #[inline]
-    pub fn schedule_arrival(&mut self, time: SimTime, node: u32, via: u32, d: Desc) {
-        self.push_event(time, EventKind::Arrive, node, via, d);
+    pub fn schedule_arrival(&mut self, time: SimTime, node: u32, via: u32, d: P) {
+        debug_assert!(time >= self.last, "event scheduled in the past");
+        debug_assert!(via < KIND_TAG);
+        self.put(Event {
+            time,
+            a: node,
+            tag: via,
+            d,
+        });
+        self.len += 1;
     }
 
     #[inline]
-    fn push_event(&mut self, time: SimTime, kind: EventKind, a: u32, via: u32, d: Desc) {
+    fn push_event<K: Kind>(&mut self, time: SimTime, kind: K, a: u32, via: u32, d: P) {
         debug_assert!(time >= self.last, "event scheduled in the past");
         self.put(Self::event(time, kind, a, via, d));
         self.len += 1;
     }
 
-    /// The event of kind `kind` at `time` on `a`: an `Arrive` through port `via`, any
-    /// other kind tagged with it.
+    /// The event of kind `kind` at `time` on `a`: an arrival through port `via`, any
+    /// other kind tagged with its code.
     #[inline(always)]
-    fn event(time: SimTime, kind: EventKind, a: u32, via: u32, d: Desc) -> Event {
-        let tag = match kind {
-            EventKind::Arrive => {
+    fn event<K: Kind>(time: SimTime, kind: K, a: u32, via: u32, d: P) -> Event<P> {
+        let tag = match kind.code() {
+            0 => {
                 debug_assert!(via < KIND_TAG);
                 via
             }
-            _ => KIND_TAG + kind as u32,
+            code => KIND_TAG + code,
         };
         Event { time, a, tag, d }
     }
@@ -309,19 +292,16 @@ impl EventQueue {
     /// them all, as `schedule` puts one scheduled while its time runs): for an event
     /// the simulator had kept out of the queue (a deferred `TxDone`) that must run after
     /// all.
-    pub fn schedule_now_in_order(&mut self, kind: EventKind, a: u32, b: u32) {
-        debug_assert!(kind != EventKind::Arrive);
-        let d = Desc {
-            pkt: b,
-            ..Desc::default()
-        };
+    pub fn schedule_now_in_order<K: Kind>(&mut self, kind: K, a: u32, b: u32) {
+        debug_assert!(kind.code() != 0);
+        let d = P::operand(b);
         self.insert_in_order(Self::event(self.last, kind, a, 0, d), false);
         self.len += 1;
     }
 
     /// Schedules an event as it is (a replica of the simulator keeping the events of its
     /// own nodes).
-    pub fn reschedule(&mut self, e: Event) {
+    pub fn reschedule(&mut self, e: Event<P>) {
         debug_assert!(e.time >= self.last, "event scheduled in the past");
         self.put(e);
         self.len += 1;
@@ -414,7 +394,7 @@ impl EventQueue {
     }
 
     #[inline]
-    pub fn pop(&mut self) -> Option<Event> {
+    pub fn pop(&mut self) -> Option<Event<P>> {
         if !self.settle() {
             return None;
         }
@@ -507,7 +487,7 @@ impl EventQueue {
     }
 
     /// The pending events, in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = &Event> {
+    pub fn iter(&self) -> impl Iterator<Item = &Event<P>> {
         self.due[self.due_next..]
             .iter()
             .chain(self.buckets.iter().flatten())
@@ -525,7 +505,7 @@ impl EventQueue {
 /// that agree above those low bits (a hash collision, in practice never) take the full
 /// comparison (`sort_large`), so the order is always exactly `Event::order`'s.
 #[inline]
-fn sort_due(due: &mut Vec<Event>, scratch: &mut SortScratch) {
+fn sort_due<P: Payload>(due: &mut Vec<Event<P>>, scratch: &mut SortScratch<P>) {
     if due.len() < 3 {
         return sort_pair(due, scratch);
     }
@@ -542,7 +522,7 @@ fn sort_due(due: &mut Vec<Event>, scratch: &mut SortScratch) {
 /// of `base`, the earliest, in time order, and each time's events in content order:
 /// their short keys (time from `base`, then place) through a sorting network, then each
 /// time's events, if several, by `sort_batch`.
-fn sort_run(due: &mut Vec<Event>, base: SimTime, scratch: &mut SortScratch) {
+fn sort_run<P: Payload>(due: &mut Vec<Event<P>>, base: SimTime, scratch: &mut SortScratch<P>) {
     // Two events (most runs of Homa's off-grid times): in place, as `sort_pair` does.
     if let [a, b] = &mut due[..] {
         if a.time > b.time {
@@ -581,7 +561,7 @@ fn sort_run(due: &mut Vec<Event>, base: SimTime, scratch: &mut SortScratch) {
 /// the short keys' comparison (the full keys' if the short ones agree), with no keys
 /// stored and no events gathered (most batches in NDP's and Homa's runs are pairs).
 #[inline(always)]
-fn sort_pair(due: &mut [Event], scratch: &mut SortScratch) {
+fn sort_pair<P: Payload>(due: &mut [Event<P>], scratch: &mut SortScratch<P>) {
     if let [a, b] = due {
         let (x, y) = (a.order().0 & !SLOT, b.order().0 & !SLOT);
         if x == y {
@@ -595,7 +575,7 @@ fn sort_pair(due: &mut [Event], scratch: &mut SortScratch) {
 
 /// `sort_due` for a batch that is part of a vector: events from elsewhere joining the
 /// time being processed (a run over several threads).
-fn sort_batch(due: &mut [Event], scratch: &mut SortScratch) {
+fn sort_batch<P: Payload>(due: &mut [Event<P>], scratch: &mut SortScratch<P>) {
     if due.len() < 3 {
         return sort_pair(due, scratch);
     }
@@ -617,21 +597,21 @@ const NETWORK: usize = 16;
 
 /// What sorting keeps from batch to batch, so that it never allocates once warm.
 #[derive(Default)]
-struct SortScratch {
+struct SortScratch<P> {
     /// A batch's short keys (`sort_keys`).
     keys: Vec<u64>,
     /// A batch's events in order, before it becomes `due`.
-    moved: Vec<Event>,
+    moved: Vec<Event<P>>,
     /// Keys and events of a batch whose short keys collide (`sort_large`).
-    keyed: Vec<((u64, u64), Event)>,
+    keyed: Vec<((u64, u64), Event<P>)>,
 }
 
-impl SortScratch {
+impl<P: Payload> SortScratch<P> {
     /// Fills `keys` with the batch's short keys (order key and place) in ascending
     /// order; false if the batch is too large for its places to fit the slot bits or
     /// two keys agree above them (the caller then compares the full keys).
     #[inline]
-    fn sort_keys(&mut self, due: &[Event]) -> bool {
+    fn sort_keys(&mut self, due: &[Event<P>]) -> bool {
         let n = due.len();
         if n > NETWORK {
             return self.sort_long_keys(due);
@@ -650,7 +630,7 @@ impl SortScratch {
     /// `sort_keys` for a batch larger than the networks.
     #[cold]
     #[inline(never)]
-    fn sort_long_keys(&mut self, due: &[Event]) -> bool {
+    fn sort_long_keys(&mut self, due: &[Event<P>]) -> bool {
         if due.len() > SLOT as usize + 1 {
             return false;
         }
@@ -747,7 +727,7 @@ fn sort_16(keys: &mut [u64; NETWORK]) {
 /// full key computed once, the events sorted with them. `keyed` is the queue's scratch space, kept from batch to batch.
 #[cold]
 #[inline(never)]
-fn sort_large(due: &mut [Event], keyed: &mut Vec<((u64, u64), Event)>) {
+fn sort_large<P: Payload>(due: &mut [Event<P>], keyed: &mut Vec<((u64, u64), Event<P>)>) {
     keyed.clear();
     keyed.extend(due.iter().map(|e| (e.order(), *e)));
     keyed.sort_unstable_by_key(|k| k.0);
@@ -760,30 +740,100 @@ fn sort_large(due: &mut [Event], keyed: &mut Vec<((u64, u64), Event)>) {
 mod tests {
     use super::*;
 
+    /// Kinds for the tests: an arrival, eleven others, and one carrying a packet.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum TestKind {
+        Arrive,
+        K1,
+        K2,
+        K3,
+        K4,
+        K5,
+        K6,
+        K7,
+        K8,
+        K9,
+        K10,
+        K11,
+        Packet,
+    }
+
+    const KINDS: [TestKind; 13] = [
+        TestKind::Arrive,
+        TestKind::K1,
+        TestKind::K2,
+        TestKind::K3,
+        TestKind::K4,
+        TestKind::K5,
+        TestKind::K6,
+        TestKind::K7,
+        TestKind::K8,
+        TestKind::K9,
+        TestKind::K10,
+        TestKind::K11,
+        TestKind::Packet,
+    ];
+
+    impl Kind for TestKind {
+        const ARRIVAL: TestKind = TestKind::Arrive;
+        fn code(self) -> u32 {
+            match self {
+                TestKind::Packet => 12 | CARRIES_PACKET,
+                k => k as u32,
+            }
+        }
+        fn of_code(c: u32) -> TestKind {
+            match c {
+                1..=11 => KINDS[c as usize],
+                c if c == 12 | CARRIES_PACKET => TestKind::Packet,
+                _ => TestKind::Arrive,
+            }
+        }
+    }
+
+    /// A payload of the simulator's descriptor's size.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    struct TestPayload {
+        pkt: u32,
+        rest: [u32; 3],
+    }
+
+    impl Payload for TestPayload {
+        fn operand(b: u32) -> TestPayload {
+            TestPayload {
+                pkt: b,
+                ..TestPayload::default()
+            }
+        }
+        fn b(&self) -> u32 {
+            self.pkt
+        }
+    }
+
     #[test]
     fn pops_in_time_then_content_order() {
-        let mut q = EventQueue::new();
-        q.schedule(5, EventKind::Timer, 3, 1);
-        q.schedule(5, EventKind::Timer, 3, 0);
-        q.schedule(3, EventKind::TxDone, 2, 0);
-        q.schedule_arrival(5, 1, 7, Desc::default());
-        q.schedule(3, EventKind::TxDone, 1, 0);
-        q.schedule_arrival(3, 4, 9, Desc::default());
-        q.schedule_arrival(3, 8, 2, Desc::default());
-        let popped: Vec<Event> = std::iter::from_fn(|| q.pop()).collect();
-        let kinds: Vec<(u64, EventKind)> = popped.iter().map(|e| (e.time, e.kind())).collect();
-        use EventKind::*;
+        let mut q = EventQueue::<TestPayload>::new();
+        q.schedule(5, TestKind::K3, 3, 1);
+        q.schedule(5, TestKind::K3, 3, 0);
+        q.schedule(3, TestKind::K1, 2, 0);
+        q.schedule_arrival(5, 1, 7, TestPayload::default());
+        q.schedule(3, TestKind::K1, 1, 0);
+        q.schedule_arrival(3, 4, 9, TestPayload::default());
+        q.schedule_arrival(3, 8, 2, TestPayload::default());
+        let popped: Vec<Event<TestPayload>> = std::iter::from_fn(|| q.pop()).collect();
+        let kinds: Vec<(u64, TestKind)> = popped.iter().map(|e| (e.time, e.kind())).collect();
+        use TestKind::*;
         // By time; at each time the arrivals first, then the kinds in their order.
         assert_eq!(
             kinds,
             vec![
                 (3, Arrive),
                 (3, Arrive),
-                (3, TxDone),
-                (3, TxDone),
+                (3, K1),
+                (3, K1),
                 (5, Arrive),
-                (5, Timer),
-                (5, Timer)
+                (5, K3),
+                (5, K3)
             ]
         );
         assert!(popped
@@ -797,41 +847,41 @@ mod tests {
     #[test]
     fn an_event_scheduled_now_in_order_takes_its_place() {
         let kinds_after = |in_order: bool| {
-            let mut q = EventQueue::new();
-            q.schedule(9, EventKind::Timer, 3, 0);
-            q.schedule_arrival(9, 1, 7, Desc::default());
-            q.schedule_arrival(9, 2, 8, Desc::default());
-            q.schedule(20, EventKind::Timer, 4, 0);
-            assert_eq!(q.pop().map(|e| e.kind()), Some(EventKind::Arrive));
+            let mut q = EventQueue::<TestPayload>::new();
+            q.schedule(9, TestKind::K3, 3, 0);
+            q.schedule_arrival(9, 1, 7, TestPayload::default());
+            q.schedule_arrival(9, 2, 8, TestPayload::default());
+            q.schedule(20, TestKind::K3, 4, 0);
+            assert_eq!(q.pop().map(|e| e.kind()), Some(TestKind::Arrive));
             if in_order {
-                q.schedule_now_in_order(EventKind::TxDone, 5, 0);
+                q.schedule_now_in_order(TestKind::K1, 5, 0);
             } else {
-                q.schedule(9, EventKind::TxDone, 5, 0);
+                q.schedule(9, TestKind::K1, 5, 0);
             }
             assert_eq!(q.len(), 4);
             std::iter::from_fn(|| q.pop())
                 .map(|e| (e.time, e.kind()))
                 .collect::<Vec<_>>()
         };
-        use EventKind::*;
+        use TestKind::*;
         assert_eq!(
             kinds_after(true),
-            vec![(9, Arrive), (9, TxDone), (9, Timer), (20, Timer)]
+            vec![(9, Arrive), (9, K1), (9, K3), (20, K3)]
         );
         assert_eq!(
             kinds_after(false),
-            vec![(9, Arrive), (9, Timer), (9, TxDone), (20, Timer)]
+            vec![(9, Arrive), (9, K3), (9, K1), (20, K3)]
         );
     }
 
     /// Two links delivering at the same instants: neither always goes first.
     #[test]
     fn ties_between_links_do_not_always_favour_one() {
-        let mut q = EventQueue::new();
+        let mut q = EventQueue::<TestPayload>::new();
         let instants = 1_000u64;
         for t in 0..instants {
-            q.schedule_arrival(1_000 * t + 7, 3, 2, Desc::default());
-            q.schedule_arrival(1_000 * t + 7, 3, 1, Desc::default());
+            q.schedule_arrival(1_000 * t + 7, 3, 2, TestPayload::default());
+            q.schedule_arrival(1_000 * t + 7, 3, 1, TestPayload::default());
         }
         let mut first = 0;
         while let Some(e) = q.pop() {
@@ -850,21 +900,21 @@ mod tests {
     #[test]
     fn equal_times_run_in_the_same_order_whatever_the_scheduling_order() {
         let run = |reverse: bool| {
-            let mut q = EventQueue::new();
+            let mut q = EventQueue::<TestPayload>::new();
             let mut ids: Vec<u32> = (0..40).collect();
             if reverse {
                 ids.reverse();
             }
             for &i in &ids {
-                q.schedule(10 + (i % 3) as u64, EventKind::FlowStart, i, 0);
-                q.schedule_arrival(10 + (i % 2) as u64, i, 100 + i, Desc::default());
+                q.schedule(10 + (i % 3) as u64, TestKind::K2, i, 0);
+                q.schedule_arrival(10 + (i % 2) as u64, i, 100 + i, TestPayload::default());
             }
             let mut out = Vec::new();
             while let Some(e) = q.pop() {
-                if e.a == 5 && e.kind() == EventKind::FlowStart {
-                    q.schedule(e.time, EventKind::Timer, 0, 0);
+                if e.a == 5 && e.kind::<TestKind>() == TestKind::K2 {
+                    q.schedule(e.time, TestKind::K3, 0, 0);
                 }
-                out.push((e.time, e.kind() as u8, e.a));
+                out.push((e.time, e.kind::<TestKind>().code() as u8, e.a));
             }
             out
         };
@@ -872,7 +922,7 @@ mod tests {
         assert_eq!(forward, run(true));
         let timer = forward
             .iter()
-            .position(|&(_, k, _)| k == EventKind::Timer as u8)
+            .position(|&(_, k, _)| k == TestKind::K3.code() as u8)
             .unwrap();
         // Flow 5 starts at 12; the timer it schedules then runs after every event due at 12.
         assert_eq!(forward[timer].0, 12);
@@ -881,32 +931,32 @@ mod tests {
 
     #[test]
     fn peeking_before_a_bound_keeps_the_queue_open_to_earlier_events() {
-        let mut q = EventQueue::new();
-        q.schedule(1, EventKind::TxDone, 1, 0);
-        q.schedule(500, EventKind::TxDone, 2, 0);
-        q.schedule(90_000, EventKind::TxDone, 3, 0);
+        let mut q = EventQueue::<TestPayload>::new();
+        q.schedule(1, TestKind::K1, 1, 0);
+        q.schedule(500, TestKind::K1, 2, 0);
+        q.schedule(90_000, TestKind::K1, 3, 0);
         assert_eq!(q.peek_time_before(100), Some(1));
         q.pop();
         assert_eq!(q.peek_time_before(100), None);
         assert_eq!(q.next_time(), Some(500));
         // Events from elsewhere, after the bound but before the next one.
-        q.schedule(100, EventKind::TxDone, 4, 0);
-        q.schedule(499, EventKind::TxDone, 5, 0);
+        q.schedule(100, TestKind::K1, 4, 0);
+        q.schedule(499, TestKind::K1, 5, 0);
         let order: Vec<u64> = std::iter::from_fn(|| q.pop()).map(|e| e.time).collect();
         assert_eq!(order, vec![100, 499, 500, 90_000]);
     }
 
     #[test]
     fn sorting_pending_due_orders_a_late_batch() {
-        let mut q = EventQueue::new();
-        q.schedule(4, EventKind::TxDone, 9, 0);
+        let mut q = EventQueue::<TestPayload>::new();
+        q.schedule(4, TestKind::K1, 9, 0);
         assert_eq!(q.peek_time(), Some(4));
         // A batch from elsewhere joins at the time already due.
-        q.schedule(4, EventKind::TxDone, 3, 0);
-        q.schedule_arrival(4, 1, 5, Desc::default());
+        q.schedule(4, TestKind::K1, 3, 0);
+        q.schedule_arrival(4, 1, 5, TestPayload::default());
         q.sort_pending_due();
-        let popped: Vec<Event> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(popped[0].kind(), EventKind::Arrive);
+        let popped: Vec<Event<TestPayload>> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(popped[0].kind::<TestKind>(), TestKind::Arrive);
         assert!(popped.windows(2).all(|w| w[0].order() < w[1].order()));
     }
 
@@ -914,14 +964,14 @@ mod tests {
     /// time) and pops, and checks events come out in strictly increasing (time, order).
     fn check_order(seed: u64, ops: usize, spread: u64) {
         use crate::engine::Rng;
-        let mut q = EventQueue::new();
+        let mut q = EventQueue::<TestPayload>::new();
         let mut r = Rng::new(seed, 0, 0);
         let mut now = 0;
         // (time, scheduled at the current time, content order)
         let mut popped = Vec::new();
         let mut late = std::collections::HashSet::new();
         let mut id = 0;
-        let pop = |q: &mut EventQueue, late: &std::collections::HashSet<u32>| {
+        let pop = |q: &mut EventQueue<TestPayload>, late: &std::collections::HashSet<u32>| {
             q.pop().map(|e| (e.time, late.contains(&e.a), e.order()))
         };
         for _ in 0..ops {
@@ -930,7 +980,7 @@ mod tests {
                 if t == now {
                     late.insert(id);
                 }
-                q.schedule_arrival(t, id, r.below(1 << 20) as u32, Desc::default());
+                q.schedule_arrival(t, id, r.below(1 << 20) as u32, TestPayload::default());
                 id += 1;
             } else if let Some(e) = pop(&mut q, &late) {
                 assert!(e.0 >= now);
@@ -960,7 +1010,7 @@ mod tests {
     /// they were.
     fn check_against_model(seed: u64, ops: usize, spread: u64) {
         use crate::engine::Rng;
-        let mut q = EventQueue::new();
+        let mut q = EventQueue::<TestPayload>::new();
         let mut r = Rng::new(seed, 0, 0);
         // (time, scheduled while its time ran, its rank then, content order, id)
         type Pending = (u64, bool, u64, (u64, u64), u32);
@@ -976,9 +1026,9 @@ mod tests {
                 let late = popped && t == now;
                 // Nodes unique, in no relation to the order they are scheduled in.
                 let (node, via) = (id.reverse_bits() >> 12, r.below(1 << 20) as u32);
-                let d = Desc {
+                let d = TestPayload {
                     pkt: id,
-                    ..Desc::default()
+                    ..TestPayload::default()
                 };
                 q.schedule_arrival(t, node, via, d);
                 let e = Event {
@@ -1010,24 +1060,24 @@ mod tests {
     /// time's events by content order.
     #[test]
     fn an_event_joins_a_run_in_its_place() {
-        let mut q = EventQueue::new();
+        let mut q = EventQueue::<TestPayload>::new();
         let order = |a: u32| {
             Event {
                 time: 100,
                 a,
                 tag: 0,
-                d: Desc::default(),
+                d: TestPayload::default(),
             }
             .order()
         };
         // Two operands of opposite content order at time 100.
         let (low, high) = if order(1) < order(2) { (1, 2) } else { (2, 1) };
-        q.schedule_arrival(70, 0, 0, Desc::default());
-        q.schedule_arrival(100, high, 0, Desc::default());
-        q.schedule_arrival(90, 3, 0, Desc::default());
+        q.schedule_arrival(70, 0, 0, TestPayload::default());
+        q.schedule_arrival(100, high, 0, TestPayload::default());
+        q.schedule_arrival(90, 3, 0, TestPayload::default());
         assert_eq!(q.pop().map(|e| e.time), Some(70));
-        q.schedule_arrival(100, low, 0, Desc::default());
-        q.schedule_arrival(80, 4, 0, Desc::default());
+        q.schedule_arrival(100, low, 0, TestPayload::default());
+        q.schedule_arrival(80, 4, 0, TestPayload::default());
         let popped: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop())
             .map(|e| (e.time, e.a))
             .collect();
@@ -1071,14 +1121,14 @@ mod tests {
         }
     }
 
-    fn batch(orders: &[u32]) -> Vec<Event> {
+    fn batch(orders: &[u32]) -> Vec<Event<TestPayload>> {
         orders
             .iter()
             .map(|&a| Event {
                 time: 9,
                 a,
-                tag: KIND_TAG + EventKind::TxDone as u32,
-                d: Desc::default(),
+                tag: KIND_TAG + TestKind::K1 as u32,
+                d: TestPayload::default(),
             })
             .collect()
     }
@@ -1121,22 +1171,19 @@ mod tests {
 
     #[test]
     fn events_stay_32_bytes() {
-        assert_eq!(std::mem::size_of::<Event>(), 32);
+        assert_eq!(std::mem::size_of::<Event<TestPayload>>(), 32);
     }
 
     #[test]
     fn kind_and_port_round_trip() {
-        use EventKind::*;
-        let mut q = EventQueue::new();
-        let kinds = [
-            TxDone, FlowStart, Timer, Warmup, Sample, RwndqTick, LinkChange, ConnOpen, Pause,
-            PfcCheck, NdpPull, HostRx,
-        ];
+        use TestKind::*;
+        let mut q = EventQueue::<TestPayload>::new();
+        let kinds = [K1, K2, K3, K4, K5, K6, K7, K8, K9, K10, K11, Packet];
         for (t, &k) in kinds.iter().enumerate() {
             q.schedule(t as u64, k, 7, 9);
         }
-        q.schedule_arrival(100, 3, 0, Desc::default());
-        q.schedule_arrival(101, 3, KIND_TAG - 1, Desc::default());
+        q.schedule_arrival(100, 3, 0, TestPayload::default());
+        q.schedule_arrival(101, 3, KIND_TAG - 1, TestPayload::default());
         for &k in &kinds {
             let e = q.pop().unwrap();
             assert_eq!((e.kind(), e.a, e.b()), (k, 7, 9));

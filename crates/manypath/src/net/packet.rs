@@ -3,6 +3,7 @@
 //! once the arena has grown to the run's peak number of packets in flight.
 
 use super::int::IntStack;
+use crate::engine::queue::Payload;
 
 pub type PacketId = u32;
 
@@ -131,6 +132,22 @@ impl Desc {
 }
 
 const _: () = assert!(std::mem::size_of::<Desc>() == 16);
+
+/// Events carry a packet's descriptor, or their second operand in its `pkt`.
+impl Payload for Desc {
+    #[inline]
+    fn operand(b: u32) -> Desc {
+        Desc {
+            pkt: b,
+            ..Desc::default()
+        }
+    }
+
+    #[inline]
+    fn b(&self) -> u32 {
+        self.pkt
+    }
+}
 
 /// A slab of packets with a free list.
 #[derive(Default)]

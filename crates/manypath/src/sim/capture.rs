@@ -3,12 +3,12 @@
 //! the one `Sim::observe` flag. The hooks are out of line, so a run without capture or
 //! trace pays only the flag test.
 
+use super::events::Event;
 use super::{Conn, Sim, NO_FLOW};
 use crate::capture::headers::{self, tcp_flags, Frame, Mptcp, Tcp, Transport};
 use crate::capture::trace::{Trace, TraceEvent, TraceKind, NO_FLOW as TRACE_NO_FLOW};
 use crate::capture::{Capture, DropReason, EventKey, Observed, MAX_DEPTH};
 use crate::connection::Endpoints;
-use crate::engine::queue::Event;
 use crate::net::network::Network;
 use crate::net::packet::{flags, Desc, Ecn, PacketArena, NDP, TO_SERVER};
 use crate::net::queue::{Admission, Fate};

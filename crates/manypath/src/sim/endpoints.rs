@@ -3,10 +3,10 @@
 //! flows' lifecycle: starts (opening connections, or offering bytes to persistent ones),
 //! copies done, finishes and the closed loops they release.
 
+use super::events::EventKind;
 use super::results::Tally;
 use super::{Sim, NO_FLOW};
 use crate::connection::ServerCounters;
-use crate::engine::queue::EventKind;
 use crate::engine::Rng;
 use crate::net::jitter::NicJitter;
 use crate::net::packet::flags;

@@ -13,9 +13,9 @@
 //! there as a message, as a packet does (`sim::parallel`).
 
 use super::capture::Join;
+use super::events::EventKind;
 use super::Sim;
 use crate::capture::DropReason;
-use crate::engine::queue::EventKind;
 use crate::net::fabric::NO_PORT;
 use crate::net::network::NodeKind;
 use crate::net::packet::{Desc, Ecn};

@@ -6,9 +6,9 @@
 //! of line.
 
 use super::capture::Join;
+use super::events::EventKind;
 use super::Sim;
 use crate::capture::DropReason;
-use crate::engine::queue::EventKind;
 use crate::net::fabric::NO_PORT;
 use crate::net::faults::NO_FAULT;
 use crate::net::network::{NodeKind, NO_RWNDQ};

@@ -9,9 +9,9 @@
 //! packet waits behind the one on the wire and the choice of the next is made as late as
 //! it can be (SRPT at the sender). Grants and RESENDs go out at once, in level 0.
 
+use super::events::EventKind;
 use super::{Conn, Flow, Sim, NO_FLOW};
 use crate::connection::Endpoints;
-use crate::engine::queue::EventKind;
 use crate::engine::rng::{stream, Rng};
 use crate::net::network::Network;
 use crate::net::packet::{Packet, TO_CLIENT, TO_SERVER};

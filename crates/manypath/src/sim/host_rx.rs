@@ -10,8 +10,8 @@
 //! otherwise): then a packet of such a connection waits in a `HostRx` event. Its arrival
 //! time rides in its data-ack slot meanwhile (single-path connections do not use it).
 
+use super::events::EventKind;
 use super::Sim;
-use crate::engine::queue::EventKind;
 use crate::net::packet::{Desc, TO_SERVER};
 
 impl Sim {

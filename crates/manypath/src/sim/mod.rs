@@ -15,6 +15,7 @@
 mod capture;
 mod endpoints;
 pub mod estimate;
+mod events;
 mod fabric;
 mod forward;
 mod homa;
@@ -29,8 +30,6 @@ mod setup;
 
 use crate::capture::Observed;
 use crate::connection::{Endpoints, ServerCounters};
-use crate::engine::queue::{Event, EventKind};
-use crate::engine::EventQueue;
 use crate::metrics::Results;
 use crate::net::fabric::Fabric;
 use crate::net::faults::LinkEvent;
@@ -40,6 +39,8 @@ use crate::scenario::Plan;
 use crate::time::SimTime;
 use crate::transport::ndp::PullPacer;
 use crate::workload::FlowSpec;
+use events::EventQueue;
+use events::{Event, EventKind};
 use results::Tally;
 use std::collections::VecDeque;
 

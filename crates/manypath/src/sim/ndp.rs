@@ -6,8 +6,8 @@
 //! `Port::defers_tx_done`), and NDP connections are a flag of their own.
 
 use super::capture::Join;
+use super::events::EventKind;
 use super::Sim;
-use crate::engine::queue::EventKind;
 use crate::net::packet::{Desc, Packet, TO_SERVER};
 use crate::transport::ndp::flags as ndp_flags;
 use crate::transport::tcp::Segment;

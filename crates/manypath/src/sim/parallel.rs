@@ -45,10 +45,10 @@
 //! deadlock, at the same time, for any number of threads.
 
 use super::capture::EventKeys;
+use super::events::{Event, EventKind};
 use super::fabric::PausedView;
 use super::{partition, Sim};
 use crate::capture::Observed;
-use crate::engine::queue::{Event, EventKind};
 use crate::metrics::{ParallelStats, Results};
 use crate::net::int::IntStack;
 use crate::net::packet::{flags, Desc, Packet, PacketExt};

@@ -2,9 +2,9 @@
 //! record (summed over its copies, or its share of its persistent connections'
 //! counters), and the result tables and run counters at the end.
 
+use super::events::EventKind;
 use super::{Sim, SAMPLE_FLOWS};
 use crate::connection::{Endpoints, ServerCounters};
-use crate::engine::queue::EventKind;
 use crate::metrics::ideal::{ideal_delivery, ideal_fct, Hop, Segments};
 use crate::metrics::{
     histogram_quantile, FlowRecord, FlowSample, QueueRecord, QueueSample, RecoveryCounters,

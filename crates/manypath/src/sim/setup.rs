@@ -4,6 +4,8 @@
 
 use super::capture::Observers;
 use super::endpoints::{ClosedLoops, Hosts};
+use super::events::EventKind;
+use super::events::EventQueue;
 use super::fabric::LosslessCounts;
 use super::fabric::DEADLOCK_HOLD;
 use super::forward::{Deferred, DeferredTxDone};
@@ -16,9 +18,8 @@ use super::{
     SAMPLE_QUEUES,
 };
 use crate::connection::{Endpoints, NicInfo};
-use crate::engine::queue::EventKind;
 use crate::engine::rng::stream;
-use crate::engine::{EventQueue, Rng};
+use crate::engine::Rng;
 use crate::net::bcube::{bcube_connection, BCubeEnds};
 use crate::net::fabric::{Fabric, PfcSetup};
 use crate::net::faults::{LinkEvent, NO_FAULT};
