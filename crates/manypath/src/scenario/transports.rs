@@ -381,15 +381,16 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
         switch_bytes,
         ..defaults
     };
-    if t.cc.info().roce {
-        match roce::roce_cc(t, path, c) {
+    // A RoCE entry's constants are checked in `scenario/roce.rs`, starting from its
+    // controller at the defaults; any other entry's Swift fields here.
+    match CcKind::new(t.cc, &defaults).roce() {
+        Some(default) => match roce::roce_cc(t, default, path, c) {
             RoceCc::LineRate => {}
             RoceCc::Dcqcn(p) => params.dcqcn = p,
             RoceCc::Timely(p) => params.timely = p,
             RoceCc::Hpcc(p) => params.hpcc = p,
-        }
-    } else {
-        params.swift = swift_params(t, path, c);
+        },
+        None => params.swift = swift_params(t, path, c),
     }
     CcKind::new(t.cc, &params)
 }
