@@ -4,9 +4,7 @@
 //! refused by `transports.rs`'s "applies only to" rule (`CcSpec::info().params`).
 
 use super::checker::Checker;
-use super::schema::{
-    CcSpec, DcqcnClampSpec, DcqcnIncreaseSpec, PresetSpec, RetransmitSpec, TransportSpec,
-};
+use super::schema::{DcqcnClampSpec, DcqcnIncreaseSpec, PresetSpec, RetransmitSpec, TransportSpec};
 use crate::time::SimTime;
 use crate::transport::rate::dcqcn::{IncreaseRule, TargetClamp};
 use crate::transport::roce::plan::{
@@ -114,12 +112,13 @@ fn preset(p: Option<PresetSpec>) -> Preset {
     }
 }
 
-/// The controller of a RoCE entry (`cc` one of the RoCE kinds), its constants checked.
-pub(super) fn roce_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> RoceCc {
+/// The controller of a RoCE entry with the constants it sets, checked; `cc` is the
+/// entry's controller (`CcKind::roce`) with its constants at their defaults.
+pub(super) fn roce_cc(t: &TransportSpec, cc: RoceCc, path: &str, c: &mut Checker) -> RoceCc {
     let mut f = Fields { path, c };
-    match t.cc {
-        CcSpec::Roce => RoceCc::LineRate,
-        CcSpec::Dcqcn => {
+    match cc {
+        RoceCc::LineRate => RoceCc::LineRate,
+        RoceCc::Dcqcn(_) => {
             let p = DcqcnParams {
                 preset: preset(t.dcqcn_preset),
                 g: f.unit("dcqcn_g", t.dcqcn_g, false),
@@ -164,7 +163,7 @@ pub(super) fn roce_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> RoceCc 
             }
             RoceCc::Dcqcn(p)
         }
-        CcSpec::Timely => {
+        RoceCc::Timely(_) => {
             let p = TimelyParams {
                 ewma_alpha: f.unit("timely_alpha", t.timely_alpha, false),
                 beta: f.unit("timely_beta", t.timely_beta, false),
@@ -196,7 +195,7 @@ pub(super) fn roce_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> RoceCc 
             }
             RoceCc::Timely(p)
         }
-        CcSpec::Hpcc => {
+        RoceCc::Hpcc(_) => {
             if t.int == Some(false) {
                 f.c.err(
                     &f.at("int"),
@@ -214,20 +213,6 @@ pub(super) fn roce_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> RoceCc 
             };
             RoceCc::Hpcc(p)
         }
-        CcSpec::Reno
-        | CcSpec::Cubic
-        | CcSpec::Dctcp
-        | CcSpec::Lia
-        | CcSpec::Olia
-        | CcSpec::Dcm
-        | CcSpec::Xmp
-        | CcSpec::Amp
-        | CcSpec::Mmptcp
-        | CcSpec::Swift
-        | CcSpec::Bbr
-        | CcSpec::Ndp
-        | CcSpec::Homa
-        | CcSpec::Pfabric => RoceCc::LineRate,
     }
 }
 

@@ -12,7 +12,7 @@ use crate::time::{to_us, SimTime};
 use crate::transport::cc::swift::SwiftParams;
 use crate::transport::homa::HomaSettings;
 use crate::transport::mptcp::{FusoConfig, Scheduler};
-use crate::transport::protocol::{CcInfo, CcKind, SWIFT_PARAMS};
+use crate::transport::protocol::{CcInfo, CcKind, CcParams, SWIFT_PARAMS};
 use crate::transport::roce::plan::{RoceCc, RoceSettings};
 use crate::transport::tcp::{linux, HostTimers, TcpConfig};
 use std::collections::BTreeMap;
@@ -156,7 +156,7 @@ const BUILTINS: [Builtin; 11] = [
 impl Builtin {
     /// The transport, on the scenario's shared TCP settings (which have ECN off).
     fn plan(&self, base_tcp: TcpConfig) -> TransportPlan {
-        let cc = cc_kind(self.cc, &CcParams::default());
+        let cc = CcKind::new(self.cc, &default_params());
         TransportPlan {
             name: self.name.into(),
             tcp: TcpConfig {
@@ -302,67 +302,26 @@ fn check_single_path(info: CcInfo, subflows: u32, path: &str, c: &mut Checker) {
     }
 }
 
-/// A controller's parameters, each as given or at its default.
-struct CcParams {
-    g: f64,
-    alpha_init: f64,
-    beta: f64,
-    gamma: u32,
-    tau: u32,
-    switch_bytes: u64,
-    swift: SwiftParams,
-}
-
-impl Default for CcParams {
-    fn default() -> Self {
-        CcParams {
-            g: DEFAULT_DCTCP_G,
-            alpha_init: DEFAULT_DCTCP_ALPHA_INIT,
-            beta: DEFAULT_BETA,
-            gamma: DEFAULT_GAMMA,
-            tau: DEFAULT_TAU,
-            switch_bytes: DEFAULT_SWITCH_BYTES,
-            swift: SwiftParams::default(),
-        }
-    }
-}
-
-/// The controller `spec` with the parameters it takes.
-fn cc_kind(spec: CcSpec, p: &CcParams) -> CcKind {
-    match spec {
-        CcSpec::Reno => CcKind::Reno,
-        CcSpec::Cubic => CcKind::Cubic,
-        CcSpec::Dctcp => CcKind::Dctcp {
-            g: p.g,
-            alpha_init: p.alpha_init,
-        },
-        CcSpec::Lia => CcKind::Lia,
-        CcSpec::Olia => CcKind::Olia,
-        CcSpec::Dcm => CcKind::Dcm { g: p.g },
-        CcSpec::Xmp => CcKind::Xmp { beta: p.beta },
-        CcSpec::Amp => CcKind::Amp {
-            beta: p.beta,
-            gamma: p.gamma,
-            tau: p.tau,
-        },
-        CcSpec::Mmptcp => CcKind::Mmptcp {
-            switch_bytes: p.switch_bytes,
-        },
-        CcSpec::Roce => CcKind::Roce(RoceCc::LineRate),
-        CcSpec::Dcqcn => CcKind::Roce(RoceCc::Dcqcn(Default::default())),
-        CcSpec::Timely => CcKind::Roce(RoceCc::Timely(Default::default())),
-        CcSpec::Hpcc => CcKind::Roce(RoceCc::Hpcc(Default::default())),
-        CcSpec::Swift => CcKind::Swift(p.swift),
-        CcSpec::Bbr => CcKind::Bbr,
-        CcSpec::Ndp => CcKind::Ndp,
-        CcSpec::Homa => CcKind::Homa,
-        CcSpec::Pfabric => CcKind::Pfabric,
+/// Every controller's parameters at their defaults (the constants above; Swift's and
+/// the RoCE controllers' are their own types' defaults).
+fn default_params() -> CcParams {
+    CcParams {
+        g: DEFAULT_DCTCP_G,
+        alpha_init: DEFAULT_DCTCP_ALPHA_INIT,
+        beta: DEFAULT_BETA,
+        gamma: DEFAULT_GAMMA,
+        tau: DEFAULT_TAU,
+        switch_bytes: DEFAULT_SWITCH_BYTES,
+        swift: SwiftParams::default(),
+        dcqcn: Default::default(),
+        timely: Default::default(),
+        hpcc: Default::default(),
     }
 }
 
 /// The controller of a `[transports.NAME]` entry, with its parameters checked.
 fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
-    let defaults = CcParams::default();
+    let defaults = default_params();
     let g = t.dctcp_g.unwrap_or(defaults.g);
     if !(g > 0.0 && g <= 1.0) {
         c.err(
@@ -413,19 +372,27 @@ fn transport_cc(t: &TransportSpec, path: &str, c: &mut Checker) -> CcKind {
     let tau = t.amp_tau.unwrap_or(defaults.tau);
     c.at_least(&format!("{path}.amp_gamma"), gamma as u64, 1);
     c.at_least(&format!("{path}.amp_tau"), tau as u64, 1);
-    if t.cc.info().roce {
-        return CcKind::Roce(roce::roce_cc(t, path, c));
-    }
-    let params = CcParams {
+    let mut params = CcParams {
         g,
         alpha_init,
         beta,
         gamma,
         tau,
         switch_bytes,
-        swift: swift_params(t, path, c),
+        ..defaults
     };
-    cc_kind(t.cc, &params)
+    // A RoCE entry's constants are checked in `scenario/roce.rs`, starting from its
+    // controller at the defaults; any other entry's Swift fields here.
+    match CcKind::new(t.cc, &defaults).roce() {
+        Some(default) => match roce::roce_cc(t, default, path, c) {
+            RoceCc::LineRate => {}
+            RoceCc::Dcqcn(p) => params.dcqcn = p,
+            RoceCc::Timely(p) => params.timely = p,
+            RoceCc::Hpcc(p) => params.hpcc = p,
+        },
+        None => params.swift = swift_params(t, path, c),
+    }
+    CcKind::new(t.cc, &params)
 }
 
 /// Which of Swift's parameters an entry sets, in the order of `SWIFT_PARAMS`.
@@ -765,7 +732,9 @@ pub(super) fn check_swift_targets(
     c: &mut Checker,
 ) {
     for t in transports {
-        let CcKind::Swift(p) = t.cc else { continue };
+        let CcKind::Swift { swift: p } = t.cc else {
+            continue;
+        };
         let data = host.delay + host.rate.serialization(t.tcp.mss + t.tcp.header);
         let ack = host.delay + host.rate.serialization(t.tcp.header);
         let base_rtt = 2 * (data + ack);

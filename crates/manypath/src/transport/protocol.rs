@@ -1,73 +1,21 @@
-//! Every congestion controller manypath runs, in one place: the name a scenario gives it
-//! (`CcSpec`), what it is (`CcInfo`, one exhaustive table), its resolved parameters
-//! (`CcKind`), and the controller a connection's subflows run (`Cc`, built by `build`).
+//! Every congestion controller manypath runs, in one place: the `controllers!` table
+//! below has one row per controller, giving the name a scenario gives it (`CcSpec`),
+//! what it is (`CcInfo`), its resolved parameters (`CcKind`) and how a connection's
+//! subflows run it (`build`, into the `Cc` a sender holds).
 //!
-//! Adding a controller: its own file under `cc/` or `mpcc/`, one variant in each enum
-//! below, and one arm in each `match` here (the compiler points at every one), then the
-//! resolution of its parameters in `scenario/transports.rs`. No `match` over a kind has a
-//! catch-all arm, so a forgotten case does not compile rather than run another protocol.
+//! Adding a controller (`docs/extending.md`): its own file under `cc/` or `mpcc/`, one
+//! row in the table and, if it is a new state machine, one variant in `Cc`
+//! (`cc_enum!`). The table generates every `match` over the controllers, each
+//! exhaustive (no catch-all arm), so no place can forget a controller and run another
+//! protocol instead.
 
 use super::cc::swift::SwiftParams;
 use super::cc::{AckEvent, Bbr, CongestionControl, Cubic, Dctcp, RateSample, Reno, Swift, Window};
 use super::mpcc::{amp, dcm, xmp, Coupled, Coupling, EcnResponse};
-use super::roce::plan::RoceCc;
+use super::roce::plan::{DcqcnParams, HpccParams, RoceCc, TimelyParams};
 use crate::time::SimTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// A transport's congestion controller as a scenario names it (`cc = "..."`).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum CcSpec {
-    /// NewReno; with `ecn = true`, halves once per window on ECN echoes. With several
-    /// subflows: uncoupled MPTCP.
-    Reno,
-    /// CUBIC (RFC 9438; β = 0.7, C = 0.4, no HyStart); with `ecn = true`, an ECN echo is
-    /// a congestion event. With several subflows: uncoupled.
-    Cubic,
-    /// DCTCP: cwnd·(1−α/2) once per window. With several subflows: uncoupled.
-    Dctcp,
-    /// MPTCP's linked increase (RFC 6356).
-    Lia,
-    /// Opportunistic linked increase (Khalili et al.).
-    Olia,
-    /// LIA increase with DCTCP's per-subflow ECN response.
-    Dcm,
-    /// XMP: δ-increase, cut by 1/β on ECN.
-    Xmp,
-    /// AMP: RTT-agnostic increase, cut by 1/β, subflow suppression/release.
-    Amp,
-    /// MMPTCP: one subflow scattering each packet on a random path, then LIA subflows
-    /// after `mmptcp_switch_bytes`.
-    Mmptcp,
-    /// RoCE at line rate, no congestion control (a RoCE transport, `transport/roce/`).
-    Roce,
-    /// RoCE with DCQCN (Zhu et al., SIGCOMM 2015): ECN-marked data, CNPs, rate cuts.
-    Dcqcn,
-    /// RoCE with TIMELY (Mittal et al., SIGCOMM 2015): RTT-gradient rate control.
-    Timely,
-    /// RoCE with HPCC (Li et al., SIGCOMM 2019): INT-driven window and rate.
-    Hpcc,
-    /// Swift (Kumar et al., SIGCOMM 2020): delay-based AIMD with a target delay scaled
-    /// by the path's hops and the window (flow scaling); paced below one packet.
-    /// Single path.
-    Swift,
-    /// BBR v1 (Cardwell et al., 2016; Linux's tcp_bbr): paced at the estimated
-    /// bottleneck bandwidth, window two BDPs. Needs `pacing`. Single path.
-    Bbr,
-    /// NDP (Handley et al., SIGCOMM 2017, `transport/ndp/`): a first window at line rate,
-    /// then receiver-paced PULLs; every packet sprayed on its own path; meant for
-    /// switches that trim (`queue.trim`).
-    Ndp,
-    /// Homa (Montazeri et al., SIGCOMM 2018): messages, receiver-driven grants (SRPT with
-    /// overcommitment), switch priorities (`transport/homa/`). Not a TCP connection.
-    Homa,
-    /// pFabric (Alizadeh et al., SIGCOMM 2013): TCP that starts at one BDP and keeps it
-    /// as its largest window, no fast retransmit, a small fixed RTO, 1-byte probes after
-    /// repeated timeouts, and every data packet stamped with its flow's remaining bytes
-    /// for switches that schedule and drop by them (`queue.pfabric`). Single path.
-    Pfabric,
-}
 
 /// What a controller is, for the checks and defaults that depend on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,117 +48,292 @@ pub struct CcInfo {
     pub ndp: bool,
 }
 
-impl CcSpec {
-    /// Every controller, in the order error messages list them.
-    pub const ALL: [CcSpec; 18] = [
-        CcSpec::Reno,
-        CcSpec::Cubic,
-        CcSpec::Dctcp,
-        CcSpec::Lia,
-        CcSpec::Olia,
-        CcSpec::Dcm,
-        CcSpec::Xmp,
-        CcSpec::Amp,
-        CcSpec::Mmptcp,
-        CcSpec::Roce,
-        CcSpec::Dcqcn,
-        CcSpec::Timely,
-        CcSpec::Hpcc,
-        CcSpec::Swift,
-        CcSpec::Bbr,
-        CcSpec::Ndp,
-        CcSpec::Homa,
-        CcSpec::Pfabric,
-    ];
-
-    pub const fn info(self) -> CcInfo {
-        const fn info(
-            name: &'static str,
-            coupled: bool,
-            ecn: bool,
-            flow_level: bool,
-            params: &'static [&'static str],
-        ) -> CcInfo {
-            CcInfo {
-                name,
-                coupled,
-                ecn,
-                single_path_only: false,
-                flow_level,
-                hop_scaled: false,
-                needs_pacing: false,
-                paced: false,
-                params,
-                roce: false,
-                ndp: false,
-            }
-        }
-        // A RoCE transport: one path, packet level only, its transport settings and
-        // its controller's constants.
-        const fn roce(name: &'static str, ecn: bool, params: &'static [&'static str]) -> CcInfo {
-            CcInfo {
-                name,
-                coupled: false,
-                ecn,
-                single_path_only: true,
-                flow_level: false,
-                hop_scaled: false,
-                needs_pacing: false,
-                paced: false,
-                params,
-                roce: true,
-                ndp: false,
-            }
-        }
-        match self {
-            CcSpec::Reno => info("reno", false, false, true, &[]),
-            CcSpec::Cubic => info("cubic", false, false, false, &[]),
-            CcSpec::Dctcp => info(
-                "dctcp",
-                false,
-                true,
-                false,
-                &["dctcp_g", "dctcp_alpha_init"],
-            ),
-            // LIA's `beta`: the AMP document's "MPTCP with β" (a cut by 1/β on ECN).
-            CcSpec::Lia => info("lia", true, false, true, &["beta"]),
-            CcSpec::Olia => info("olia", true, false, false, &[]),
-            CcSpec::Dcm => info("dcm", true, true, false, &["dctcp_g"]),
-            CcSpec::Xmp => info("xmp", true, true, false, &["beta"]),
-            CcSpec::Amp => info("amp", true, true, false, &["beta", "amp_gamma", "amp_tau"]),
-            CcSpec::Mmptcp => info("mmptcp", true, true, false, &["mmptcp_switch_bytes"]),
-            CcSpec::Roce => roce("roce", false, ROCE_PARAMS),
-            CcSpec::Dcqcn => roce("dcqcn", true, DCQCN_PARAMS),
-            CcSpec::Timely => roce("timely", false, TIMELY_PARAMS),
-            CcSpec::Hpcc => roce("hpcc", false, HPCC_PARAMS),
-            CcSpec::Swift => CcInfo {
-                single_path_only: true,
-                hop_scaled: true,
-                paced: true,
-                ..info("swift", false, false, false, SWIFT_PARAMS)
-            },
-            CcSpec::Bbr => CcInfo {
-                single_path_only: true,
-                needs_pacing: true,
-                paced: true,
-                ..info("bbr", false, false, false, &[])
-            },
-            CcSpec::Ndp => CcInfo {
-                single_path_only: true,
-                ndp: true,
-                ..info("ndp", false, false, false, NDP_PARAMS)
-            },
-            CcSpec::Homa => CcInfo {
-                single_path_only: true,
-                ..info("homa", false, false, false, HOMA_PARAMS)
-            },
-            CcSpec::Pfabric => CcInfo {
-                single_path_only: true,
-                ..info("pfabric", false, false, false, PFABRIC_PARAMS)
-            },
+impl CcInfo {
+    /// A controller with every flag off and no parameters; a row of the table sets only
+    /// the fields where it differs.
+    const fn plain(name: &'static str) -> CcInfo {
+        CcInfo {
+            name,
+            coupled: false,
+            ecn: false,
+            single_path_only: false,
+            flow_level: false,
+            hop_scaled: false,
+            needs_pacing: false,
+            paced: false,
+            params: &[],
+            roce: false,
+            ndp: false,
         }
     }
+}
 
+/// Declares the controllers from their rows: `CcSpec` (its variants in the rows' order,
+/// which is the schema's order), `CcSpec::ALL`, `CcSpec::info`, `CcKind` (one variant per
+/// row, with the row's fields), `CcKind::spec`, `CcKind::new`, the accessors
+/// (`roce`, `host_delay`, `scatter_bytes`) and `build`. A row reads:
+///
+/// ```text
+/// /// Its doc comment: the schema's description of its name.
+/// Variant = "name" { field: Type, .. } => {  // `{ .. }`: CcKind's fields, if any
+///     info: { coupled: true, .. },          // the CcInfo fields not as in `CcInfo::plain`
+///     roce: <expr>,                         // optional: a RoCE transport's RoceCc
+///     host_delay: <expr>,                   // optional: the receiving host's delay (0)
+///     scatter_bytes: <expr>,                // optional: MMPTCP's scatter phase (None)
+///     build: |ctx| (<Coupling>, <Cc>),      // the coupling and each subflow's controller
+/// },
+/// ```
+///
+/// The expressions read the kind's fields by name. `CcKind::new` fills each field from
+/// the `CcParams` field of the same name, so a controller's parameters are named alike
+/// wherever they appear.
+macro_rules! controllers {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident = $name:literal $({ $($field:ident: $type:ty),* $(,)? })? => {
+            info: { $($info:ident: $value:expr),* $(,)? },
+            $(roce: $roce:expr,)?
+            $(host_delay: $host_delay:expr,)?
+            $(scatter_bytes: $scatter_bytes:expr,)?
+            build: $build:expr $(,)?
+        }
+    ),* $(,)?) => {
+        /// A transport's congestion controller as a scenario names it (`cc = "..."`).
+        #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+        #[serde(rename_all = "snake_case")]
+        pub enum CcSpec {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl CcSpec {
+            /// Every controller, in the order error messages list them.
+            pub const ALL: [CcSpec; [$(CcSpec::$variant),*].len()] = [$(CcSpec::$variant),*];
+
+            pub const fn info(self) -> CcInfo {
+                match self {
+                    $(CcSpec::$variant => CcInfo {
+                        $($info: $value,)*
+                        ..CcInfo::plain($name)
+                    },)*
+                }
+            }
+        }
+
+        /// A controller with its parameters resolved (defaults filled in, values checked).
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum CcKind {
+            $($variant $({ $($field: $type),* })?,)*
+        }
+
+        // A row's expressions read only some of its kind's fields: the others are bound
+        // and unused.
+        #[allow(unused_variables)]
+        impl CcKind {
+            /// The controller `spec` with its parameters taken from `params`.
+            pub fn new(spec: CcSpec, params: &CcParams) -> CcKind {
+                match spec {
+                    $(CcSpec::$variant => CcKind::$variant {
+                        $($($field: params.$field),*)?
+                    },)*
+                }
+            }
+
+            pub fn spec(&self) -> CcSpec {
+                match self {
+                    $(CcKind::$variant { .. } => CcSpec::$variant,)*
+                }
+            }
+
+            /// A RoCE transport's controller (`None` for the others).
+            pub fn roce(&self) -> Option<RoceCc> {
+                match *self {
+                    $(CcKind::$variant { $($($field),*)? } => {
+                        row_or!($(Some($roce))?; None)
+                    })*
+                }
+            }
+
+            /// Swift's host delay: the receiving host's processing time per data packet
+            /// (0 for the others, whose hosts process at once).
+            pub fn host_delay(&self) -> SimTime {
+                match *self {
+                    $(CcKind::$variant { $($($field),*)? } => {
+                        row_or!($($host_delay)?; 0)
+                    })*
+                }
+            }
+
+            /// MMPTCP's scatter phase: the bytes its scatter subflow carries alone.
+            pub fn scatter_bytes(&self) -> Option<u64> {
+                match *self {
+                    $(CcKind::$variant { $($($field),*)? } => {
+                        row_or!($(Some($scatter_bytes))?; None)
+                    })*
+                }
+            }
+        }
+
+        /// How a connection of kind `kind` is controlled: the coupling of its subflows
+        /// (for a multipath connection; `Uncoupled` for single-path controllers) and the
+        /// controller each subflow (or the one TCP sender) starts with.
+        #[allow(unused_variables)] // as in `impl CcKind`
+        pub fn build(kind: &CcKind, ctx: CcContext) -> (Coupling, Cc) {
+            match *kind {
+                $(CcKind::$variant { $($($field),*)? } => call_build(ctx, $build),)*
+            }
+        }
+    };
+}
+
+/// A row's optional expression, or the default for rows without one.
+macro_rules! row_or {
+    ($row:expr; $default:expr) => {
+        $row
+    };
+    (; $default:expr) => {
+        $default
+    };
+}
+
+/// Runs a row's `build` closure (its type here lets the row write `|ctx|` bare).
+fn call_build(ctx: CcContext, build: impl FnOnce(CcContext) -> (Coupling, Cc)) -> (Coupling, Cc) {
+    build(ctx)
+}
+
+controllers! {
+    /// NewReno; with `ecn = true`, halves once per window on ECN echoes. With several
+    /// subflows: uncoupled MPTCP.
+    Reno = "reno" => {
+        info: { flow_level: true },
+        build: |_| (Coupling::Uncoupled, Cc::Reno(Reno::default())),
+    },
+    /// CUBIC (RFC 9438; β = 0.7, C = 0.4, no HyStart); with `ecn = true`, an ECN echo is
+    /// a congestion event. With several subflows: uncoupled.
+    Cubic = "cubic" => {
+        info: {},
+        build: |_| (Coupling::Uncoupled, Cc::Cubic(Cubic::default())),
+    },
+    /// DCTCP: cwnd·(1−α/2) once per window. With several subflows: uncoupled.
+    Dctcp = "dctcp" { g: f64, alpha_init: f64 } => {
+        info: { ecn: true, params: &["dctcp_g", "dctcp_alpha_init"] },
+        build: |_| (Coupling::Uncoupled, Cc::Dctcp(Dctcp::new(g, alpha_init))),
+    },
+    /// MPTCP's linked increase (RFC 6356).
+    Lia = "lia" => {
+        // LIA's `beta`: the AMP document's "MPTCP with β" (a cut by 1/β on ECN).
+        info: { coupled: true, flow_level: true, params: &["beta"] },
+        build: lia_subflows,
+    },
+    /// Opportunistic linked increase (Khalili et al.).
+    Olia = "olia" => {
+        info: { coupled: true },
+        build: |ctx| (
+            Coupling::Olia,
+            Cc::Coupled(Coupled::new(EcnResponse::Halve, ctx.two_mss())),
+        ),
+    },
+    /// LIA increase with DCTCP's per-subflow ECN response.
+    Dcm = "dcm" { g: f64 } => {
+        info: { coupled: true, ecn: true, params: &["dctcp_g"] },
+        build: |ctx| (Coupling::Dcm, Cc::Coupled(dcm::subflow_cc(g, ctx.two_mss()))),
+    },
+    /// XMP: δ-increase, cut by 1/β on ECN.
+    Xmp = "xmp" { beta: f64 } => {
+        info: { coupled: true, ecn: true, params: &["beta"] },
+        build: |ctx| (Coupling::Xmp, Cc::Coupled(xmp::subflow_cc(beta, ctx.two_mss()))),
+    },
+    /// AMP: RTT-agnostic increase, cut by 1/β, subflow suppression/release.
+    Amp = "amp" { beta: f64, gamma: u32, tau: u32 } => {
+        info: { coupled: true, ecn: true, params: &["beta", "amp_gamma", "amp_tau"] },
+        build: |ctx| (
+            Coupling::Amp(amp::Ssr::new(gamma, tau)),
+            Cc::Coupled(amp::subflow_cc(beta, ctx.cwnd_min)),
+        ),
+    },
+    /// MMPTCP: one subflow scattering each packet on a random path, then LIA subflows
+    /// after `mmptcp_switch_bytes`.
+    Mmptcp = "mmptcp" { switch_bytes: u64 } => {
+        info: { coupled: true, ecn: true, params: &["mmptcp_switch_bytes"] },
+        scatter_bytes: switch_bytes,
+        build: lia_subflows,
+    },
+    // The RoCE transports: the controller's constants as set, resolved against the NIC's
+    // line rate and the base RTT when a connection is built (`transport/roce/plan.rs`).
+    /// RoCE at line rate, no congestion control (a RoCE transport, `transport/roce/`).
+    Roce = "roce" => {
+        info: { single_path_only: true, roce: true, params: ROCE_PARAMS },
+        roce: RoceCc::LineRate,
+        build: not_tcp,
+    },
+    /// RoCE with DCQCN (Zhu et al., SIGCOMM 2015): ECN-marked data, CNPs, rate cuts.
+    Dcqcn = "dcqcn" { dcqcn: DcqcnParams } => {
+        info: { ecn: true, single_path_only: true, roce: true, params: DCQCN_PARAMS },
+        roce: RoceCc::Dcqcn(dcqcn),
+        build: not_tcp,
+    },
+    /// RoCE with TIMELY (Mittal et al., SIGCOMM 2015): RTT-gradient rate control.
+    Timely = "timely" { timely: TimelyParams } => {
+        info: { single_path_only: true, roce: true, params: TIMELY_PARAMS },
+        roce: RoceCc::Timely(timely),
+        build: not_tcp,
+    },
+    /// RoCE with HPCC (Li et al., SIGCOMM 2019): INT-driven window and rate.
+    Hpcc = "hpcc" { hpcc: HpccParams } => {
+        info: { single_path_only: true, roce: true, params: HPCC_PARAMS },
+        roce: RoceCc::Hpcc(hpcc),
+        build: not_tcp,
+    },
+    /// Swift (Kumar et al., SIGCOMM 2020): delay-based AIMD with a target delay scaled
+    /// by the path's hops and the window (flow scaling); paced below one packet.
+    /// Single path.
+    Swift = "swift" { swift: SwiftParams } => {
+        info: {
+            single_path_only: true,
+            hop_scaled: true,
+            paced: true,
+            params: SWIFT_PARAMS,
+        },
+        host_delay: swift.host_delay,
+        // The parameters' `hops` is the connection's.
+        build: |ctx| {
+            let p = SwiftParams { hops: ctx.hops, ..swift };
+            let controller = Swift::new(p, ctx.init_cwnd as f64);
+            (Coupling::Uncoupled, Cc::Swift(Box::new(controller)))
+        },
+    },
+    /// BBR v1 (Cardwell et al., 2016; Linux's tcp_bbr): paced at the estimated
+    /// bottleneck bandwidth, window two BDPs. Needs `pacing`. Single path.
+    Bbr = "bbr" => {
+        info: { single_path_only: true, needs_pacing: true, paced: true },
+        build: |_| (Coupling::Uncoupled, Cc::Bbr(Box::default())),
+    },
+    // NDP's and Homa's settings are the transport's (`TransportPlan::ndp`, `homa`).
+    /// NDP (Handley et al., SIGCOMM 2017, `transport/ndp/`): a first window at line rate,
+    /// then receiver-paced PULLs; every packet sprayed on its own path; meant for
+    /// switches that trim (`queue.trim`).
+    Ndp = "ndp" => {
+        info: { single_path_only: true, ndp: true, params: NDP_PARAMS },
+        build: not_tcp,
+    },
+    /// Homa (Montazeri et al., SIGCOMM 2018): messages, receiver-driven grants (SRPT with
+    /// overcommitment), switch priorities (`transport/homa/`). Not a TCP connection.
+    Homa = "homa" => {
+        info: { single_path_only: true, params: HOMA_PARAMS },
+        build: not_tcp,
+    },
+    /// pFabric (Alizadeh et al., SIGCOMM 2013): TCP that starts at one BDP and keeps it
+    /// as its largest window, no fast retransmit, a small fixed RTO, 1-byte probes after
+    /// repeated timeouts, and every data packet stamped with its flow's remaining bytes
+    /// for switches that schedule and drop by them (`queue.pfabric`). Single path.
+    Pfabric = "pfabric" => {
+        info: { single_path_only: true, params: PFABRIC_PARAMS },
+        // NewReno's window growth; its cap is the receive window, its loss recovery the
+        // sender's settings (`TcpConfig`).
+        build: |_| (Coupling::Uncoupled, Cc::Reno(Reno::default())),
+    },
+}
+
+impl CcSpec {
     /// The controllers that take parameter `field`, by name.
     pub fn taking(field: &str) -> Vec<&'static str> {
         CcSpec::ALL
@@ -220,6 +343,31 @@ impl CcSpec {
             .map(|i| i.name)
             .collect()
     }
+}
+
+impl CcKind {
+    pub fn info(&self) -> CcInfo {
+        self.spec().info()
+    }
+}
+
+/// LIA's subflows (and MMPTCP's after its scatter phase): halving on an ECN echo, or
+/// cutting by 1/β when the transport gives LIA a `beta`.
+fn lia_subflows(ctx: CcContext) -> (Coupling, Cc) {
+    let response = ctx
+        .lia_beta
+        .map_or(EcnResponse::Halve, |beta| EcnResponse::Beta { beta });
+    (
+        Coupling::Lia,
+        Cc::Coupled(Coupled::new(response, ctx.two_mss())),
+    )
+}
+
+/// RoCE queue pairs, NDP's ends and Homa's messages are built by `Endpoints::build` from
+/// the transport's own settings and never reach `build`; Reno keeps it total without a
+/// panic.
+fn not_tcp(_: CcContext) -> (Coupling, Cc) {
+    (Coupling::Uncoupled, Cc::Reno(Reno::default()))
 }
 
 /// NDP's `[transports.NAME]` fields (shared with the RoCE transports' names).
@@ -309,138 +457,27 @@ pub const HOMA_PARAMS: &[&str] = &[
 /// the transport's `tcp` table, with pFabric's defaults).
 pub const PFABRIC_PARAMS: &[&str] = &["pfabric_probe_timeouts"];
 
-/// A controller with its parameters resolved (defaults filled in, values checked).
+/// Every controller's parameters, each as a scenario set it or at its default
+/// (`scenario/transports.rs` fills them in). `CcKind::new` gives a kind the fields its
+/// row names, by name.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum CcKind {
-    Reno,
-    Cubic,
-    Dctcp {
-        g: f64,
-        alpha_init: f64,
-    },
-    Lia,
-    Olia,
-    Dcm {
-        g: f64,
-    },
-    Xmp {
-        beta: f64,
-    },
-    Amp {
-        beta: f64,
-        gamma: u32,
-        tau: u32,
-    },
-    /// MMPTCP: packet scatter on one subflow for `switch_bytes`, then LIA subflows.
-    Mmptcp {
-        switch_bytes: u64,
-    },
-    /// The RoCE transports: the controller's constants, resolved against the NIC's line
-    /// rate and the base RTT when a connection is built (`transport/roce/plan.rs`).
-    Roce(RoceCc),
-    /// Swift; `hops` in the parameters is set per connection (`CcContext::hops`).
-    Swift(SwiftParams),
-    Bbr,
-    /// NDP; its settings are the transport's (`TransportPlan::ndp`).
-    Ndp,
-    /// Homa: its settings are the transport's (`TransportPlan::homa`).
-    Homa,
-    /// pFabric: NewReno's window growth under its TCP settings (`TcpConfig`), its data
-    /// stamped with the flow's remaining bytes.
-    Pfabric,
-}
-
-impl CcKind {
-    pub fn spec(&self) -> CcSpec {
-        match self {
-            CcKind::Reno => CcSpec::Reno,
-            CcKind::Cubic => CcSpec::Cubic,
-            CcKind::Dctcp { .. } => CcSpec::Dctcp,
-            CcKind::Lia => CcSpec::Lia,
-            CcKind::Olia => CcSpec::Olia,
-            CcKind::Dcm { .. } => CcSpec::Dcm,
-            CcKind::Xmp { .. } => CcSpec::Xmp,
-            CcKind::Amp { .. } => CcSpec::Amp,
-            CcKind::Mmptcp { .. } => CcSpec::Mmptcp,
-            CcKind::Roce(RoceCc::LineRate) => CcSpec::Roce,
-            CcKind::Roce(RoceCc::Dcqcn(_)) => CcSpec::Dcqcn,
-            CcKind::Roce(RoceCc::Timely(_)) => CcSpec::Timely,
-            CcKind::Roce(RoceCc::Hpcc(_)) => CcSpec::Hpcc,
-            CcKind::Swift(_) => CcSpec::Swift,
-            CcKind::Bbr => CcSpec::Bbr,
-            CcKind::Ndp => CcSpec::Ndp,
-            CcKind::Homa => CcSpec::Homa,
-            CcKind::Pfabric => CcSpec::Pfabric,
-        }
-    }
-
-    pub fn info(&self) -> CcInfo {
-        self.spec().info()
-    }
-
-    /// A RoCE transport's controller (`None` for TCP's).
-    pub fn roce(&self) -> Option<RoceCc> {
-        match *self {
-            CcKind::Roce(r) => Some(r),
-            CcKind::Reno
-            | CcKind::Cubic
-            | CcKind::Dctcp { .. }
-            | CcKind::Lia
-            | CcKind::Olia
-            | CcKind::Dcm { .. }
-            | CcKind::Xmp { .. }
-            | CcKind::Amp { .. }
-            | CcKind::Mmptcp { .. }
-            | CcKind::Swift(_)
-            | CcKind::Bbr
-            | CcKind::Ndp
-            | CcKind::Homa
-            | CcKind::Pfabric => None,
-        }
-    }
-
-    /// Swift's host delay: the receiving host's processing time per data packet (0 for
-    /// the others, whose hosts process at once).
-    pub fn host_delay(&self) -> SimTime {
-        match *self {
-            CcKind::Swift(p) => p.host_delay,
-            CcKind::Reno
-            | CcKind::Cubic
-            | CcKind::Dctcp { .. }
-            | CcKind::Lia
-            | CcKind::Olia
-            | CcKind::Dcm { .. }
-            | CcKind::Xmp { .. }
-            | CcKind::Amp { .. }
-            | CcKind::Mmptcp { .. }
-            | CcKind::Roce(_)
-            | CcKind::Bbr
-            | CcKind::Ndp
-            | CcKind::Homa
-            | CcKind::Pfabric => 0,
-        }
-    }
-
-    /// MMPTCP's scatter phase: the bytes its scatter subflow carries alone.
-    pub fn scatter_bytes(&self) -> Option<u64> {
-        match *self {
-            CcKind::Mmptcp { switch_bytes } => Some(switch_bytes),
-            CcKind::Reno
-            | CcKind::Cubic
-            | CcKind::Dctcp { .. }
-            | CcKind::Lia
-            | CcKind::Olia
-            | CcKind::Dcm { .. }
-            | CcKind::Xmp { .. }
-            | CcKind::Amp { .. }
-            | CcKind::Roce(_)
-            | CcKind::Swift(_)
-            | CcKind::Bbr
-            | CcKind::Ndp
-            | CcKind::Homa
-            | CcKind::Pfabric => None,
-        }
-    }
+pub struct CcParams {
+    /// DCTCP's (and DCM's) EWMA weight.
+    pub g: f64,
+    /// DCTCP's initial α.
+    pub alpha_init: f64,
+    /// XMP's and AMP's cut factor (LIA's, with `TransportPlan::lia_beta`).
+    pub beta: f64,
+    /// AMP's suppression and release constants.
+    pub gamma: u32,
+    pub tau: u32,
+    /// MMPTCP's scatter phase in bytes.
+    pub switch_bytes: u64,
+    pub swift: SwiftParams,
+    /// The RoCE controllers' constants as set.
+    pub dcqcn: DcqcnParams,
+    pub timely: TimelyParams,
+    pub hpcc: HpccParams,
 }
 
 /// The settings of a connection's controllers that come from its TCP configuration.
@@ -457,57 +494,61 @@ pub struct CcContext {
     pub hops: u32,
 }
 
-/// How a connection of kind `kind` is controlled: the coupling of its subflows (for a
-/// multipath connection; `Uncoupled` for single-path controllers) and the controller
-/// each subflow (or the one TCP sender) starts with.
-pub fn build(kind: &CcKind, ctx: CcContext) -> (Coupling, Cc) {
-    let two_mss = 2.0 * ctx.mss;
-    match *kind {
-        // pFabric's window grows as NewReno's; its cap is the receive window, its loss
-        // recovery the sender's settings.
-        CcKind::Reno | CcKind::Pfabric => (Coupling::Uncoupled, Cc::Reno(Reno::default())),
-        CcKind::Cubic => (Coupling::Uncoupled, Cc::Cubic(Cubic::default())),
-        CcKind::Dctcp { g, alpha_init } => {
-            (Coupling::Uncoupled, Cc::Dctcp(Dctcp::new(g, alpha_init)))
-        }
-        CcKind::Lia | CcKind::Mmptcp { .. } => {
-            let response = ctx
-                .lia_beta
-                .map_or(EcnResponse::Halve, |beta| EcnResponse::Beta { beta });
-            (Coupling::Lia, Cc::Coupled(Coupled::new(response, two_mss)))
-        }
-        CcKind::Olia => (
-            Coupling::Olia,
-            Cc::Coupled(Coupled::new(EcnResponse::Halve, two_mss)),
-        ),
-        CcKind::Dcm { g } => (Coupling::Dcm, Cc::Coupled(dcm::subflow_cc(g, two_mss))),
-        CcKind::Xmp { beta } => (Coupling::Xmp, Cc::Coupled(xmp::subflow_cc(beta, two_mss))),
-        CcKind::Amp { beta, gamma, tau } => (
-            Coupling::Amp(amp::Ssr::new(gamma, tau)),
-            Cc::Coupled(amp::subflow_cc(beta, ctx.cwnd_min)),
-        ),
-        // RoCE queue pairs and Homa messages are built by `Endpoints::build` from the
-        // transport's own settings and never reach here; Reno keeps the match total
-        // without a panic.
-        CcKind::Roce(_) | CcKind::Homa => (Coupling::Uncoupled, Cc::Reno(Reno::default())),
-        CcKind::Swift(p) => {
-            let p = SwiftParams {
-                hops: ctx.hops,
-                ..p
-            };
-            let swift = Swift::new(p, ctx.init_cwnd as f64);
-            (Coupling::Uncoupled, Cc::Swift(Box::new(swift)))
-        }
-        CcKind::Bbr => (Coupling::Uncoupled, Cc::Bbr(Box::default())),
-        // NDP's ends are built by `Endpoints::build` from its settings and never reach
-        // here; Reno keeps the match total without a panic.
-        CcKind::Ndp => (Coupling::Uncoupled, Cc::Reno(Reno::default())),
+impl CcContext {
+    /// The loss floor of the coupled subflows but AMP's.
+    fn two_mss(&self) -> f64 {
+        2.0 * self.mss
     }
 }
 
-/// The controller a sender runs. An enum, not a box, so calls are static.
-#[derive(Clone, Debug)]
-pub enum Cc {
+/// Declares `Cc` and its `CongestionControl` implementation, which hands every call to
+/// the variant's own controller: a new controller state machine is one line here.
+macro_rules! cc_enum {
+    ($($(#[$doc:meta])* $variant:ident($type:ty),)*) => {
+        /// The controller a sender runs. An enum, not a box, so calls are static.
+        #[derive(Clone, Debug)]
+        pub enum Cc {
+            $($(#[$doc])* $variant($type),)*
+        }
+
+        impl CongestionControl for Cc {
+            #[inline]
+            fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
+                match self {
+                    $(Cc::$variant(c) => c.on_ack(w, ev),)*
+                }
+            }
+            fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
+                match self {
+                    $(Cc::$variant(c) => c.on_fast_retransmit(w, flight, mss),)*
+                }
+            }
+            fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
+                match self {
+                    $(Cc::$variant(c) => c.on_timeout(w, flight, mss),)*
+                }
+            }
+            fn on_rate_sample(&mut self, rs: &RateSample) {
+                match self {
+                    $(Cc::$variant(c) => c.on_rate_sample(rs),)*
+                }
+            }
+            fn pacing_rate(&self) -> f64 {
+                match self {
+                    $(Cc::$variant(c) => c.pacing_rate(),)*
+                }
+            }
+            #[inline]
+            fn ell(&self) -> f64 {
+                match self {
+                    $(Cc::$variant(c) => c.ell(),)*
+                }
+            }
+        }
+    };
+}
+
+cc_enum! {
     Reno(Reno),
     Cubic(Cubic),
     Dctcp(Dctcp),
@@ -516,65 +557,6 @@ pub enum Cc {
     /// Boxed: its state is larger than the sender's line for the controller.
     Swift(Box<Swift>),
     Bbr(Box<Bbr>),
-}
-
-impl CongestionControl for Cc {
-    #[inline]
-    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
-        match self {
-            Cc::Reno(c) => c.on_ack(w, ev),
-            Cc::Cubic(c) => c.on_ack(w, ev),
-            Cc::Dctcp(c) => c.on_ack(w, ev),
-            Cc::Coupled(c) => c.on_ack(w, ev),
-            Cc::Swift(c) => c.on_ack(w, ev),
-            Cc::Bbr(c) => c.on_ack(w, ev),
-        }
-    }
-    fn on_fast_retransmit(&mut self, w: &mut Window, flight: u64, mss: f64) {
-        match self {
-            Cc::Reno(c) => c.on_fast_retransmit(w, flight, mss),
-            Cc::Cubic(c) => c.on_fast_retransmit(w, flight, mss),
-            Cc::Dctcp(c) => c.on_fast_retransmit(w, flight, mss),
-            Cc::Coupled(c) => c.on_fast_retransmit(w, flight, mss),
-            Cc::Swift(c) => c.on_fast_retransmit(w, flight, mss),
-            Cc::Bbr(c) => c.on_fast_retransmit(w, flight, mss),
-        }
-    }
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, mss: f64) {
-        match self {
-            Cc::Reno(c) => c.on_timeout(w, flight, mss),
-            Cc::Cubic(c) => c.on_timeout(w, flight, mss),
-            Cc::Dctcp(c) => c.on_timeout(w, flight, mss),
-            Cc::Coupled(c) => c.on_timeout(w, flight, mss),
-            Cc::Swift(c) => c.on_timeout(w, flight, mss),
-            Cc::Bbr(c) => c.on_timeout(w, flight, mss),
-        }
-    }
-    fn on_rate_sample(&mut self, rs: &RateSample) {
-        match self {
-            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) | Cc::Coupled(_) | Cc::Swift(_) => {}
-            Cc::Bbr(c) => c.on_rate_sample(rs),
-        }
-    }
-    fn pacing_rate(&self) -> f64 {
-        match self {
-            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) | Cc::Coupled(_) => 0.0,
-            Cc::Swift(c) => c.pacing_rate(),
-            Cc::Bbr(c) => c.pacing_rate(),
-        }
-    }
-}
-
-impl Cc {
-    /// OLIA's ℓ, bytes carried between losses (0 for an uncoupled controller, which
-    /// does not count them).
-    #[inline]
-    pub fn ell(&self) -> f64 {
-        match self {
-            Cc::Coupled(c) => c.ell(),
-            Cc::Reno(_) | Cc::Cubic(_) | Cc::Dctcp(_) | Cc::Swift(_) | Cc::Bbr(_) => 0.0,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -620,6 +602,46 @@ mod tests {
         assert!(CcSpec::taking("no_such_field").is_empty());
     }
 
+    fn params() -> CcParams {
+        CcParams {
+            g: 0.0625,
+            alpha_init: 1.0,
+            beta: 4.0,
+            gamma: 2,
+            tau: 8,
+            switch_bytes: 1,
+            swift: SwiftParams::default(),
+            dcqcn: DcqcnParams::default(),
+            timely: TimelyParams::default(),
+            hpcc: HpccParams::default(),
+        }
+    }
+
+    #[test]
+    fn kinds_take_their_parameters_and_name_their_controller() {
+        let p = params();
+        for spec in CcSpec::ALL {
+            assert_eq!(CcKind::new(spec, &p).spec(), spec);
+        }
+        assert_eq!(
+            CcKind::new(CcSpec::Amp, &p),
+            CcKind::Amp {
+                beta: 4.0,
+                gamma: 2,
+                tau: 8
+            }
+        );
+        let roce = |spec| CcKind::new(spec, &p).roce();
+        assert_eq!(roce(CcSpec::Roce), Some(RoceCc::LineRate));
+        assert_eq!(roce(CcSpec::Hpcc), Some(RoceCc::Hpcc(p.hpcc)));
+        assert_eq!(roce(CcSpec::Reno), None);
+        assert_eq!(CcKind::new(CcSpec::Mmptcp, &p).scatter_bytes(), Some(1));
+        assert_eq!(CcKind::new(CcSpec::Lia, &p).scatter_bytes(), None);
+        for spec in CcSpec::ALL {
+            assert_eq!(CcKind::new(spec, &p).roce().is_some(), spec.info().roce);
+        }
+    }
+
     #[test]
     fn coupled_kinds_build_coupled_controllers() {
         let ctx = CcContext {
@@ -629,27 +651,9 @@ mod tests {
             init_cwnd: 10,
             hops: 2,
         };
-        let kinds = [
-            CcKind::Reno,
-            CcKind::Cubic,
-            CcKind::Dctcp {
-                g: 0.0625,
-                alpha_init: 1.0,
-            },
-            CcKind::Lia,
-            CcKind::Olia,
-            CcKind::Dcm { g: 0.0625 },
-            CcKind::Xmp { beta: 4.0 },
-            CcKind::Amp {
-                beta: 4.0,
-                gamma: 2,
-                tau: 8,
-            },
-            CcKind::Mmptcp { switch_bytes: 1 },
-            CcKind::Swift(SwiftParams::default()),
-            CcKind::Bbr,
-        ];
-        for k in kinds {
+        let p = params();
+        for spec in CcSpec::ALL {
+            let k = CcKind::new(spec, &p);
             let (coupling, cc) = build(&k, ctx);
             let coupled = matches!(cc, Cc::Coupled(_));
             assert_eq!(coupled, k.info().coupled, "{k:?}");

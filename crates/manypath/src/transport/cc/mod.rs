@@ -96,6 +96,11 @@ pub trait CongestionControl {
     /// A pacing sender's delivery-rate sample of a cumulative ACK, handed over just
     /// before that ACK's `on_ack` (a sender that does not pace takes none).
     fn on_rate_sample(&mut self, _rs: &RateSample) {}
+    /// Bytes carried between losses, OLIA's ℓ (0 for a controller that does not count
+    /// them; only a coupled subflow's does).
+    fn ell(&self) -> f64 {
+        0.0
+    }
 }
 
 /// An ACK event for controller unit tests: MSS 1000 B, cwnd_min 2000 B, window-limited.

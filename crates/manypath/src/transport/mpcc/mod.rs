@@ -109,11 +109,6 @@ impl Coupled {
         self.between_losses = self.since_loss;
         self.since_loss = 0;
     }
-
-    /// OLIA's ℓ: bytes carried between losses.
-    pub fn ell(&self) -> f64 {
-        self.since_loss.max(self.between_losses) as f64
-    }
 }
 
 impl CongestionControl for Coupled {
@@ -154,6 +149,11 @@ impl CongestionControl for Coupled {
         self.on_loss();
         halve_ssthresh(w, flight, mss);
         w.ssthresh = w.ssthresh.max(self.loss_floor);
+    }
+
+    /// OLIA's ℓ: bytes carried between losses.
+    fn ell(&self) -> f64 {
+        self.since_loss.max(self.between_losses) as f64
     }
 }
 

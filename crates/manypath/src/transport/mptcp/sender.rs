@@ -11,6 +11,7 @@ use super::fuso::{self, Candidate, FusoConfig, SubflowLoss};
 use super::SubflowDeadlines;
 use crate::net::packet::flags;
 use crate::time::SimTime;
+use crate::transport::cc::CongestionControl;
 use crate::transport::mpcc::amp::SsrView;
 use crate::transport::mpcc::{Coupling, SubflowView};
 use crate::transport::protocol::Cc;

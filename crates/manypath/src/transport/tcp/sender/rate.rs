@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use super::TcpSender;
 use crate::time::SimTime;
-use crate::transport::cc::RateSample;
+use crate::transport::cc::{CongestionControl, RateSample};
 
 /// What a segment remembers from when it was (last) sent.
 #[derive(Clone, Copy, Debug)]
@@ -112,6 +112,14 @@ impl RateSampler {
 }
 
 impl TcpSender {
+    /// A pacing sender's delivery-rate sample of an ACK that moved `snd_una` by `newly`,
+    /// passed to the controller before `on_ack` (out of line, as `linux_sample`).
+    #[inline(never)]
+    pub(super) fn pass_rate_sample(&mut self, now: SimTime, newly: u64) {
+        let rs = self.rate_sample(now, newly);
+        self.cc.on_rate_sample(&rs);
+    }
+
     /// The rate sample of a cumulative ACK that moved `snd_una` by `newly` (already
     /// moved), with the flight after it.
     pub(super) fn rate_sample(&mut self, now: SimTime, newly: u64) -> RateSample {
