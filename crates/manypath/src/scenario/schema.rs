@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub use crate::transport::protocol::CcSpec;
+pub use crate::workload::Pattern;
 
 fn default_seed() -> u64 {
     1
@@ -1006,23 +1007,6 @@ pub struct TransportSpec {
     pub tcp: TcpSpec,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum PatternSpec {
-    Permutation,
-    RandomPairs,
-    Incast,
-    AllToAll,
-    Pair,
-    /// Clients request data from servers over persistent connections (see `requests`).
-    Requests,
-    /// Every host sends to a random other host of the entry, drawn anew for each flow;
-    /// with `repeat` and `closed_loop`, each host's flows follow one another back to back.
-    EachToRandom,
-    /// Closed-loop partition–aggregate jobs, e.g. distributed reads (see `jobs`).
-    Jobs,
-}
-
 /// The jobs of `pattern = "jobs"`: `parallel` closed loops of `repeat` jobs each. A job
 /// picks a random client and `fanout` distinct random servers among the entry's hosts;
 /// the client sends each server a request of `request_bytes` (a flow), each server answers
@@ -1130,7 +1114,7 @@ pub enum SizeSpec {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrafficSpec {
-    pub pattern: PatternSpec,
+    pub pattern: Pattern,
     /// Name of the transport (default `tcp`).
     #[serde(default = "default_transport")]
     pub transport: String,
@@ -1296,4 +1280,53 @@ pub struct TraceSpec {
 pub fn json_schema() -> String {
     let schema = schemars::schema_for!(Scenario);
     serde_json::to_string_pretty(&schema).expect("schema serialises")
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// The names of the variants of the schema's enum `definition` (`PatternSpec`,
+    /// `TopologySpec`): a string enum's values, or the keys of an externally tagged
+    /// enum's one-key tables.
+    pub(crate) fn variant_names(definition: &str) -> Vec<String> {
+        let schema = serde_json::to_value(schemars::schema_for!(Scenario)).unwrap();
+        let def = &schema["definitions"][definition];
+        assert!(def.is_object(), "the schema has no definition {definition}");
+        let strings = |v: &serde_json::Value| -> Vec<String> {
+            let values = v.as_array().cloned().unwrap_or_default();
+            values
+                .iter()
+                .map(|n| n.as_str().unwrap().to_string())
+                .collect()
+        };
+        if def["enum"].is_array() {
+            return strings(&def["enum"]);
+        }
+        let variants = def["oneOf"].as_array().expect("an enum or oneOf schema");
+        variants
+            .iter()
+            .flat_map(|v| match v["enum"].is_array() {
+                true => strings(&v["enum"]),
+                false => strings(&v["required"]),
+            })
+            .collect()
+    }
+
+    /// `docs/scenario.schema.json` is the schema this build generates (`manypath
+    /// schema`; regenerate it with `make schema`).
+    #[test]
+    fn the_shipped_json_schema_is_current() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/scenario.schema.json"
+        );
+        let shipped: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let generated: serde_json::Value = serde_json::from_str(&json_schema()).unwrap();
+        assert!(
+            shipped == generated,
+            "docs/scenario.schema.json is out of date: regenerate it with `make schema`"
+        );
+    }
 }

@@ -4,26 +4,35 @@
 
 use super::{Arrival, FlowSpec, TrafficGen};
 use crate::engine::Rng;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+// The pattern of a traffic entry: the name a scenario gives it (`pattern = "incast"`)
+// and what the generator draws, one enum for both. Its doc comments are the JSON
+// schema's descriptions (`PatternSpec`), so notes for the generator are plain comments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(rename = "PatternSpec")]
 pub enum Pattern {
-    /// Every host sends to one other, each host receiving from exactly one.
+    // Every host sends to one other, each host receiving from exactly one.
     Permutation,
-    /// Uniformly random source and destination (distinct).
+    // Uniformly random source and destination (distinct).
     RandomPairs,
-    /// Several senders to one receiver, optionally repeated as numbered jobs.
+    // Several senders to one receiver, optionally repeated as numbered jobs.
     Incast,
-    /// Every ordered pair of distinct hosts.
+    // Every ordered pair of distinct hosts.
     AllToAll,
-    /// One explicit source and destination.
+    // One explicit source and destination.
     Pair,
-    /// Clients requesting data from servers over persistent connections: the flows go
-    /// from a server to a client, each on one of the pair's long-lived connections.
+    /// Clients request data from servers over persistent connections (see `requests`).
+    // The flows go from a server to a client, each on one of the pair's connections
+    // (`RequestsGen`).
     Requests,
-    /// Every host sends to a random other host, drawn anew for each flow (and each
-    /// repetition).
+    /// Every host sends to a random other host of the entry, drawn anew for each flow;
+    /// with `repeat` and `closed_loop`, each host's flows follow one another back to back.
     EachToRandom,
-    /// Closed-loop partition–aggregate jobs (distributed reads): see `JobsGen`.
+    /// Closed-loop partition–aggregate jobs, e.g. distributed reads (see `jobs`).
+    // See `JobsGen`.
     Jobs,
 }
 
