@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use crate::net::topology::TopologyKind;
 pub use crate::transport::protocol::CcSpec;
 pub use crate::workload::Pattern;
 
@@ -249,71 +250,9 @@ pub enum RateDistSpec {
     Values(Vec<f64>),
 }
 
-/// The topology, e.g. `[topology.fat_tree]` with `k = 8`.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum TopologySpec {
-    /// N senders and one receiver (host 0) on one switch. Tier: `host`.
-    Star { senders: u32 },
-    /// `pairs` hosts on each side of a bottleneck link. Tiers: `host`, `bottleneck`.
-    Dumbbell { pairs: u32 },
-    /// Leaves each joined to every spine. Tiers: `host`, `fabric`.
-    LeafSpine {
-        leaves: u32,
-        spines: u32,
-        hosts_per_leaf: u32,
-    },
-    /// The k-ary fat tree (k even). Tiers: `host`, `edge_agg`, `agg_core`.
-    FatTree {
-        k: u32,
-        /// Hosts per edge switch = k/2 × oversubscription.
-        #[serde(default = "one")]
-        oversubscription: u32,
-    },
-    /// Two racks whose top-of-rack switches are joined by parallel links (the FUSO
-    /// testbed: 3 hosts per rack, 3 paths). Tiers: `host`, `path`.
-    FusoTestbed {
-        #[serde(default = "three")]
-        hosts_per_rack: u32,
-        #[serde(default = "three")]
-        paths: u32,
-    },
-    /// A three-tier Clos: pods of ToR and aggregation switches (each ToR joined to every
-    /// aggregation switch of its pod) under spines split into one plane per aggregation
-    /// switch (the FUSO simulation fabric: 4 pods of 2 + 2, 4 spines, 8 hosts per ToR).
-    /// Tiers: `host`, `tor_agg`, `agg_spine`.
-    FusoFabric {
-        #[serde(default = "four")]
-        pods: u32,
-        #[serde(default = "four")]
-        spines: u32,
-        #[serde(default = "two")]
-        aggs_per_pod: u32,
-        #[serde(default = "two")]
-        tors_per_pod: u32,
-        #[serde(default = "eight")]
-        hosts_per_tor: u32,
-    },
-    /// VL2: ToRs dual-homed to aggregation switch pairs, aggregation switches joined to
-    /// every intermediate switch. Tiers: `host`, `tor_agg`, `agg_int`.
-    Vl2 {
-        /// Aggregation switches (even); aggregation/2 · intermediate ToRs.
-        aggregation: u32,
-        /// Intermediate (core) switches.
-        intermediate: u32,
-        /// Hosts per ToR (default 20).
-        #[serde(default = "twenty")]
-        hosts_per_tor: u32,
-    },
-    /// BCube(n, k): n^(k+1) hosts with k+1 interfaces each, n-port switches at k+1
-    /// levels; hosts relay traffic along source routes. Tiers: `level0` … `level<k>`.
-    Bcube { n: u32, k: u32 },
-    /// A topology given as data: its nodes and links inline, or a `file` holding them
-    /// (this format as TOML or JSON, GraphML, or a networkx node-link JSON). Hosts are
-    /// numbered in the order they are listed; tiers are the links' (`[network.tiers.NAME]`
-    /// sets them); routing is shortest-path ECMP as on the built-in fabrics.
-    Custom(CustomTopologySpec),
-}
+/// The topology as a scenario gives it: a generator's kind and size, or a custom
+/// topology as written (`TopologyKind` resolves it).
+pub type TopologySpec = TopologyKind<CustomTopologySpec>;
 
 /// `[topology.custom]`: nodes and links inline, or `file`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
@@ -389,21 +328,6 @@ pub struct CustomLinkSpec {
     /// The queue of `b`'s port onto this link, as `queue_a`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_b: Option<QueueSpec>,
-}
-fn two() -> u32 {
-    2
-}
-fn three() -> u32 {
-    3
-}
-fn four() -> u32 {
-    4
-}
-fn eight() -> u32 {
-    8
-}
-fn twenty() -> u32 {
-    20
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
