@@ -1,5 +1,6 @@
-//! Every shipped scenario's topology, written out by `manypath topology export` and read
-//! back as `[topology.custom]`, runs to the same tables as the scenario itself.
+//! Every shipped scenario's topology (`scenarios/`, the package's default, `bench/`),
+//! written out by `manypath topology export` and read back as `[topology.custom]`, runs
+//! to the same tables as the scenario itself.
 
 use manypath::{export_topology, run_toml, Results};
 use std::path::{Path, PathBuf};
@@ -142,6 +143,7 @@ fn every_shipped_scenario_runs_the_same_from_its_exported_topology() {
     let root = repo();
     let files = [
         scenarios_in(&root.join("scenarios")),
+        scenarios_in(&root.join("python/manypath/scenarios")),
         scenarios_in(&root.join("bench")),
     ];
     let mut ran = 0;
