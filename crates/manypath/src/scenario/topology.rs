@@ -339,7 +339,10 @@ mod tests {
         let mut in_table: Vec<String> = TOPOLOGY_NAMES.iter().map(|n| n.to_string()).collect();
         in_schema.sort();
         in_table.sort();
-        assert_eq!(in_schema, in_table);
+        assert_eq!(
+            in_schema, in_table,
+            "the JSON schema's topologies (left) and the topology table, TOPOLOGY_NAMES (right)"
+        );
         // Each kind as a scenario writes it reads back as the kind of that name.
         for name in TOPOLOGY_NAMES {
             let fields = match name {

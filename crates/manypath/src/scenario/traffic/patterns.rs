@@ -664,7 +664,10 @@ mod tests {
         let mut in_table: Vec<String> = PATTERNS.iter().map(|&p| info(p).name.into()).collect();
         in_schema.sort();
         in_table.sort();
-        assert_eq!(in_schema, in_table);
+        assert_eq!(
+            in_schema, in_table,
+            "the JSON schema's patterns (left) and the pattern table, PATTERNS (right)"
+        );
         for p in PATTERNS {
             let text = serde_json::to_string(&p).unwrap();
             assert_eq!(text, format!("\"{}\"", info(p).name));
