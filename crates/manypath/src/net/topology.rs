@@ -4,61 +4,128 @@
 //! Hosts always come first, so host `i` is node `i`.
 
 use super::custom::{CustomTopology, LinkOverride};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
-#[derive(Clone, Debug, PartialEq)]
-pub enum TopologyKind {
-    /// `senders` hosts and one receiver on one switch. Host 0 is the receiver,
-    /// hosts 1..=senders the senders. Tier: `host`.
+/// The topology, e.g. `[topology.fat_tree]` with `k = 8`.
+//
+// One enum for the scenario and the simulator: a scenario names a kind and its size
+// (`TopologySpec` is this enum with the custom topology as the scenario gives it); the
+// simulator builds the same kind with the custom topology resolved (`CustomTopology`,
+// the default `C`). The doc comments are the JSON schema's descriptions; notes for the
+// builder are plain comments.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[schemars(rename = "TopologySpec")]
+pub enum TopologyKind<C = Box<CustomTopology>> {
+    /// N senders and one receiver (host 0) on one switch. Tier: `host`.
+    // Host 0 is the receiver, hosts 1..=senders the senders.
     Star { senders: u32 },
-    /// `pairs` hosts on each side of a two-switch bottleneck: hosts 0..pairs on the left,
-    /// pairs..2·pairs on the right. Tiers: `host`, `bottleneck`.
+    /// `pairs` hosts on each side of a bottleneck link. Tiers: `host`, `bottleneck`.
+    // Two switches: hosts 0..pairs on the left, pairs..2·pairs on the right.
     Dumbbell { pairs: u32 },
-    /// Every leaf joined to every spine. Tiers: `host`, `fabric`.
+    /// Leaves each joined to every spine. Tiers: `host`, `fabric`.
     LeafSpine {
         leaves: u32,
         spines: u32,
         hosts_per_leaf: u32,
     },
-    /// The k-ary fat tree: k pods of k/2 edge and k/2 aggregation switches, (k/2)² cores;
-    /// each edge switch has k/2 · oversubscription hosts. Tiers: `host`, `edge_agg`,
-    /// `agg_core`.
-    FatTree { k: u32, oversubscription: u32 },
-    /// Two racks of `hosts_per_rack` hosts whose ToR switches `tor0`, `tor1` are joined
-    /// by `paths` parallel links (the FUSO testbed: 3 and 3). Hosts 0..hosts_per_rack
-    /// are in rack 0. Tiers: `host`, `path`.
-    FusoTestbed { hosts_per_rack: u32, paths: u32 },
-    /// A three-tier Clos: `pods` pods of `tors_per_pod` ToR and `aggs_per_pod`
-    /// aggregation switches, every ToR joined to every aggregation switch of its pod;
-    /// the spines form one plane per aggregation index, aggregation switch a of every pod
-    /// joined to the `spines / aggs_per_pod` spines of plane a (the FUSO simulation
-    /// fabric: 4 pods of 2 + 2, 4 spines, 8 hosts per ToR; aggregation and spine
-    /// switches have 4 fabric ports, a ToR 2). Tiers: `host`, `tor_agg`, `agg_spine`.
+    /// The k-ary fat tree (k even). Tiers: `host`, `edge_agg`, `agg_core`.
+    // k pods of k/2 edge and k/2 aggregation switches, (k/2)² cores.
+    FatTree {
+        k: u32,
+        /// Hosts per edge switch = k/2 × oversubscription.
+        #[serde(default = "one")]
+        oversubscription: u32,
+    },
+    /// Two racks whose top-of-rack switches are joined by parallel links (the FUSO
+    /// testbed: 3 hosts per rack, 3 paths). Tiers: `host`, `path`.
+    // The ToR switches are `tor0` and `tor1`; hosts 0..hosts_per_rack are in rack 0.
+    FusoTestbed {
+        #[serde(default = "three")]
+        hosts_per_rack: u32,
+        #[serde(default = "three")]
+        paths: u32,
+    },
+    /// A three-tier Clos: pods of ToR and aggregation switches (each ToR joined to every
+    /// aggregation switch of its pod) under spines split into one plane per aggregation
+    /// switch (the FUSO simulation fabric: 4 pods of 2 + 2, 4 spines, 8 hosts per ToR).
+    /// Tiers: `host`, `tor_agg`, `agg_spine`.
+    // Aggregation switch a of every pod is joined to the `spines / aggs_per_pod` spines
+    // of plane a (in the FUSO fabric, aggregation and spine switches have 4 fabric
+    // ports, a ToR 2).
     FusoFabric {
+        #[serde(default = "four")]
         pods: u32,
+        #[serde(default = "four")]
         spines: u32,
+        #[serde(default = "two")]
         aggs_per_pod: u32,
+        #[serde(default = "two")]
         tors_per_pod: u32,
+        #[serde(default = "eight")]
         hosts_per_tor: u32,
     },
-    /// VL2: ToRs with `hosts_per_tor` hosts each, every ToR dual-homed to a pair of
-    /// aggregation switches, every aggregation switch joined to every intermediate
-    /// switch. `aggregation` (even) switches and `intermediate` switches give
-    /// aggregation/2 · intermediate ToRs (each aggregation pair serves `intermediate`
-    /// ToRs, so an aggregation switch has as many ToR ports as intermediate ones).
-    /// Tiers: `host`, `tor_agg`, `agg_int`.
+    /// VL2: ToRs dual-homed to aggregation switch pairs, aggregation switches joined to
+    /// every intermediate switch. Tiers: `host`, `tor_agg`, `agg_int`.
+    // Each aggregation pair serves `intermediate` ToRs, so an aggregation switch has as
+    // many ToR ports as intermediate ones.
     Vl2 {
+        /// Aggregation switches (even); aggregation/2 · intermediate ToRs.
         aggregation: u32,
+        /// Intermediate (core) switches.
         intermediate: u32,
+        /// Hosts per ToR (default 20).
+        #[serde(default = "twenty")]
         hosts_per_tor: u32,
     },
-    /// BCube(n, k): n^(k+1) hosts, each with k+1 interfaces; at level l, n^k switches of
-    /// n ports join the hosts whose addresses differ only in base-n digit l. Switches
-    /// connect only hosts: hosts relay. Tiers: `level0` … `level<k>`.
+    /// BCube(n, k): n^(k+1) hosts with k+1 interfaces each, n-port switches at k+1
+    /// levels; hosts relay traffic along source routes. Tiers: `level0` … `level<k>`.
+    // At level l, n^k switches join the hosts whose addresses differ only in base-n
+    // digit l; switches connect only hosts.
+    #[serde(rename = "bcube")]
     BCube { n: u32, k: u32 },
-    /// A topology given as data (`net::custom`): its hosts, switches and links as
-    /// listed, hosts first. Tiers: as it names them, `host` first.
-    Custom(Box<CustomTopology>),
+    /// A topology given as data: its nodes and links inline, or a `file` holding them
+    /// (this format as TOML or JSON, GraphML, or a networkx node-link JSON). Hosts are
+    /// numbered in the order they are listed; tiers are the links' (`[network.tiers.NAME]`
+    /// sets them); routing is shortest-path ECMP as on the built-in fabrics.
+    // Resolved (`net::custom`): its hosts, switches and links as listed, hosts first.
+    Custom(C),
+}
+
+/// Every topology kind by the name a scenario gives it (`[topology.NAME]`), in the
+/// order of `TopologyKind`'s variants: the topology table, checked against the JSON
+/// schema.
+pub const TOPOLOGY_NAMES: [&str; 9] = [
+    "star",
+    "dumbbell",
+    "leaf_spine",
+    "fat_tree",
+    "fuso_testbed",
+    "fuso_fabric",
+    "vl2",
+    "bcube",
+    "custom",
+];
+
+fn one() -> u32 {
+    1
+}
+fn two() -> u32 {
+    2
+}
+fn three() -> u32 {
+    3
+}
+fn four() -> u32 {
+    4
+}
+fn eight() -> u32 {
+    8
+}
+fn twenty() -> u32 {
+    20
 }
 
 /// BCube's tier names; the level is the tier index.
@@ -170,7 +237,23 @@ impl fmt::Display for TopologyKind {
     }
 }
 
-impl TopologyKind {
+impl<C> TopologyKind<C> {
+    /// The kind's name in a scenario (`[topology.NAME]`), its row of `TOPOLOGY_NAMES`.
+    pub fn name(&self) -> &'static str {
+        let row = match self {
+            TopologyKind::Star { .. } => 0,
+            TopologyKind::Dumbbell { .. } => 1,
+            TopologyKind::LeafSpine { .. } => 2,
+            TopologyKind::FatTree { .. } => 3,
+            TopologyKind::FusoTestbed { .. } => 4,
+            TopologyKind::FusoFabric { .. } => 5,
+            TopologyKind::Vl2 { .. } => 6,
+            TopologyKind::BCube { .. } => 7,
+            TopologyKind::Custom(_) => 8,
+        };
+        TOPOLOGY_NAMES[row]
+    }
+
     /// BCube's (n, k) if the hosts relay along BCube's path set (`net::bcube`: every
     /// connection is pinned to its paths); `None` for the switched fabrics, whose
     /// switches route by ECMP.
@@ -188,6 +271,68 @@ impl TopologyKind {
         }
     }
 
+    /// The same kind with its custom topology replaced by `resolve`'s (`None` if it
+    /// gives none); a generator's kind and size carry over as they are. This is where a
+    /// scenario's kind becomes the simulator's.
+    pub fn resolve_custom<D>(
+        &self,
+        resolve: impl FnOnce(&C) -> Option<D>,
+    ) -> Option<TopologyKind<D>> {
+        Some(match *self {
+            TopologyKind::Star { senders } => TopologyKind::Star { senders },
+            TopologyKind::Dumbbell { pairs } => TopologyKind::Dumbbell { pairs },
+            TopologyKind::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf,
+            } => TopologyKind::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf,
+            },
+            TopologyKind::FatTree {
+                k,
+                oversubscription,
+            } => TopologyKind::FatTree {
+                k,
+                oversubscription,
+            },
+            TopologyKind::FusoTestbed {
+                hosts_per_rack,
+                paths,
+            } => TopologyKind::FusoTestbed {
+                hosts_per_rack,
+                paths,
+            },
+            TopologyKind::FusoFabric {
+                pods,
+                spines,
+                aggs_per_pod,
+                tors_per_pod,
+                hosts_per_tor,
+            } => TopologyKind::FusoFabric {
+                pods,
+                spines,
+                aggs_per_pod,
+                tors_per_pod,
+                hosts_per_tor,
+            },
+            TopologyKind::Vl2 {
+                aggregation,
+                intermediate,
+                hosts_per_tor,
+            } => TopologyKind::Vl2 {
+                aggregation,
+                intermediate,
+                hosts_per_tor,
+            },
+            TopologyKind::BCube { n, k } => TopologyKind::BCube { n, k },
+            TopologyKind::Custom(ref c) => TopologyKind::Custom(resolve(c)?),
+        })
+    }
+}
+
+impl TopologyKind {
     pub fn tiers(&self) -> Vec<&'static str> {
         match self {
             TopologyKind::Star { .. } => vec!["host"],

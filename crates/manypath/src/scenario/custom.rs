@@ -6,7 +6,9 @@
 use super::checker::{Checker, MAX_TIME_US};
 use super::graph_files::{graphml, is_node_link, node_link};
 use super::queues::queue_config;
-use super::schema::{CustomLinkSpec, CustomNodeSpec, CustomTopologySpec, NodeKindSpec, QueueSpec};
+use super::schema::{
+    CustomLinkSpec, CustomNodeSpec, CustomTopologySpec, MarkAtSpec, NodeKindSpec, QueueSpec,
+};
 use crate::net::custom::{tier_name, CustomLink, CustomNode, CustomTopology, LinkOverride};
 use crate::net::queue::{MarkAt, QueueConfig};
 use crate::net::topology::{NodeRole, Topology};
@@ -526,21 +528,46 @@ pub fn export(topo: &Topology) -> Result<CustomTopologySpec, String> {
     })
 }
 
-/// A queue's settings as the scenario writes them.
+/// A link's own queue as the scenario writes it (`queue_a`, `queue_b`), so reading it
+/// back gives the same `QueueConfig`. Every field of both is named: a new queue setting
+/// does not compile until the export decides how to write it.
 fn queue_spec(q: QueueConfig) -> QueueSpec {
-    let set = |v: u64| (v != u64::MAX).then_some(v);
+    let QueueConfig {
+        limit_packets,
+        limit_bytes,
+        ecn_k_packets,
+        ecn_k_bytes,
+        mark_at,
+        priority,
+        priority_levels,
+        // Not a link's setting: `output.queue_histogram` gives every queue one when the
+        // file is read back (`custom_topology`'s `histogram`).
+        histogram: _,
+        pfabric,
+    } = q;
+    // `u64::MAX` stands for a limit or threshold not given.
+    let given = |v: u64| (v != u64::MAX).then_some(v);
     QueueSpec {
-        limit_packets: set(q.limit_packets),
-        limit_bytes: set(q.limit_bytes),
-        ecn_k_packets: set(q.ecn_k_packets),
-        ecn_k_bytes: set(q.ecn_k_bytes),
-        ecn_mark: match q.mark_at {
-            MarkAt::Enqueue => Default::default(),
-            MarkAt::Dequeue => super::schema::MarkAtSpec::Dequeue,
+        limit_packets: given(limit_packets),
+        limit_bytes: given(limit_bytes),
+        ecn_k_packets: given(ecn_k_packets),
+        ecn_k_bytes: given(ecn_k_bytes),
+        ecn_mark: match mark_at {
+            MarkAt::Enqueue => MarkAtSpec::Enqueue,
+            MarkAt::Dequeue => MarkAtSpec::Dequeue,
         },
-        priority: q.priority,
-        priority_levels: (q.priority_levels > 0).then_some(q.priority_levels),
-        ..Default::default()
+        priority,
+        priority_levels: (priority_levels > 0).then_some(priority_levels),
+        // RWNDQ, RED, RED-style marking and trimming are set per tier
+        // (`network.tiers.NAME.queue`, which the scenario keeps), never per link
+        // (`link_override` refuses them), so a link's own queue has none of them.
+        rwndq: None,
+        red: None,
+        ecn_red: None,
+        trim: None,
+        // Also per tier only (`link_override` refuses it per link), so false here; were
+        // a link's queue to have it, the file says so rather than losing it.
+        pfabric,
     }
 }
 
@@ -593,5 +620,73 @@ pub(super) fn check_custom(
              (level = \"flow\"), which takes queues per tier"
                 .into(),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::plan::{parse, Plan};
+    use crate::scenario::schema::TopologySpec;
+
+    /// Two hosts on a switch, each link with queues of its own at both ends that set
+    /// every queue setting a link may set.
+    const OWN_QUEUES: &str = r#"
+        duration_ms = 1
+        [output]
+        queue_histogram = true
+        [topology.custom]
+        nodes = [
+            { name = "h0", kind = "host" },
+            { name = "h1", kind = "host" },
+            { name = "s", kind = "switch" },
+        ]
+        [[topology.custom.links]]
+        a = "h0"
+        b = "s"
+        rate_gbps = 25
+        delay_us = 0.5
+        queue_a = { limit_bytes = 90000, ecn_k_bytes = 30000, ecn_mark = "dequeue" }
+        queue_b = { limit_packets = 40, priority_levels = 4 }
+        [[topology.custom.links]]
+        a = "s"
+        b = "h1"
+        count = 2
+        queue_a = { limit_packets = 60, limit_bytes = 80000, ecn_k_packets = 12, priority = true }
+        queue_b = { ecn_k_packets = 7 }
+        [[traffic]]
+        pattern = "pair"
+        src = 0
+        dst = 1
+        size = { fixed = 10000 }
+    "#;
+
+    /// A custom topology with per-link rates, delays and queues, exported and read back,
+    /// gives the same topology: every link with the same settings of its own.
+    #[test]
+    fn export_keeps_every_setting_of_a_links_own_queues() {
+        let dir = Path::new(".");
+        let scenario = parse(OWN_QUEUES).unwrap();
+        let plan = Plan::from_scenario(&scenario, dir).unwrap();
+        let exported = toml::to_string(&export(&plan.topology).unwrap()).unwrap();
+        let mut again = scenario.clone();
+        again.topology = TopologySpec::Custom(toml::from_str(&exported).unwrap());
+        let replan = Plan::from_scenario(&again, dir).unwrap();
+        let queues = |p: &Plan| {
+            p.topology
+                .overrides
+                .iter()
+                .map(|o| o.queue)
+                .collect::<Vec<_>>()
+        };
+        assert!(queues(&plan)
+            .iter()
+            .flatten()
+            .all(|q| q.is_some_and(|q| q.histogram)));
+        assert_eq!(queues(&plan)[0][0].unwrap().mark_at, MarkAt::Dequeue);
+        assert_eq!(queues(&plan)[0][1].unwrap().priority_levels, 4);
+        assert_eq!(plan.topology.overrides, replan.topology.overrides);
+        assert_eq!(plan.topology.links, replan.topology.links);
+        assert_eq!(plan.topology.names, replan.topology.names);
     }
 }

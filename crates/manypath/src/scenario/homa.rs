@@ -5,7 +5,7 @@
 //! to and from it with one set of settings).
 
 use super::checker::Checker;
-use super::schema::{PatternSpec, Scenario, SizeSpec, TransportSpec};
+use super::schema::{Pattern, Scenario, SizeSpec, TransportSpec};
 use super::TransportPlan;
 use crate::net::network::LinkParams;
 use crate::transport::homa::{HomaSettings, DEFAULT_PRIORITY_LEVELS, DEFAULT_RESEND_TIMEOUT};
@@ -124,7 +124,7 @@ pub(super) fn check(
     }
     for (i, tr) in s.traffic.iter().enumerate() {
         let is_homa = homa.iter().any(|t| t.name == tr.transport);
-        if is_homa && tr.pattern == PatternSpec::Requests {
+        if is_homa && tr.pattern == Pattern::Requests {
             c.err(
                 &format!("traffic[{i}].pattern"),
                 format!(

@@ -5,8 +5,8 @@
 
 use super::checker::Checker;
 use super::schema::{
-    FlowModelKindSpec, FlowModelSpec, LevelSpec, LoadBalancingSpec, PatternSpec, Scenario,
-    SizeSpec, TierBufferSpec,
+    FlowModelKindSpec, FlowModelSpec, LevelSpec, LoadBalancingSpec, Pattern, Scenario, SizeSpec,
+    TierBufferSpec,
 };
 use super::topology::source_routes;
 use super::transports::TransportPlan;
@@ -252,7 +252,7 @@ fn check_flow_level(s: &Scenario, transports: &[TransportPlan], c: &mut Checker)
                 "strict priority is not modelled at the flow level",
             );
         }
-        if t.pattern == PatternSpec::Requests {
+        if t.pattern == Pattern::Requests {
             err(
                 &format!("{path}.pattern"),
                 "requests on persistent connections are modelled at the packet level only",

@@ -155,7 +155,7 @@ fn trim_config(q: &QueueSpec, path: &str, limit_packets: u64, c: &mut Checker) -
 /// NDP sprays every packet on its own path: traffic entries that pin paths, and BCube
 /// (every connection on source routes), cannot carry it.
 pub(super) fn check_paths(s: &Scenario, transports: &[TransportPlan], c: &mut Checker) {
-    let bcube = matches!(s.topology, super::schema::TopologySpec::Bcube { .. });
+    let bcube = s.topology.bcube().is_some();
     for (i, t) in s.traffic.iter().enumerate() {
         let ndp = transports
             .iter()

@@ -323,19 +323,6 @@ fn run_length(s: &Scenario, c: &mut Checker) -> (SimTime, SimTime) {
     (duration, from)
 }
 
-/// Every topology's table, for the hint when a scenario gives none or several.
-const TOPOLOGY_TABLES: [&str; 9] = [
-    "star",
-    "dumbbell",
-    "leaf_spine",
-    "fat_tree",
-    "fuso_testbed",
-    "fuso_fabric",
-    "vl2",
-    "bcube",
-    "custom",
-];
-
 /// A parse error's field and a hint for the usual mistakes: a single table where an
 /// array of tables is wanted, not exactly one topology, and (when the TOML reader
 /// itself stopped, with no field path) the key on the offending line, so a number too
@@ -346,7 +333,7 @@ fn parse_hint(path: &str, msg: &str, text: &str, at: Option<usize>) -> (String, 
     {
         format!("; {path} is an array of tables: write [[{path}]]")
     } else if path == "topology" && msg.starts_with("wanted exactly 1 element") {
-        let tables: Vec<String> = TOPOLOGY_TABLES
+        let tables: Vec<String> = crate::net::topology::TOPOLOGY_NAMES
             .iter()
             .map(|t| format!("[topology.{t}]"))
             .collect();

@@ -6,7 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use crate::net::topology::TopologyKind;
 pub use crate::transport::protocol::CcSpec;
+pub use crate::workload::Pattern;
 
 fn default_seed() -> u64 {
     1
@@ -248,71 +250,9 @@ pub enum RateDistSpec {
     Values(Vec<f64>),
 }
 
-/// The topology, e.g. `[topology.fat_tree]` with `k = 8`.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum TopologySpec {
-    /// N senders and one receiver (host 0) on one switch. Tier: `host`.
-    Star { senders: u32 },
-    /// `pairs` hosts on each side of a bottleneck link. Tiers: `host`, `bottleneck`.
-    Dumbbell { pairs: u32 },
-    /// Leaves each joined to every spine. Tiers: `host`, `fabric`.
-    LeafSpine {
-        leaves: u32,
-        spines: u32,
-        hosts_per_leaf: u32,
-    },
-    /// The k-ary fat tree (k even). Tiers: `host`, `edge_agg`, `agg_core`.
-    FatTree {
-        k: u32,
-        /// Hosts per edge switch = k/2 × oversubscription.
-        #[serde(default = "one")]
-        oversubscription: u32,
-    },
-    /// Two racks whose top-of-rack switches are joined by parallel links (the FUSO
-    /// testbed: 3 hosts per rack, 3 paths). Tiers: `host`, `path`.
-    FusoTestbed {
-        #[serde(default = "three")]
-        hosts_per_rack: u32,
-        #[serde(default = "three")]
-        paths: u32,
-    },
-    /// A three-tier Clos: pods of ToR and aggregation switches (each ToR joined to every
-    /// aggregation switch of its pod) under spines split into one plane per aggregation
-    /// switch (the FUSO simulation fabric: 4 pods of 2 + 2, 4 spines, 8 hosts per ToR).
-    /// Tiers: `host`, `tor_agg`, `agg_spine`.
-    FusoFabric {
-        #[serde(default = "four")]
-        pods: u32,
-        #[serde(default = "four")]
-        spines: u32,
-        #[serde(default = "two")]
-        aggs_per_pod: u32,
-        #[serde(default = "two")]
-        tors_per_pod: u32,
-        #[serde(default = "eight")]
-        hosts_per_tor: u32,
-    },
-    /// VL2: ToRs dual-homed to aggregation switch pairs, aggregation switches joined to
-    /// every intermediate switch. Tiers: `host`, `tor_agg`, `agg_int`.
-    Vl2 {
-        /// Aggregation switches (even); aggregation/2 · intermediate ToRs.
-        aggregation: u32,
-        /// Intermediate (core) switches.
-        intermediate: u32,
-        /// Hosts per ToR (default 20).
-        #[serde(default = "twenty")]
-        hosts_per_tor: u32,
-    },
-    /// BCube(n, k): n^(k+1) hosts with k+1 interfaces each, n-port switches at k+1
-    /// levels; hosts relay traffic along source routes. Tiers: `level0` … `level<k>`.
-    Bcube { n: u32, k: u32 },
-    /// A topology given as data: its nodes and links inline, or a `file` holding them
-    /// (this format as TOML or JSON, GraphML, or a networkx node-link JSON). Hosts are
-    /// numbered in the order they are listed; tiers are the links' (`[network.tiers.NAME]`
-    /// sets them); routing is shortest-path ECMP as on the built-in fabrics.
-    Custom(CustomTopologySpec),
-}
+/// The topology as a scenario gives it: a generator's kind and size, or a custom
+/// topology as written (`TopologyKind` resolves it).
+pub type TopologySpec = TopologyKind<CustomTopologySpec>;
 
 /// `[topology.custom]`: nodes and links inline, or `file`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
@@ -388,21 +328,6 @@ pub struct CustomLinkSpec {
     /// The queue of `b`'s port onto this link, as `queue_a`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_b: Option<QueueSpec>,
-}
-fn two() -> u32 {
-    2
-}
-fn three() -> u32 {
-    3
-}
-fn four() -> u32 {
-    4
-}
-fn eight() -> u32 {
-    8
-}
-fn twenty() -> u32 {
-    20
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -1006,23 +931,6 @@ pub struct TransportSpec {
     pub tcp: TcpSpec,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum PatternSpec {
-    Permutation,
-    RandomPairs,
-    Incast,
-    AllToAll,
-    Pair,
-    /// Clients request data from servers over persistent connections (see `requests`).
-    Requests,
-    /// Every host sends to a random other host of the entry, drawn anew for each flow;
-    /// with `repeat` and `closed_loop`, each host's flows follow one another back to back.
-    EachToRandom,
-    /// Closed-loop partition–aggregate jobs, e.g. distributed reads (see `jobs`).
-    Jobs,
-}
-
 /// The jobs of `pattern = "jobs"`: `parallel` closed loops of `repeat` jobs each. A job
 /// picks a random client and `fanout` distinct random servers among the entry's hosts;
 /// the client sends each server a request of `request_bytes` (a flow), each server answers
@@ -1130,7 +1038,7 @@ pub enum SizeSpec {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrafficSpec {
-    pub pattern: PatternSpec,
+    pub pattern: Pattern,
     /// Name of the transport (default `tcp`).
     #[serde(default = "default_transport")]
     pub transport: String,
@@ -1296,4 +1204,53 @@ pub struct TraceSpec {
 pub fn json_schema() -> String {
     let schema = schemars::schema_for!(Scenario);
     serde_json::to_string_pretty(&schema).expect("schema serialises")
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// The names of the variants of the schema's enum `definition` (`PatternSpec`,
+    /// `TopologySpec`): a string enum's values, or the keys of an externally tagged
+    /// enum's one-key tables.
+    pub(crate) fn variant_names(definition: &str) -> Vec<String> {
+        let schema = serde_json::to_value(schemars::schema_for!(Scenario)).unwrap();
+        let def = &schema["definitions"][definition];
+        assert!(def.is_object(), "the schema has no definition {definition}");
+        let strings = |v: &serde_json::Value| -> Vec<String> {
+            let values = v.as_array().cloned().unwrap_or_default();
+            values
+                .iter()
+                .map(|n| n.as_str().unwrap().to_string())
+                .collect()
+        };
+        if def["enum"].is_array() {
+            return strings(&def["enum"]);
+        }
+        let variants = def["oneOf"].as_array().expect("an enum or oneOf schema");
+        variants
+            .iter()
+            .flat_map(|v| match v["enum"].is_array() {
+                true => strings(&v["enum"]),
+                false => strings(&v["required"]),
+            })
+            .collect()
+    }
+
+    /// `docs/scenario.schema.json` is the schema this build generates (`manypath
+    /// schema`; regenerate it with `make schema`).
+    #[test]
+    fn the_shipped_json_schema_is_current() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/scenario.schema.json"
+        );
+        let shipped: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let generated: serde_json::Value = serde_json::from_str(&json_schema()).unwrap();
+        assert!(
+            shipped == generated,
+            "docs/scenario.schema.json is out of date: regenerate it with `make schema`"
+        );
+    }
 }

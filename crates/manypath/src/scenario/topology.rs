@@ -24,14 +24,12 @@ pub(super) fn topology_kind(
     c: &mut Checker,
 ) -> Option<TopologyKind> {
     let before = c.problems.len();
-    let kind = match *t {
+    match *t {
         TopologySpec::Star { senders } => {
             c.at_least("topology.star.senders", senders as u64, 1);
-            TopologyKind::Star { senders }
         }
         TopologySpec::Dumbbell { pairs } => {
             c.at_least("topology.dumbbell.pairs", pairs as u64, 1);
-            TopologyKind::Dumbbell { pairs }
         }
         TopologySpec::LeafSpine {
             leaves,
@@ -45,11 +43,6 @@ pub(super) fn topology_kind(
                 hosts_per_leaf as u64,
                 1,
             );
-            TopologyKind::LeafSpine {
-                leaves,
-                spines,
-                hosts_per_leaf,
-            }
         }
         TopologySpec::FatTree {
             k,
@@ -72,10 +65,6 @@ pub(super) fn topology_kind(
                 oversubscription as u64,
                 1,
             );
-            TopologyKind::FatTree {
-                k,
-                oversubscription,
-            }
         }
         TopologySpec::FusoTestbed {
             hosts_per_rack,
@@ -90,10 +79,6 @@ pub(super) fn topology_kind(
                 1 << 20,
             );
             c.at_most(&format!("{f}.paths"), paths as u64, 1024);
-            TopologyKind::FusoTestbed {
-                hosts_per_rack,
-                paths,
-            }
         }
         TopologySpec::FusoFabric {
             pods,
@@ -120,13 +105,6 @@ pub(super) fn topology_kind(
                         "must be a multiple of aggs_per_pod ({aggs_per_pod}): one plane of spines per aggregation switch, got {spines}"
                     ),
                 );
-            }
-            TopologyKind::FusoFabric {
-                pods,
-                spines,
-                aggs_per_pod,
-                tors_per_pod,
-                hosts_per_tor,
             }
         }
         TopologySpec::Vl2 {
@@ -159,13 +137,8 @@ pub(super) fn topology_kind(
                     format!("has {hosts} hosts; at most {MAX_HOSTS} are supported"),
                 );
             }
-            TopologyKind::Vl2 {
-                aggregation,
-                intermediate,
-                hosts_per_tor,
-            }
         }
-        TopologySpec::Bcube { n, k } => {
+        TopologySpec::BCube { n, k } => {
             if !(2..=1024).contains(&n) {
                 c.err(
                     "topology.bcube.n",
@@ -185,12 +158,12 @@ pub(super) fn topology_kind(
                     format!("has n^(k+1) = {hosts} hosts; at most {MAX_HOSTS} are supported"),
                 );
             }
-            TopologyKind::BCube { n, k }
         }
-        TopologySpec::Custom(ref spec) => {
-            TopologyKind::Custom(Box::new(custom_topology(spec, base_dir, histogram, c)?))
-        }
-    };
+        // Checked as it is resolved, below.
+        TopologySpec::Custom(_) => {}
+    }
+    let kind =
+        t.resolve_custom(|spec| custom_topology(spec, base_dir, histogram, c).map(Box::new))?;
     if c.problems.len() == before && kind.n_hosts() < 2 {
         c.err("topology", "needs at least two hosts".into());
     }
@@ -352,8 +325,41 @@ pub(super) fn check_path_indices(
 #[cfg(test)]
 mod tests {
     use super::super::plan::tests::{errors, GOOD};
+    use super::super::schema::tests::variant_names;
+    use super::super::schema::TopologySpec;
     use super::super::Plan;
+    use crate::net::topology::TOPOLOGY_NAMES;
     use std::path::Path;
+
+    /// Every topology kind of the JSON schema has its row in the topology table
+    /// (`TOPOLOGY_NAMES`), under the name scenarios give it, and the table has no other.
+    #[test]
+    fn the_topology_table_has_a_row_for_every_kind_of_the_schema() {
+        let mut in_schema = variant_names("TopologySpec");
+        let mut in_table: Vec<String> = TOPOLOGY_NAMES.iter().map(|n| n.to_string()).collect();
+        in_schema.sort();
+        in_table.sort();
+        assert_eq!(
+            in_schema, in_table,
+            "the JSON schema's topologies (left) and the topology table, TOPOLOGY_NAMES (right)"
+        );
+        // Each kind as a scenario writes it reads back as the kind of that name.
+        for name in TOPOLOGY_NAMES {
+            let fields = match name {
+                "star" => "senders = 2",
+                "dumbbell" => "pairs = 1",
+                "leaf_spine" => "leaves = 2\nspines = 1\nhosts_per_leaf = 1",
+                "fat_tree" => "k = 4",
+                "fuso_testbed" | "fuso_fabric" => "",
+                "vl2" => "aggregation = 2\nintermediate = 1",
+                "bcube" => "n = 2\nk = 1",
+                "custom" => "file = \"fabric.toml\"",
+                other => panic!("no example of topology {other:?}: add one here"),
+            };
+            let spec: TopologySpec = toml::from_str(&format!("[{name}]\n{fields}\n")).unwrap();
+            assert_eq!(spec.name(), name);
+        }
+    }
 
     #[test]
     fn odd_k_names_the_field() {

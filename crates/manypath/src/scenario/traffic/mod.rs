@@ -8,7 +8,7 @@ mod requests;
 mod sizes;
 
 use crate::scenario::checker::Checker;
-use crate::scenario::schema::{PatternSpec, Scenario, SizeSpec, SizeSplitSpec, TrafficSpec};
+use crate::scenario::schema::{Pattern, Scenario, SizeSpec, SizeSplitSpec, TrafficSpec};
 use crate::scenario::transports::{check_single_path_options, TransportPlan};
 use crate::time::SimTime;
 use crate::workload::generate::{SizeSplit, TrafficGen};
@@ -111,7 +111,7 @@ fn check_connection_pool(
     c: &mut Checker,
 ) {
     let field = format!("{path}.connection_pool");
-    if t.pattern == PatternSpec::Requests {
+    if t.pattern == Pattern::Requests {
         c.err(
             &field,
             "requests pick among their pair's connections with `requests.pick`".into(),
@@ -246,7 +246,7 @@ fn entry_routing(
             | SizeSpec::Cdf(_)
             | SizeSpec::CdfStep(_) => false,
         };
-        if !long_lived || t.pattern == PatternSpec::Requests {
+        if !long_lived || t.pattern == Pattern::Requests {
             c.err(
                 &field,
                 "applies only to long-lived flows (size = \"long_lived\") of their own".into(),

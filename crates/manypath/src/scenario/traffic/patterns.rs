@@ -4,7 +4,7 @@
 
 use super::sizes::size_dist;
 use crate::scenario::checker::{show, Checker, MAX_TIME_US};
-use crate::scenario::schema::{ArrivalSpec, PatternSpec, TrafficSpec};
+use crate::scenario::schema::{ArrivalSpec, TrafficSpec};
 use crate::time::{from_us, SimTime};
 use crate::workload::generate::{Arrival, Pattern, RequestsGen, TrafficGen};
 use crate::workload::SizeDist;
@@ -59,19 +59,6 @@ fn info(p: Pattern) -> PatternInfo {
     }
 }
 
-fn pattern(spec: PatternSpec) -> Pattern {
-    match spec {
-        PatternSpec::Permutation => Pattern::Permutation,
-        PatternSpec::RandomPairs => Pattern::RandomPairs,
-        PatternSpec::Incast => Pattern::Incast,
-        PatternSpec::AllToAll => Pattern::AllToAll,
-        PatternSpec::Pair => Pattern::Pair,
-        PatternSpec::Requests => Pattern::Requests,
-        PatternSpec::EachToRandom => Pattern::EachToRandom,
-        PatternSpec::Jobs => Pattern::Jobs,
-    }
-}
-
 /// What every traffic entry is checked against.
 pub(super) struct Setting<'a> {
     pub(super) n_hosts: u32,
@@ -109,7 +96,7 @@ pub(super) fn traffic_gen(
         t,
         path,
         n_hosts: at.n_hosts,
-        pattern: pattern(t.pattern),
+        pattern: t.pattern,
     };
     let hosts = e.hosts(c);
     e.check_start(c);
@@ -667,22 +654,22 @@ fn closed_loop_patterns() -> String {
 mod tests {
     use super::*;
     use crate::scenario::plan::tests::{errors, GOOD};
+    use crate::scenario::schema::tests::variant_names;
 
+    /// Every pattern of the JSON schema has its row in the pattern table, under the
+    /// name scenarios give it, and the table has no other.
     #[test]
-    fn the_pattern_table_names_every_pattern_as_the_schema_does() {
-        let specs = [
-            PatternSpec::Permutation,
-            PatternSpec::RandomPairs,
-            PatternSpec::Incast,
-            PatternSpec::AllToAll,
-            PatternSpec::Pair,
-            PatternSpec::Requests,
-            PatternSpec::EachToRandom,
-            PatternSpec::Jobs,
-        ];
-        for (spec, p) in specs.into_iter().zip(PATTERNS) {
-            assert_eq!(pattern(spec), p);
-            let text = serde_json::to_string(&spec).unwrap();
+    fn the_pattern_table_has_a_row_for_every_pattern_of_the_schema() {
+        let mut in_schema = variant_names("PatternSpec");
+        let mut in_table: Vec<String> = PATTERNS.iter().map(|&p| info(p).name.into()).collect();
+        in_schema.sort();
+        in_table.sort();
+        assert_eq!(
+            in_schema, in_table,
+            "the JSON schema's patterns (left) and the pattern table, PATTERNS (right)"
+        );
+        for p in PATTERNS {
+            let text = serde_json::to_string(&p).unwrap();
             assert_eq!(text, format!("\"{}\"", info(p).name));
         }
         assert_eq!(
