@@ -504,6 +504,13 @@ mod tests {
                 p.queue.hold_headers();
             }
         }
+        let (printed, events, fixed) = run_tables(&mut sim);
+        (printed, events, sim.events.run_unscheduled(), fixed)
+    }
+
+    /// Runs `sim` to its end: its result tables printed (the event count left out), its
+    /// event count and its trimming queues' fixed headers.
+    fn run_tables(sim: &mut Sim) -> (String, u64, u64) {
         sim.run();
         let mut r = sim.results(0.0);
         let events = std::mem::take(&mut r.counters.events);
@@ -524,7 +531,7 @@ mod tests {
             .filter_map(|p| p.queue.trim_stats())
             .map(|t| t.fixed)
             .sum();
-        (printed, events, sim.events.run_unscheduled(), fixed)
+        (printed, events, fixed)
     }
 
     /// Deferred `TxDone`s give the tables of `TxDone` events, bit for bit, the event
@@ -751,36 +758,18 @@ mod tests {
     /// the trimming queues' fixed headers, run with every shortcut its ports decide
     /// (`setup::fast_paths`) or with every departure held for its `TxDone`.
     fn tables_with_shortcuts(text: &str, held: bool) -> (String, u64, u64) {
-        let mut sim = Sim::build(Plan::from_toml(text, Path::new(".")).unwrap(), held);
-        sim.run();
-        let mut r = sim.results(0.0);
-        let events = std::mem::take(&mut r.counters.events);
-        let printed = format!(
-            "{:?}",
-            (
-                &r.counters,
-                &r.flows,
-                &r.subflows,
-                &r.queues,
-                &r.queue_samples
-            )
-        );
-        let fixed = sim
-            .net
-            .ports
-            .iter()
-            .filter_map(|p| p.queue.trim_stats())
-            .map(|t| t.fixed)
-            .sum();
-        (printed, events, fixed)
+        run_tables(&mut Sim::build(
+            Plan::from_toml(text, Path::new(".")).unwrap(),
+            held,
+        ))
     }
 
     /// Every kind of switch queue gives the same tables with its ports' shortcuts as
     /// with every departure held for a `TxDone`, and only the queues that may fix
     /// departures ahead (a plain FIFO, strict priority's top level, a trimming queue's
     /// headers) fix any (a fixed packet saves an event, but a trimming queue's header
-    /// counts as the `TxDone` it replaces): a discipline routed through the FIFO's fixed departures by
-    /// mistake serves or drops as a FIFO would, and fails here.
+    /// counts as the `TxDone` it replaces): a discipline routed through the FIFO's fixed
+    /// departures by mistake serves or drops as a FIFO would, and fails here.
     #[test]
     fn every_queue_kind_gives_the_held_tables() {
         const DCTCP: &str = r#"
