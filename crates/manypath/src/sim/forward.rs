@@ -165,7 +165,7 @@ impl Sim {
     /// discipline: the observers hear of it, the packets it did not keep are dropped
     /// (counted and freed) or returned to their senders, and if a packet now waits the
     /// port has a `TxDone` pending.
-    #[inline]
+    #[inline(always)]
     pub(super) fn settle_admission(&mut self, port_id: u32, a: Admission) {
         if self.observe {
             self.observe_admission(port_id, &a);
