@@ -71,3 +71,20 @@ def test_ctrl_c_writes_the_partial_results_and_says_so(tmp_path: Path) -> None:
     assert stored.counters["partial"] is True
     assert 0 < stored.counters["sim_time_s"] < 0.02
     assert stored.scenario["duration_ms"] == 20 and stored.provenance["seed"] == stored.scenario["seed"]
+
+
+def test_a_deadlock_has_its_own_exit_code_and_summary_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from manypath.cli import app
+
+    scenario = ROOT / "scenarios" / "pfc-deadlock-link-failures.toml"
+    out = tmp_path / "d"
+    res = CliRunner().invoke(app, ["run", str(scenario), "--out", str(out)])
+    assert res.exit_code == 3, res.output
+    assert "STOPPED: a PFC deadlock was detected at" in res.stdout
+    assert "(exit code 3)" in res.stdout
+    assert "PARTIAL" not in res.stdout
+    # The results up to the deadlock are written, marked as such.
+    counters = json.loads((out / "counters.json").read_text())["counters"]
+    assert counters["deadlocks"] == 1 and counters["partial"]

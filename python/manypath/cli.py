@@ -14,8 +14,8 @@ from typing import Any, Callable, NoReturn, Optional
 
 import typer
 
-from . import report, runner, sweeps
-from .results import jsonable
+from . import report, run_dir, runner, sweeps
+from .results import COUNTERS_FILE, RUN_FILES, jsonable
 from .scenario import (
     SEED_MAX,
     SEED_RANGE,
@@ -90,6 +90,8 @@ def _guarded(
         _fail(f"{e.strerror or 'file not found'}: {e.filename or e}")
     except SweepError as e:
         _fail(f"invalid sweep {what}:\n{e}{hint()}")
+    except run_dir.RunDirError as e:
+        _fail(str(e))
     except ValueError as e:
         _fail(f"invalid scenario {what}:\n{e}{hint()}")
     except KeyboardInterrupt:
@@ -101,6 +103,9 @@ def _guarded(
 
 #: The exit code of an interrupted command (128 + SIGINT, what shells report).
 INTERRUPTED = 130
+#: `manypath run`'s exit code when the run stopped at a detected PFC deadlock: not an
+#: interruption by the user (130), not a failure to run (1).
+DEADLOCK = 3
 
 #: Seconds between progress lines when stderr is not a terminal.
 PROGRESS_INTERVAL_S = 5.0
@@ -239,6 +244,9 @@ def run(
             raise typer.BadParameter(f"{option} writes into the run's directory: give --out", param_hint=option)
         if given:
             overrides.update(_capture_points(option, table, given))
+    if out is not None:
+        # Before simulating: a run that cannot be written is refused at once.
+        _guarded("--out", lambda: run_dir.check(out, RUN_FILES, COUNTERS_FILE))
     bar = None if quiet else _sim_progress(path, overrides, level, progress_interval)
     with warnings.catch_warnings(record=True) as caught:
         for category in _RUN_WARNINGS:
@@ -258,7 +266,8 @@ def run(
         if issubclass(w.category, _RUN_WARNINGS):
             _note(f"warning: {w.message}", quiet)
     partial = bool(res.counters.get("partial"))
-    if partial and not res.counters.get("deadlocks"):
+    deadlocked = bool(res.counters.get("deadlocks"))
+    if partial and not deadlocked:
         _note("interrupted: the results cover the simulated time reached", quiet and not as_json)
     if out is not None:
         _guarded("writing results", lambda: res.to_parquet(out))
@@ -268,9 +277,13 @@ def run(
         _print_json({"summary": summary, "counters": res.counters})
     elif not quiet:
         text = report.run_summary(summary, res.counters)
-        if partial:
+        if deadlocked:
+            text += "\n\n" + _deadlock_line(res)
+        elif partial:
             text += "\n\n" + _partial_line(res)
         typer.echo(text)
+    if deadlocked:
+        raise typer.Exit(DEADLOCK)
     if partial:
         raise typer.Exit(INTERRUPTED)
 
@@ -284,11 +297,20 @@ _RUN_WARNINGS = (
 )
 
 
-def _partial_line(res: Any) -> str:
+def _reached(res: Any) -> str:
     reached = float(res.counters.get("sim_time_s", math.nan)) * 1e3
     duration = res.scenario.get("duration_ms")
     of = f" of {duration:g}" if isinstance(duration, (int, float)) else ""
-    return f"PARTIAL: interrupted at {reached:.3f}{of} ms simulated; the numbers cover only that time"
+    return f"{reached:.3f}{of} ms simulated"
+
+
+def _partial_line(res: Any) -> str:
+    return f"PARTIAL: interrupted at {_reached(res)}; the numbers cover only that time"
+
+
+def _deadlock_line(res: Any) -> str:
+    return (f"STOPPED: a PFC deadlock was detected at {_reached(res)} (exit code {DEADLOCK}); "
+            "the numbers cover only that time")
 
 
 def _span(seconds: float) -> str:

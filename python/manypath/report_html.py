@@ -20,7 +20,7 @@ import pandas as pd
 from . import _toml, analysis, plots
 from .fabric_svg import fabric_svg
 from .provenance import PROVENANCE_FILE, SCENARIO_FILE
-from .results import COUNTERS_FILE, FLOWS_FILE, Results, load_run
+from .results import COUNTERS_FILE, FLOWS_FILE, REPORT_FILE, Results, load_run
 from .sweeps.loading import SweepResults, is_sweep_dir, load_sweep
 from .sweeps.store import SWEEP_FILE
 
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 PathLike = Union[str, "os.PathLike[str]"]
-REPORT_FILE = "report.html"
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; padding: 0 1em; }

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 import sys
-import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
 import pandas as pd
 
-from . import _toml, analysis
+from . import _toml, analysis, run_dir
 from .provenance import PROVENANCE_FILE, RESOLVED_FILE, SCENARIO_FILE
+from .run_dir import RunDirError as RunDirError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -50,6 +49,13 @@ _OPTIONAL_TABLES = (
     ("flow_samples", FLOW_SAMPLES_FILE, FLOW_SAMPLE_COLUMNS),
     ("queue_samples", QUEUE_SAMPLES_FILE, QUEUE_SAMPLE_COLUMNS),
 )
+#: A run's HTML report, written into its directory by default (`manypath report`).
+REPORT_FILE = "report.html"
+#: Every file a run's directory may hold: a new run replaces such a directory whole.
+RUN_FILES = frozenset({
+    FLOWS_FILE, QUEUES_FILE, *(file for _, file, _ in _OPTIONAL_TABLES), COUNTERS_FILE,
+    TRACE_FILE, CAPTURE_FILE, SCENARIO_FILE, RESOLVED_FILE, PROVENANCE_FILE, REPORT_FILE,
+})
 
 
 def _table(raw: Any, columns: list[str]) -> pd.DataFrame:
@@ -186,39 +192,42 @@ class Results:
         """Write flows.parquet, queues.parquet and counters.json into ``directory``, with the
         scenario as run (scenario.toml) and its provenance (provenance.json) when known.
 
-        Each file is written to a temporary name beside it and then renamed, so a reader
-        never sees a half-written file and an interrupted write leaves the old one intact.
+        ``directory`` holds this run alone (``run_dir``): it must be new, empty or a
+        previous run's, which is replaced whole, so none of that run's files (a capture, a
+        trace, a report) stays. The run is written beside it and renamed into place, so a
+        reader never sees a half-written run and an interrupted write leaves the old one.
+        Raises ``RunDirError`` (a ``ValueError``) for any other directory, or a file.
         """
         out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
+        with run_dir.replacing(out, RUN_FILES, COUNTERS_FILE) as tmp:
+            self.write_into(tmp)
+        return out
+
+    def write_into(self, directory: Path) -> None:
+        """Write the run's files into ``directory``, an existing directory its caller is
+        assembling (a sweep's run directory before it is renamed into place), beside
+        whatever is there; :meth:`to_parquet` is the way to store a run."""
         for frame, name in (
             (self.flows, FLOWS_FILE),
             (self.queues, QUEUES_FILE),
             *((getattr(self, attr), file) for attr, file, _ in _OPTIONAL_TABLES),
         ):
-            with _atomic_path(out / name) as tmp:
-                frame.to_parquet(tmp, index=False, engine="pyarrow")
+            frame.to_parquet(directory / name, index=False, engine="pyarrow")
         if self.trace is not None:
-            with _atomic_path(out / TRACE_FILE) as tmp:
-                self.trace.to_parquet(tmp, index=False, engine="pyarrow")
+            self.trace.to_parquet(directory / TRACE_FILE, index=False, engine="pyarrow")
         if self.pcap is not None:
-            with _atomic_path(out / CAPTURE_FILE) as tmp:
-                tmp.write_bytes(self.pcap)
+            (directory / CAPTURE_FILE).write_bytes(self.pcap)
         meta = {"name": self.name, "counters": jsonable(self.counters)}
-        with _atomic_path(out / COUNTERS_FILE) as tmp:
-            tmp.write_text(json.dumps(meta, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        doc = json.dumps(meta, indent=2, allow_nan=False)
+        (directory / COUNTERS_FILE).write_text(doc + "\n", encoding="utf-8")
         text = self.scenario_text or (_toml.dumps(self.scenario) if self.scenario else "")
         if text:
-            with _atomic_path(out / SCENARIO_FILE) as tmp:
-                tmp.write_text(text, encoding="utf-8")
+            (directory / SCENARIO_FILE).write_text(text, encoding="utf-8")
         if self.resolved_text:
-            with _atomic_path(out / RESOLVED_FILE) as tmp:
-                tmp.write_text(self.resolved_text, encoding="utf-8")
+            (directory / RESOLVED_FILE).write_text(self.resolved_text, encoding="utf-8")
         if self.provenance:
-            with _atomic_path(out / PROVENANCE_FILE) as tmp:
-                doc = json.dumps(jsonable(self.provenance), indent=2, allow_nan=False)
-                tmp.write_text(doc + "\n", encoding="utf-8")
-        return out
+            doc = json.dumps(jsonable(self.provenance), indent=2, allow_nan=False)
+            (directory / PROVENANCE_FILE).write_text(doc + "\n", encoding="utf-8")
 
 
 def load_run(directory: PathLike) -> Results:
@@ -267,19 +276,6 @@ def _trace_frame(raw: Mapping[str, Any]) -> pd.DataFrame:
         frame["event"], categories=["enqueue", "dequeue", "drop", "mark", "trim", "pause", "resume"]
     )
     return frame
-
-
-@contextlib.contextmanager
-def _atomic_path(target: Path) -> Iterator[Path]:
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _stat_row(row: pd.Series) -> dict[str, Any]:

@@ -84,7 +84,7 @@ def store(out: Path, task: RunSpec, outcome: Outcome, *, sweep: str, generation:
             "finished_at": now_utc(),
         }
         if outcome.results is not None:
-            outcome.results.to_parquet(tmp)
+            outcome.results.write_into(tmp)
         if outcome.provenance is not None:
             (tmp / PROVENANCE_FILE).write_text(json.dumps(jsonable(outcome.provenance), indent=2) + "\n",
                                                encoding="utf-8")
