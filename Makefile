@@ -21,7 +21,8 @@ $(STAMP): $(BIN)/python
 # Builds the native module in release mode and installs the package with its
 # dependencies (from pyproject.toml) and the test extras into the virtualenv.
 build: $(STAMP)
-	$(BIN)/maturin develop --release --extras test --quiet
+	@echo "building the simulator (the first build compiles every crate: a few minutes on 2 cores)"
+	$(BIN)/maturin develop --release --extras test
 
 setup: build
 
