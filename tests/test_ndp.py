@@ -111,6 +111,11 @@ BAD: list[tuple[str, str, tuple[str, ...]]] = [
     ("ndp-two-subflows", STAR.replace('cc = "ndp"', 'cc = "ndp"\nsubflows = 2'), ("transports.n.subflows",)),
     ("ndp-on-pinned-paths", STAR.replace('size = { fixed = 90000 }', 'size = { fixed = 90000 }\npaths = [0]'),
      ("traffic[0].paths", "sprays")),
+    ("ndp-without-trimming", STAR.replace("trim = {}\n", ""),
+     ("network.queue.trim: traffic[0] runs NDP (transport \"n\"), which needs switch queues that trim",
+      "add `trim = {}`")),
+    ("ndp-on-an-untrimmed-tier", STAR + "\n[network.tiers.host.queue]\nlimit_packets = 50\n",
+     ("network.tiers.host.queue.trim", "needs switch queues that trim")),
     ("trim-at-flow-level", "level = \"flow\"\n" + STAR.replace('transport = "n"', 'transport = "tcp"')
      .replace("size = { fixed = 90000 }", 'size = "long_lived"'), ("network.queue.trim",)),
 ]

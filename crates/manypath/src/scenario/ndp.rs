@@ -153,9 +153,19 @@ fn trim_config(q: &QueueSpec, path: &str, limit_packets: u64, c: &mut Checker) -
 }
 
 /// NDP sprays every packet on its own path: traffic entries that pin paths, and BCube
-/// (every connection on source routes), cannot carry it.
-pub(super) fn check_paths(s: &Scenario, transports: &[TransportPlan], c: &mut Checker) {
+/// (every connection on source routes), cannot carry it. It needs every switch port to
+/// trim: a full drop-tail queue drops its packets whole, which only its retransmission
+/// timeout recovers (a permutation then ran at 7.3 times the ideal completion time, with
+/// thousands of timeouts).
+pub(super) fn check_paths(
+    s: &Scenario,
+    tiers: &[&'static str],
+    tier_params: &[LinkParams],
+    transports: &[TransportPlan],
+    c: &mut Checker,
+) {
     let bcube = s.topology.bcube().is_some();
+    let mut untrimmed_named = false;
     for (i, t) in s.traffic.iter().enumerate() {
         let ndp = transports
             .iter()
@@ -163,6 +173,33 @@ pub(super) fn check_paths(s: &Scenario, transports: &[TransportPlan], c: &mut Ch
             .is_some_and(|p| p.ndp.is_some());
         if !ndp {
             continue;
+        }
+        if !untrimmed_named {
+            untrimmed_named = true;
+            let mut paths: Vec<String> = Vec::new();
+            for (tier, params) in tiers.iter().zip(tier_params) {
+                if params.trim.is_some() {
+                    continue;
+                }
+                let path = match s.network.tiers.get(*tier).and_then(|o| o.queue.as_ref()) {
+                    Some(_) => format!("network.tiers.{tier}.queue.trim"),
+                    None => "network.queue.trim".to_string(),
+                };
+                if !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+            for path in paths {
+                c.err(
+                    &path,
+                    format!(
+                        "traffic[{i}] runs NDP (transport {:?}), which needs switch queues \
+                         that trim: a full queue without trimming drops its packets whole, \
+                         and only the retransmission timeout recovers them; add `trim = {{}}`",
+                        t.transport
+                    ),
+                );
+            }
         }
         if t.paths.is_some() {
             c.err(

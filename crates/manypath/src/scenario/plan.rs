@@ -148,7 +148,7 @@ impl Plan {
         );
         roce::check_rwndq(s, &links.tier_params, &transports, &mut c);
         roce::check_lossless(s, &transports, &mut c);
-        ndp::check_paths(s, &transports, &mut c);
+        ndp::check_paths(s, &tiers, &links.tier_params, &transports, &mut c);
         let pfabric_queues =
             links.host_queue.pfabric || links.tier_params.iter().any(|p| p.queue.pfabric);
         pfabric::check(s, pfabric_queues, &transports, &mut c);
