@@ -121,3 +121,18 @@ def test_the_api_replaces_a_run_whole(results: Results, tmp_path: Path) -> None:
     assert not (out / CAPTURE_FILE).exists()
     assert (out / FLOWS_FILE).is_file()
 
+
+
+def test_an_empty_or_capped_capture_is_said(incast_file: Path, tmp_path: Path) -> None:
+    capped = runner.invoke(app, ["run", str(incast_file), "--out", str(tmp_path / "capped"),
+                                 "--pcap", "switch:host0", "--set", "output.pcap.max_packets=10"])
+    assert capped.exit_code == 0, capped.output
+    assert "warning: the packet capture (capture.pcapng) stopped at output.pcap.max_packets (10): " in capped.stderr
+    late = runner.invoke(app, ["run", str(incast_file), "--out", str(tmp_path / "late"),
+                               "--trace", "switch:host0", "--set", "output.trace.from_us=1e9"])
+    assert late.exit_code == 0, late.output
+    assert "warning: the event trace (trace.parquet) recorded no event" in late.stderr
+    full = runner.invoke(app, ["run", str(incast_file), "--out", str(tmp_path / "full"),
+                               "--pcap", "switch:host0", "--set", "output.pcap.max_packets=1000000"])
+    assert full.exit_code == 0, full.output
+    assert "capture" not in full.stderr.replace(str(tmp_path), "")

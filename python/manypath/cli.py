@@ -265,6 +265,8 @@ def run(
     for w in caught:
         if issubclass(w.category, _RUN_WARNINGS):
             _note(f"warning: {w.message}", quiet)
+    for line in _capture_warnings(res.counters):
+        _note(f"warning: {line}", quiet)
     partial = bool(res.counters.get("partial"))
     deadlocked = bool(res.counters.get("deadlocks"))
     if partial and not deadlocked:
@@ -295,6 +297,27 @@ _RUN_WARNINGS = (
     runner.MemoryWarning,
     runner.DeadlockWarning,
 )
+
+
+def _capture_warnings(counters: dict[str, Any]) -> list[str]:
+    """What a capture or trace left out, or that it recorded nothing, in words."""
+    lines = []
+    for key, missed_key, what, unit, cap in (
+        ("capture_packets", "capture_missed", "the packet capture (capture.pcapng)", "packet",
+         "output.pcap.max_packets"),
+        ("trace_events", "trace_missed", "the event trace (trace.parquet)", "event",
+         "output.trace.max_events"),
+    ):
+        if key not in counters:
+            continue
+        recorded, missed = int(counters[key]), int(counters.get(missed_key, 0))
+        if recorded == 0 and missed == 0:
+            lines.append(f"{what} recorded no {unit}: nothing matched its ports, hosts, flows, "
+                         "classes and time window during the run")
+        elif missed:
+            lines.append(f"{what} stopped at {cap} ({recorded:,}): {missed:,} more {unit}s "
+                         "were left out")
+    return lines
 
 
 def _reached(res: Any) -> str:
