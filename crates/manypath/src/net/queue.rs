@@ -189,8 +189,9 @@ pub struct OutQueue {
     /// A queue that keeps its packets aside from `fifo`, in a buffer of its own: NDP's
     /// trimming queue or pFabric's (one `Option`, the one test on the per-packet path).
     aside: Option<Box<Aside>>,
-    /// The shortcuts taken (`take_fast_paths`; none before it).
-    fast: FastPaths,
+    /// A packet that finds the queue empty and its link idle may skip it
+    /// (`take_fast_paths`; false before it). The departures fixed are the flags below.
+    idle_shortcut: bool,
     /// Departures fixed at enqueue: the waiting packets are in `sizes`, not `fifo`.
     committed: bool,
     /// A strict-priority queue whose level-0 packets' departures are fixed at enqueue
@@ -229,7 +230,7 @@ impl OutQueue {
             aside: cfg
                 .pfabric
                 .then(|| Box::new(Aside::Pfabric(PfabricQueue::new()))),
-            fast: FastPaths::NONE,
+            idle_shortcut: false,
             committed: false,
             commit_top: false,
             commit_headers: false,
@@ -461,7 +462,7 @@ impl OutQueue {
             // later arrivals find exact); at dequeue it is `mark_at`'s, below.
             ecn_red: _,
             aside,
-            fast: _,
+            idle_shortcut: _,
             committed: _,
             commit_top: _,
             commit_headers: _,
@@ -520,9 +521,8 @@ impl OutQueue {
     /// the departures fixed. Until it is called a queue takes none.
     pub fn take_fast_paths(&mut self, fix: bool) -> Fixes {
         let paths = self.fast_paths();
-        self.fast = paths;
+        self.idle_shortcut = paths.idle_shortcut;
         let fixes = if fix { paths.fixes } else { Fixes::Nothing };
-        self.fast.fixes = fixes;
         let cap = self.cfg.limit_packets.min(256) as usize;
         match fixes {
             Fixes::Every => {
@@ -549,7 +549,7 @@ impl OutQueue {
     /// wire without the queue seeing it wait (`fast_paths`).
     #[inline]
     pub fn takes_idle_shortcut(&self) -> bool {
-        self.fast.idle_shortcut
+        self.idle_shortcut
     }
 
     /// Every departure is fixed at enqueue: the waiting packets are in `sizes`.

@@ -772,39 +772,19 @@ mod tests {
     /// departures by mistake serves or drops as a FIFO would, and fails here.
     #[test]
     fn every_queue_kind_gives_the_held_tables() {
-        const DCTCP: &str = r#"
-            [[traffic]]
-            pattern = "random_pairs"
-            transport = "dctcp"
-            size = { cdf = "websearch" }
-            arrival = "poisson"
-            load = 0.6
-            "#;
-        const RENO: &str = r#"
-            [transports.reno]
-            cc = "reno"
-            [[traffic]]
-            pattern = "random_pairs"
-            transport = "reno"
-            size = { cdf = "websearch" }
-            arrival = "poisson"
-            load = 0.6
-            "#;
-        const TWO_CLASSES: &str = r#"
-            [[traffic]]
-            pattern = "random_pairs"
-            transport = "dctcp"
-            size = { cdf = "websearch" }
-            arrival = "poisson"
-            load = 0.4
-            [[traffic]]
-            pattern = "random_pairs"
-            transport = "dctcp"
-            priority = 1
-            size = { cdf = "websearch" }
-            arrival = "poisson"
-            load = 0.4
-            "#;
+        // Web-search flows of `transport` at `load` (`more`: extra fields of the entry).
+        let websearch = |transport: &str, load: f64, more: &str| {
+            format!(
+                "[[traffic]]\npattern = \"random_pairs\"\ntransport = \"{transport}\"\n\
+                 size = {{ cdf = \"websearch\" }}\narrival = \"poisson\"\nload = {load}\n{more}\n"
+            )
+        };
+        let dctcp = websearch("dctcp", 0.6, "");
+        let reno = format!(
+            "[transports.reno]\ncc = \"reno\"\n{}",
+            websearch("reno", 0.6, "")
+        );
+        let two_classes = websearch("dctcp", 0.4, "") + &websearch("dctcp", 0.4, "priority = 1");
         const HOMA: &str = r#"
             [transports.homa]
             cc = "homa"
@@ -837,38 +817,46 @@ mod tests {
             "#;
         // (queue settings, traffic, whether its departures may be fixed ahead)
         let kinds = [
-            ("limit_packets = 20\necn_k_packets = 8", DCTCP, true),
-            ("limit_packets = 20", RENO, true),
-            ("limit_bytes = 30000\necn_k_bytes = 12000", DCTCP, true),
+            (
+                "limit_packets = 20\necn_k_packets = 8",
+                dctcp.as_str(),
+                true,
+            ),
+            ("limit_packets = 20", reno.as_str(), true),
+            (
+                "limit_bytes = 30000\necn_k_bytes = 12000",
+                dctcp.as_str(),
+                true,
+            ),
             (
                 "limit_packets = 20\necn_k_packets = 8\necn_mark = \"dequeue\"",
-                DCTCP,
+                dctcp.as_str(),
                 false,
             ),
             (
                 "ecn_red = { kmin_bytes = 3000, kmax_bytes = 20000, pmax = 0.2 }",
-                DCTCP,
+                dctcp.as_str(),
                 true,
             ),
             (
                 "ecn_red = { kmin_bytes = 3000, kmax_bytes = 20000, pmax = 0.2 }\n\
                  ecn_mark = \"dequeue\"",
-                DCTCP,
+                dctcp.as_str(),
                 false,
             ),
             (
                 "limit_packets = 20\nred = { min_packets = 4, max_packets = 12 }",
-                RENO,
+                reno.as_str(),
                 false,
             ),
             (
                 "limit_packets = 20\nred = { min_packets = 4, max_packets = 12, ecn = true }",
-                DCTCP,
+                dctcp.as_str(),
                 false,
             ),
             (
                 "limit_packets = 20\necn_k_packets = 8\npriority = true",
-                TWO_CLASSES,
+                two_classes.as_str(),
                 true,
             ),
             ("limit_packets = 50\npriority_levels = 8", HOMA, true),
