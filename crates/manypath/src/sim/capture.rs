@@ -135,11 +135,12 @@ fn frame_of(net: &Network, conns: &[Conn], pkts: &PacketArena, port: u32, d: &De
         (server, client)
     };
     // A packet shorter on the wire than its header and payload was trimmed.
-    let trimmed = d.class & NDP != 0 && p.payload > 0 && (d.wire as u32) < p.payload + c.header;
+    let trimmed =
+        d.class & NDP != 0 && p.payload > 0 && (d.wire as u32) < p.payload + c.wire.header;
     let payload = if trimmed { 0 } else { p.payload };
-    let mtu = c.max_wire.saturating_sub(c.header).max(1) as u64;
+    let mtu = c.wire.max_wire.saturating_sub(c.wire.header).max(1) as u64;
     let transport = match &c.ep {
-        Endpoints::Tcp { .. } | Endpoints::Mptcp { .. } => {
+        Endpoints::Tcp(_) | Endpoints::Mptcp(_) => {
             let syn = p.has(flags::SYN);
             let mut f = 0;
             for (sim, wire) in [
@@ -184,13 +185,13 @@ fn frame_of(net: &Network, conns: &[Conn], pkts: &PacketArena, port: u32, d: &De
                 sack_n = ext.sack_n;
             }
             let mptcp = match &c.ep {
-                Endpoints::Mptcp { client, .. } => {
+                Endpoints::Mptcp(pair) => {
                     let key = mptcp_key(p.conn, 1);
                     let nonce = mptcp_key(p.conn, 2 + p.sub as u64 * 2 + p.dir as u64) as u32;
                     // The data stream's end (`u64::MAX`: it has none). The sender closes
                     // its subflows once the data ACK covers every byte, which is what a
                     // DATA_FIN on the last byte's segment, acknowledged, brings about.
-                    let end = client.size;
+                    let end = pair.client.size;
                     match (syn, to_server, p.sub) {
                         (true, true, 0) => Some(Mptcp::Capable {
                             key: None,
@@ -244,10 +245,9 @@ fn frame_of(net: &Network, conns: &[Conn], pkts: &PacketArena, port: u32, d: &De
                         (false, _, _) => None,
                     }
                 }
-                Endpoints::Tcp { .. }
-                | Endpoints::Roce { .. }
-                | Endpoints::Ndp { .. }
-                | Endpoints::Homa(_) => None,
+                Endpoints::Tcp(_) | Endpoints::Roce(_) | Endpoints::Ndp(_) | Endpoints::Homa(_) => {
+                    None
+                }
             };
             Transport::Tcp(Tcp {
                 sport,
@@ -263,7 +263,7 @@ fn frame_of(net: &Network, conns: &[Conn], pkts: &PacketArena, port: u32, d: &De
                 mptcp,
             })
         }
-        Endpoints::Roce { .. } => {
+        Endpoints::Roce(_) => {
             let (opcode, psn, aeth) = if p.has(roce_flags::CNP) {
                 (headers::BTH_CNP, 0, None)
             } else if p.payload > 0 {
@@ -289,7 +289,7 @@ fn frame_of(net: &Network, conns: &[Conn], pkts: &PacketArena, port: u32, d: &De
                 aeth,
             }
         }
-        Endpoints::Ndp { .. } => {
+        Endpoints::Ndp(_) => {
             // An ACK or NACK that carries a PULL keeps its type, with flag bit 2.
             let kind = if p.payload > 0 {
                 0
@@ -565,7 +565,7 @@ impl Sim {
         evicted_wire: Option<u16>,
     ) {
         let p = self.pkts.get(d.pkt);
-        let full = p.payload + self.conns[p.conn as usize].header;
+        let full = p.payload + self.conns[p.conn as usize].wire.header;
         let now = self.now;
         let mut events = [None; 3];
         let waited = evicted_wire.is_some();

@@ -5,13 +5,13 @@
 
 use super::events::EventKind;
 use super::results::Tally;
-use super::{Sim, NO_FLOW};
-use crate::connection::ServerCounters;
+use super::{Sim, WireKind, NO_FLOW};
 use crate::engine::Rng;
 use crate::net::jitter::NicJitter;
 use crate::net::packet::flags;
 use crate::net::packet::{Desc, Ecn, Packet, PacketExt, INT, NDP, PINNED, TO_CLIENT, TO_SERVER};
 use crate::time::SimTime;
+use crate::transport::pair::ServerCounters;
 use crate::transport::roce;
 use crate::transport::tcp::Segment;
 use std::collections::VecDeque;
@@ -66,7 +66,7 @@ impl Sim {
         let waiting = nic as usize;
         while let Some(&entry) = self.hosts.blocked[waiting].front() {
             let (conn_id, ep) = (entry >> 1, (entry & 1) as usize);
-            let wire = self.conns[conn_id as usize].max_wire;
+            let wire = self.conns[conn_id as usize].wire.max_wire;
             if !self.net.ports[nic as usize].queue.has_room(wire) {
                 return;
             }
@@ -89,8 +89,9 @@ impl Sim {
     /// The receiving host processes packet `d`: its endpoint reads it.
     pub(super) fn process(&mut self, d: Desc) {
         let p = *self.pkts.get(d.pkt);
-        if self.conns[p.conn as usize].ndp {
-            return self.deliver_ndp(d, p);
+        match self.conns[p.conn as usize].wire.kind {
+            WireKind::Ndp => return self.deliver_ndp(d, p),
+            WireKind::Plain | WireKind::Pfabric | WireKind::Roce | WireKind::Hpcc => {}
         }
         // Freed first, its slots read after: nothing allocates before the endpoint's
         // sends (`flush`), and the arena reuses the slot then.
@@ -127,7 +128,7 @@ impl Sim {
             seg.coded_len = ext.coded_len;
         }
         let ep = if p.dir == TO_SERVER { 1 } else { 0 };
-        if conn.int {
+        if conn.wire.kind.carries_int() {
             self.deliver_int(p.conn, ep, d.pkt, &seg);
         } else {
             conn.ep.on_segment(self.now, ep, p.sub as usize, &seg);
@@ -142,9 +143,12 @@ impl Sim {
     fn deliver_int(&mut self, conn: u32, ep: usize, pkt: u32, seg: &Segment) {
         // Read in place (the arena and the connections are apart): no copy of the stack.
         let stack = self.pkts.int(pkt);
-        self.conns[conn as usize]
-            .ep
-            .on_segment_int(self.now, ep, seg, stack);
+        let pair = &mut self.conns[conn as usize].ep;
+        match pair.as_roce_mut() {
+            Some(p) => p.on_segment_int(self.now, ep, seg, stack),
+            // Only RoCE queue pairs run HPCC (`Wire::of`).
+            None => pair.on_segment(self.now, ep, 0, seg),
+        }
     }
 
     pub(super) fn timer(&mut self, conn_id: u32, endpoint: u32) {
@@ -316,13 +320,14 @@ impl Sim {
             let c = &mut self.conns[conn_id as usize];
             // A host with several NICs waits on any that is full.
             let nic = if self.net.multi_nic {
-                self.net.full_nic(host, c.max_wire).unwrap_or(nic)
+                self.net.full_nic(host, c.wire.max_wire).unwrap_or(nic)
             } else {
                 nic
             };
             // Relaying hosts (BCube) offer their own packets to their interfaces as they
             // do relayed ones: a full queue drops them.
-            if !self.net.ports[nic as usize].queue.has_room(c.max_wire) && !self.hosts.relaying {
+            if !self.net.ports[nic as usize].queue.has_room(c.wire.max_wire) && !self.hosts.relaying
+            {
                 if !c.blocked[ep] {
                     c.blocked[ep] = true;
                     self.hosts.blocked[nic as usize].push_back(conn_id << 1 | ep as u32);
@@ -350,18 +355,24 @@ impl Sim {
     #[inline(never)]
     fn special_send(&mut self, conn_id: u32, id: u32, d: &mut Desc, dir: u8, seg: &Segment) {
         let c = &self.conns[conn_id as usize];
-        if c.pfabric {
-            if dir == TO_SERVER && seg.len > 0 {
-                self.pkts.get_mut(id).dsn = c.ep.unacked_bytes();
+        let w = c.wire;
+        match w.kind {
+            WireKind::Plain => {}
+            WireKind::Pfabric => {
+                if dir == TO_SERVER && seg.len > 0 {
+                    self.pkts.get_mut(id).dsn = c.ep.unacked_bytes();
+                }
             }
-            return;
-        }
-        d.class = control_class(c.priority, c.int, seg) | c.pinned;
-        if c.int {
-            self.pkts.clear_int(id);
-            if seg.len == 0 && !seg.has(roce::flags::CNP) {
-                if let Some(echo) = c.ep.int_echo() {
-                    *self.pkts.int_mut(id) = *echo;
+            WireKind::Roce | WireKind::Ndp => {
+                d.class = control_class(w.priority, false, seg) | w.pinned;
+            }
+            WireKind::Hpcc => {
+                d.class = control_class(w.priority, true, seg) | w.pinned;
+                self.pkts.clear_int(id);
+                if seg.len == 0 && !seg.has(roce::flags::CNP) {
+                    if let Some(p) = c.ep.as_roce() {
+                        *self.pkts.int_mut(id) = *p.int_echo();
+                    }
                 }
             }
         }
@@ -369,7 +380,7 @@ impl Sim {
 
     #[inline(never)]
     fn send(&mut self, conn_id: u32, dir: u8, sub: usize, seg: &Segment) {
-        let class = self.conns[conn_id as usize].priority;
+        let class = self.conns[conn_id as usize].wire.priority;
         self.send_classed(conn_id, dir, sub, seg, class)
     }
 
@@ -399,8 +410,8 @@ impl Sim {
             dsn: seg.dsn,
             // Swift's receiver echoes its endpoint delay in the data-ack slot, which
             // single-path connections do not use otherwise (`host_rx`).
-            data_ack: if c.host_delay > 0 && dir == TO_CLIENT {
-                c.rx_delay
+            data_ack: if c.host_rx.per_packet > 0 && dir == TO_CLIENT {
+                c.host_rx.echo
             } else {
                 seg.data_ack
             },
@@ -421,15 +432,15 @@ impl Sim {
             } else {
                 c.hash[sub][dir as usize]
             },
-            wire: (seg.len + c.header) as u16,
+            wire: (seg.len + c.wire.header) as u16,
             ecn: if seg.ecn && seg.len > 0 {
                 Ecn::Ect
             } else {
                 Ecn::NotEct
             },
-            class: class | c.pinned,
+            class: class | c.wire.pinned,
         };
-        if c.roce || c.ndp || c.pfabric {
+        if c.wire.kind.adds_at_send() {
             self.special_send(conn_id, id, &mut d, dir, seg);
         }
         if seg.has(flags::SACK | flags::CODED) {

@@ -13,6 +13,18 @@
 use super::events::EventKind;
 use super::Sim;
 use crate::net::packet::{Desc, TO_SERVER};
+use crate::time::SimTime;
+
+/// A connection's host delay (Swift's): its receiving host's processing time per data
+/// packet, and the endpoint delay of the latest data packet processed, which its ACKs
+/// echo.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct HostDelay {
+    /// Processing time per data packet (0: none).
+    pub per_packet: SimTime,
+    /// The endpoint delay of the latest data packet processed.
+    pub echo: SimTime,
+}
 
 impl Sim {
     /// Holds data packet `d` for its receiving host's processing when its connection
@@ -20,7 +32,7 @@ impl Sim {
     #[inline(never)]
     pub(super) fn hold_for_host(&mut self, d: Desc) -> bool {
         let p = self.pkts.get(d.pkt);
-        let delay = self.conns[p.conn as usize].host_delay;
+        let delay = self.conns[p.conn as usize].host_rx.per_packet;
         if delay == 0 || p.dir != TO_SERVER || p.payload == 0 {
             return false;
         }
@@ -38,7 +50,7 @@ impl Sim {
         let p = self.pkts.get_mut(d.pkt);
         let arrived = std::mem::take(&mut p.data_ack);
         let conn = p.conn as usize;
-        self.conns[conn].rx_delay = self.now - arrived;
+        self.conns[conn].host_rx.echo = self.now - arrived;
         self.process(d);
     }
 }
@@ -84,7 +96,7 @@ mod tests {
     /// The flow's Swift windows at the end: (effective, fabric, endpoint), in packets.
     fn windows(s: &Sim) -> (f64, f64, Option<f64>) {
         match &s.conns[0].ep {
-            Endpoints::Tcp { client, .. } => match &client.cc {
+            Endpoints::Tcp(p) => match &p.client.cc {
                 Cc::Swift(w) => (w.cwnd(), w.fabric_cwnd(), w.endpoint_cwnd()),
                 other => panic!("not Swift: {other:?}"),
             },
@@ -96,7 +108,7 @@ mod tests {
         let mut s = sim(extra);
         s.run();
         let w = windows(&s);
-        let rx_delay = s.conns[0].rx_delay;
+        let rx_delay = s.conns[0].host_rx.echo;
         (s.results(0.0), w, rx_delay)
     }
 

@@ -29,7 +29,7 @@ mod results;
 mod setup;
 
 use crate::capture::Observed;
-use crate::connection::{Endpoints, ServerCounters};
+use crate::connection::Endpoints;
 use crate::metrics::Results;
 use crate::net::fabric::Fabric;
 use crate::net::faults::LinkEvent;
@@ -38,6 +38,7 @@ use crate::net::packet::PacketArena;
 use crate::scenario::Plan;
 use crate::time::SimTime;
 use crate::transport::ndp::PullPacer;
+use crate::transport::pair::ServerCounters;
 use crate::workload::FlowSpec;
 use events::EventQueue;
 use events::{Event, EventKind};
@@ -49,31 +50,15 @@ use std::collections::VecDeque;
 struct Conn {
     src: u32,
     dst: u32,
-    priority: u8,
     /// ECMP hash of each subflow's 5-tuple, per direction; for a pinned connection, the
     /// id of each subflow's route per direction.
     hash: Vec<[u32; 2]>,
-    /// `PINNED` if the subflows follow pinned routes, else 0 (ORed into the class).
-    pinned: u8,
+    /// How its packets go on the wire.
+    wire: Wire,
     /// The client sends nothing from this time on (`traffic.stop_us`; `SimTime::MAX`: never).
     stop_at: SimTime,
-    header: u32,
-    /// Wire size of a full segment, for the NIC's room check.
-    max_wire: u32,
-    /// A RoCE queue pair: control packets (ACK, NAK, CNP) go in class 0.
-    roce: bool,
-    /// HPCC: data packets carry INT records, ACKs echo them.
-    int: bool,
-    /// NDP: delivered by `deliver_ndp`, its receiver's PULLs paced by its host's pacer.
-    ndp: bool,
-    /// pFabric: the client's data packets carry its unacknowledged bytes as their
-    /// priority (in the data-sequence slot, which single-path TCP leaves at 0).
-    pfabric: bool,
-    /// Swift's host delay: the receiving host's processing time per data packet (0:
-    /// none; `host_rx`), and the endpoint delay of the latest data packet it processed,
-    /// which its ACKs echo.
-    host_delay: SimTime,
-    rx_delay: SimTime,
+    /// Swift's host delay at its receiving host (`host_rx`).
+    host_rx: host_rx::HostDelay,
     /// Each endpoint waits for room in its host's NIC queue.
     blocked: [bool; 2],
     ep: Endpoints,
@@ -85,6 +70,65 @@ struct Conn {
     pending: VecDeque<(u32, u64)>,
     /// Bytes handed to the connection so far.
     offered: u64,
+}
+
+/// How a connection's packets go on the wire: fixed at setup from its transport, read by
+/// every send (`send_classed`) and delivery (`process`).
+#[derive(Clone, Copy, Debug)]
+struct Wire {
+    kind: WireKind,
+    /// The class byte of its data packets (their priority; NDP's bit).
+    priority: u8,
+    /// `PINNED` if the subflows follow pinned routes, else 0 (ORed into the class).
+    pinned: u8,
+    header: u32,
+    /// Wire size of a full segment, for the NIC's room check.
+    max_wire: u32,
+}
+
+/// The transports whose packets differ on the wire or at delivery. Every per-packet
+/// decision that depends on the transport matches on this, naming each kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WireKind {
+    /// TCP, its multipath variants and Homa's messages: packets as the transport makes
+    /// them.
+    Plain,
+    /// pFabric: the client's data packets carry its unacknowledged bytes as their
+    /// priority (in the data-sequence slot, which single-path TCP leaves at 0).
+    Pfabric,
+    /// A RoCE queue pair: control packets (ACK, NAK, CNP) go in class 0.
+    Roce,
+    /// A RoCE queue pair with HPCC: data packets carry INT records, ACKs echo them.
+    Hpcc,
+    /// NDP: delivered by `deliver_ndp`, its receiver's PULLs paced by its host's pacer.
+    Ndp,
+}
+
+impl WireKind {
+    /// A send adds to the packet (`special_send`).
+    #[inline(always)]
+    fn adds_at_send(self) -> bool {
+        match self {
+            WireKind::Plain => false,
+            WireKind::Pfabric | WireKind::Roce | WireKind::Hpcc | WireKind::Ndp => true,
+        }
+    }
+
+    /// Its packets carry INT records.
+    #[inline(always)]
+    fn carries_int(self) -> bool {
+        match self {
+            WireKind::Hpcc => true,
+            WireKind::Plain | WireKind::Pfabric | WireKind::Roce | WireKind::Ndp => false,
+        }
+    }
+
+    fn is_roce(self) -> bool {
+        match self {
+            WireKind::Roce | WireKind::Hpcc => true,
+            WireKind::Plain | WireKind::Pfabric | WireKind::Ndp => false,
+        }
+    }
 }
 
 /// The most copies of a flow (RepFlow uses 2).

@@ -10,6 +10,7 @@ use super::events::EventKind;
 use super::Sim;
 use crate::net::packet::{Desc, Packet, TO_SERVER};
 use crate::transport::ndp::flags as ndp_flags;
+use crate::transport::ndp::NdpPair;
 use crate::transport::tcp::Segment;
 
 impl Sim {
@@ -73,7 +74,7 @@ impl Sim {
         let conn = &mut self.conns[conn_id as usize];
         let returned = p.dir == TO_SERVER && d.dst == conn.src;
         let mut flags = p.flags;
-        if p.payload > 0 && (d.wire as u32) < p.payload + conn.header {
+        if p.payload > 0 && (d.wire as u32) < p.payload + conn.wire.header {
             flags |= ndp_flags::TRIMMED;
         }
         if returned {
@@ -96,7 +97,8 @@ impl Sim {
         conn.ep.on_segment(now, ep, 0, &seg);
         if ep == 1 {
             let host = conn.dst as usize;
-            for _ in 0..conn.ep.ndp_pull_requests() {
+            let requests = conn.ep.as_ndp_mut().map_or(0, NdpPair::pull_requests);
+            for _ in 0..requests {
                 self.pacers[host].request(conn_id);
             }
             self.wake_pacer(host, Some(conn_id));
@@ -128,11 +130,12 @@ impl Sim {
         self.pacers[h].woken();
         while let Some(conn_id) = self.pacers[h].next(now) {
             let conn = &mut self.conns[conn_id as usize];
-            if conn.ep.ndp_pull(ack_of == Some(conn_id)) {
+            let on_ack = ack_of == Some(conn_id);
+            if conn.ep.as_ndp_mut().is_some_and(|p| p.pull(on_ack)) {
                 let nic = self.net.host_nic[h];
                 let interval = self.net.ports[nic as usize]
                     .rate
-                    .serialization(conn.max_wire);
+                    .serialization(conn.wire.max_wire);
                 self.pacers[h].sent(now, interval);
                 self.flush_ep(conn_id, 1);
                 break;

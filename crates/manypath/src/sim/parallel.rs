@@ -139,9 +139,12 @@ impl Sim {
             NONE
         };
         // Every packet of an HPCC connection has its INT slot: the switches' stamps on
-        // data, the echo on ACKs and NAKs, none on CNPs (`roce_ndp_send`); the
+        // data, the echo on ACKs and NAKs, none on CNPs (`special_send`); the
         // receiving endpoint reads it whatever the packet.
-        let int_conn = self.conns.get(pkt.conn as usize).is_some_and(|c| c.int);
+        let int_conn = self
+            .conns
+            .get(pkt.conn as usize)
+            .is_some_and(|c| c.wire.kind.carries_int());
         let int = if d.has_int() || int_conn {
             out.ints.push(*self.pkts.int(d.pkt));
             out.ints.len() as u32 - 1
@@ -815,7 +818,7 @@ fn merge(mut sims: Vec<Sim>, owner: &[u32]) -> Sim {
             }
             if (owner[src as usize] == o) != (owner[dst as usize] == o) {
                 base.conns[c].ep.swap_server(&mut other.conns[c].ep);
-                std::mem::swap(&mut base.conns[c].rx_delay, &mut other.conns[c].rx_delay);
+                std::mem::swap(&mut base.conns[c].host_rx, &mut other.conns[c].host_rx);
             }
         }
         for f in 0..base.flows.len() {

@@ -3,8 +3,9 @@
 //! counters), and the result tables and run counters at the end.
 
 use super::events::EventKind;
+use super::WireKind;
 use super::{Sim, SAMPLE_FLOWS};
-use crate::connection::{Endpoints, ServerCounters};
+use crate::connection::Endpoints;
 use crate::metrics::ideal::{ideal_delivery, ideal_fct, Hop, Segments};
 use crate::metrics::{
     histogram_quantile, FlowRecord, FlowSample, QueueRecord, QueueSample, RecoveryCounters,
@@ -14,6 +15,8 @@ use crate::net::network::{LoadBalancing, Network, NO_RWNDQ};
 use crate::net::pfc::CLASSES;
 use crate::time::SimTime;
 use crate::transport::mptcp::sender::MptcpCounters;
+use crate::transport::pair::ServerCounters;
+use crate::transport::roce::RocePair;
 use crate::transport::tcp::SenderStats;
 
 /// The packets' fates over the run, for the counters table.
@@ -117,7 +120,7 @@ impl Sim {
                 }
                 let c = &self.conns[f.conns[0] as usize];
                 // A RoCE queue pair: bytes acknowledged, and its window (or 0) as cwnd.
-                if let Some((bytes_acked, cwnd)) = c.ep.roce_sample() {
+                if let Some((bytes_acked, cwnd)) = c.ep.as_roce().map(RocePair::sample) {
                     self.sampling.flow_samples.push(FlowSample {
                         time: now,
                         flow: i as u32,
@@ -243,7 +246,7 @@ impl Sim {
             (Some(r), _) => (
                 Segments {
                     mss: r.payload,
-                    header: first.header,
+                    header: first.wire.header,
                 },
                 false,
             ),
@@ -251,7 +254,7 @@ impl Sim {
             (None, Some(n)) => (
                 Segments {
                     mss: n.payload,
-                    header: first.header,
+                    header: first.wire.header,
                 },
                 false,
             ),
@@ -281,7 +284,7 @@ impl Sim {
             for h in &conn.hash {
                 data.clear();
                 ack.clear();
-                let reached = if conn.pinned != 0 {
+                let reached = if conn.wire.pinned != 0 {
                     data.extend(self.net.pinned_ports(h[0]));
                     ack.extend(self.net.pinned_ports(h[1]));
                     !data.is_empty() && !ack.is_empty()
@@ -474,11 +477,10 @@ impl Sim {
             .filter(|(_, f)| f.spec.conn.is_none())
             .map(|(i, f)| (i, &self.conns[f.conns[0] as usize]))
             .filter(|(_, c)| match c.ep {
-                Endpoints::Tcp { .. }
-                | Endpoints::Roce { .. }
-                | Endpoints::Ndp { .. }
-                | Endpoints::Homa(_) => false,
-                Endpoints::Mptcp { .. } => true,
+                Endpoints::Tcp(_) | Endpoints::Roce(_) | Endpoints::Ndp(_) | Endpoints::Homa(_) => {
+                    false
+                }
+                Endpoints::Mptcp(_) => true,
             })
             .flat_map(|(i, c)| {
                 c.ep.subflow_stats()
@@ -594,8 +596,8 @@ impl Sim {
             warmup,
             flow_level: None,
             warnings: self.plan.warnings.clone(),
-            roce: self.conns.iter().any(|c| c.roce),
-            ndp: self.conns.iter().any(|c| c.ndp),
+            roce: self.conns.iter().any(|c| c.wire.kind.is_roce()),
+            ndp: self.conns.iter().any(|c| c.wire.kind == WireKind::Ndp),
             trim: self.net.ports.iter().any(|p| p.queue.trims()),
             homa: self.homa.is_some(),
             fabric: self.fabric_on,

@@ -10,12 +10,13 @@ use super::fabric::LosslessCounts;
 use super::fabric::DEADLOCK_HOLD;
 use super::forward::{Deferred, DeferredTxDone};
 use super::homa::HomaHosts;
+use super::host_rx::HostDelay;
 use super::pools::{ConnPools, PoolFiling};
 use super::results::Tally;
 use super::results::{Counts, Sampling};
 use super::{
-    Conn, Flow, Sim, Windows, MAX_COPIES, NOT_STARTED, NO_CONN, NO_FLOW, SAMPLE_FLOWS,
-    SAMPLE_QUEUES,
+    Conn, Flow, Sim, Windows, Wire, WireKind, MAX_COPIES, NOT_STARTED, NO_CONN, NO_FLOW,
+    SAMPLE_FLOWS, SAMPLE_QUEUES,
 };
 use crate::connection::{Endpoints, NicInfo};
 use crate::engine::rng::stream;
@@ -32,6 +33,7 @@ use crate::scenario::{Plan, TransportPlan};
 use crate::time::SimTime;
 use crate::transport::ndp::PullPacer;
 use crate::transport::protocol::CcKind;
+use crate::transport::roce::RocePair;
 use crate::workload::{ConnSpec, FlowSpec};
 use std::collections::VecDeque;
 
@@ -74,9 +76,9 @@ impl Sim {
             events.schedule(DEADLOCK_HOLD, EventKind::PfcCheck, 0, 0);
         }
         let sampled_ports = sampled_ports(&plan, &net);
-        let ndp = conns.iter().any(|c| c.ndp);
+        let ndp = conns.iter().any(|c| c.wire.kind == WireKind::Ndp);
         let plan_hosts = net.host_nic.len();
-        let host_rx = conns.iter().any(|c| c.host_delay > 0);
+        let host_rx = conns.iter().any(|c| c.host_rx.per_packet > 0);
         schedule_start(&plan, &link_events, &mut events);
         let (conn_flow, capture, trace) = if observe {
             let mut conn_flows = vec![Vec::new(); conns.len()];
@@ -391,7 +393,6 @@ impl<'a> ConnBuilder<'a> {
         if owner == NO_FLOW {
             ep.make_idle();
         }
-        let wire = Wire::of(t, &ep);
         let i = self.conns.len();
         let paths = &plan.entry_paths[c.entry as usize];
         // BCube's hosts relay: every connection follows source routes, on the paths
@@ -412,34 +413,28 @@ impl<'a> ConnBuilder<'a> {
             (Some(_), LoadBalancing::Ecmp) => {
                 let h = self.ndp_path_hashes(i, c);
                 let rng = Rng::new(plan.seed, stream::HOST, (1 << 32) | i as u64);
-                ep.ndp_set_paths(h.len(), rng);
+                if let Some(p) = ep.as_ndp_mut() {
+                    p.set_paths(h.len(), rng);
+                }
                 h
             }
             _ => hash,
         };
+        let pinned = if paths.is_empty() && self.bcube.is_none() {
+            0
+        } else {
+            PINNED
+        };
         self.conns.push(Conn {
             src: c.src,
             dst: c.dst,
-            // NDP's packets carry its class bit (trimming queues cut its data); its data
-            // goes in class 1 behind its control packets in class 0, so a host NIC
-            // with two priority classes (`host_queue.priority`) sends ACKs, NACKs and
-            // PULLs first, as htsim's NDP hosts do.
-            priority: if wire.ndp { NDP | 1 } else { c.priority },
             hash,
-            pinned: if paths.is_empty() && self.bcube.is_none() {
-                0
-            } else {
-                PINNED
-            },
+            wire: Wire::of(t, &ep, c.priority, pinned),
             stop_at: plan.entry_stop[c.entry as usize],
-            header: wire.header,
-            max_wire: wire.payload + wire.header,
-            roce: wire.roce,
-            int: wire.int,
-            ndp: wire.ndp,
-            pfabric: t.cc == CcKind::Pfabric,
-            host_delay: t.cc.host_delay(),
-            rx_delay: 0,
+            host_rx: HostDelay {
+                per_packet: t.cc.host_delay(),
+                echo: 0,
+            },
             blocked: [false; 2],
             ep,
             timer_at: [0; 2],
@@ -694,41 +689,47 @@ fn schedule_start(plan: &Plan, link_events: &[LinkEvent], events: &mut EventQueu
     }
 }
 
-/// A connection's packets on the wire: full payload and header bytes, and what kind of
-/// transport sends them.
-struct Wire {
-    payload: u32,
-    header: u32,
-    roce: bool,
-    /// HPCC: data packets carry INT, ACKs echo it.
-    int: bool,
-    ndp: bool,
-}
-
 impl Wire {
-    fn of(t: &TransportPlan, ep: &Endpoints) -> Wire {
-        match (&t.roce, t.cc.roce(), &t.ndp) {
-            (Some(s), Some(rc), _) => Wire {
-                payload: s.payload,
-                header: ep.header_bytes().unwrap_or(t.tcp.header),
-                roce: true,
-                int: rc.int(),
-                ndp: false,
+    /// How the packets of a connection over transport `t` go on the wire: its data's
+    /// class byte from `priority` (NDP's its own), with `pinned` (`PINNED` or 0).
+    fn of(t: &TransportPlan, ep: &Endpoints, priority: u8, pinned: u8) -> Wire {
+        let (kind, payload, header) = match (&t.roce, t.cc.roce(), &t.ndp) {
+            (Some(s), Some(rc), _) => {
+                let kind = if rc.int() {
+                    WireKind::Hpcc
+                } else {
+                    WireKind::Roce
+                };
+                let header = ep.as_roce().map_or(t.tcp.header, RocePair::header);
+                (kind, s.payload, header)
+            }
+            (_, _, Some(n)) => (
+                WireKind::Ndp,
+                n.payload,
+                crate::transport::ndp::HEADER_BYTES,
+            ),
+            _ => {
+                let kind = if t.cc == CcKind::Pfabric {
+                    WireKind::Pfabric
+                } else {
+                    WireKind::Plain
+                };
+                (kind, t.tcp.mss, t.tcp.header)
+            }
+        };
+        Wire {
+            kind,
+            // NDP's packets carry its class bit (trimming queues cut its data); its data
+            // goes in class 1 behind its control packets in class 0, so a host NIC with
+            // two priority classes (`host_queue.priority`) sends ACKs, NACKs and PULLs
+            // first, as htsim's NDP hosts do.
+            priority: match kind {
+                WireKind::Ndp => NDP | 1,
+                WireKind::Plain | WireKind::Pfabric | WireKind::Roce | WireKind::Hpcc => priority,
             },
-            (_, _, Some(n)) => Wire {
-                payload: n.payload,
-                header: crate::transport::ndp::HEADER_BYTES,
-                roce: false,
-                int: false,
-                ndp: true,
-            },
-            _ => Wire {
-                payload: t.tcp.mss,
-                header: t.tcp.header,
-                roce: false,
-                int: false,
-                ndp: false,
-            },
+            pinned,
+            header,
+            max_wire: payload + header,
         }
     }
 }

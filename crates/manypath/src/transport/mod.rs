@@ -6,6 +6,7 @@ pub mod homa;
 pub mod mpcc;
 pub mod mptcp;
 pub mod ndp;
+pub mod pair;
 pub mod protocol;
 pub mod rate;
 pub mod roce;

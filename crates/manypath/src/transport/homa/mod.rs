@@ -21,6 +21,7 @@
 //! first byte to send again, `ack`: the grant's priority level or the end of the range
 //! to send again, `flags`: [`RESEND`] on a RESEND).
 
+pub mod pair;
 pub mod receiver;
 pub mod sender;
 

@@ -5,10 +5,12 @@
 //! window opens; a coupled congestion controller; and, optionally, FUSO's proactive
 //! multipath loss recovery.
 pub mod fuso;
+pub mod pair;
 pub mod receiver;
 pub mod sender;
 
 pub use fuso::FusoConfig;
+pub use pair::MptcpPair;
 pub use receiver::MptcpReceiver;
 pub use sender::{MptcpSender, Scheduler};
 

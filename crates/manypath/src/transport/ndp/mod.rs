@@ -26,10 +26,12 @@
 //! back (htsim's NDP leaves such a packet to its timeout).
 
 pub mod pacer;
+pub mod pair;
 pub mod receiver;
 pub mod sender;
 
 pub use pacer::PullPacer;
+pub use pair::NdpPair;
 pub use receiver::NdpReceiver;
 pub use sender::{NdpSender, NdpStats};
 

@@ -15,10 +15,12 @@
 //! size), `ack` the responder's next expected byte, and the flags of [`flags`] say what a
 //! packet is. The engine maps them onto packets as it does TCP's.
 
+pub mod pair;
 pub mod plan;
 pub mod receiver;
 pub mod sender;
 
+pub use pair::RocePair;
 pub use receiver::RoceReceiver;
 pub use sender::{RoceSender, RoceStats};
 

@@ -1,11 +1,13 @@
 //! TCP as two sans-IO state machines: the client side, which opens the connection and
 //! sends the flow's bytes, and the server side, which receives and acknowledges them.
 pub mod linux;
+pub mod pair;
 pub mod reassembly;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
 
+pub use pair::TcpPair;
 pub use reassembly::Reassembly;
 pub use receiver::TcpReceiver;
 pub use rtt::RttEstimator;

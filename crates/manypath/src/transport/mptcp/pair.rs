@@ -1,0 +1,110 @@
+//! A multipath connection's two endpoints behind `transport::pair::Pair`.
+
+use super::sender::MptcpCounters;
+use super::{MptcpReceiver, MptcpSender};
+use crate::metrics::RecoveryCounters;
+use crate::time::SimTime;
+use crate::transport::pair::{Pair, ServerCounters};
+use crate::transport::tcp::{Segment, SenderStats, TcpSender};
+
+/// A multipath client and server with their subflows.
+pub struct MptcpPair {
+    pub client: MptcpSender,
+    pub server: MptcpReceiver,
+}
+
+impl Pair for MptcpPair {
+    fn open(&mut self) {
+        self.client.open()
+    }
+
+    fn make_idle(&mut self) {
+        self.client.make_idle()
+    }
+
+    fn offer(&mut self, bytes: u64) {
+        self.client.offer(bytes)
+    }
+
+    #[inline]
+    fn data_acked(&self) -> u64 {
+        self.client.data_una
+    }
+
+    #[inline]
+    fn finish(&self) -> Option<SimTime> {
+        self.client.finish
+    }
+
+    #[inline]
+    fn on_segment(&mut self, now: SimTime, ep: usize, sub: usize, seg: &Segment) {
+        if ep == 0 {
+            self.client.on_segment(now, sub, seg)
+        } else {
+            self.server.on_segment(now, sub, seg)
+        }
+    }
+
+    #[inline]
+    fn poll_transmit(&mut self, now: SimTime, ep: usize) -> Option<(usize, Segment)> {
+        if ep == 0 {
+            self.client.poll_transmit(now)
+        } else {
+            self.server.poll_transmit(now)
+        }
+    }
+
+    fn on_timer(&mut self, now: SimTime, ep: usize) {
+        if ep == 0 {
+            self.client.on_timer(now)
+        } else {
+            self.server.on_timer(now)
+        }
+    }
+
+    #[inline]
+    fn timer_deadline(&self, ep: usize) -> Option<SimTime> {
+        if ep == 0 {
+            self.client.timer_deadline()
+        } else {
+            self.server.timer_deadline()
+        }
+    }
+
+    fn swap_server(&mut self, other: &mut MptcpPair) {
+        std::mem::swap(&mut self.server, &mut other.server)
+    }
+
+    fn stats(&self) -> SenderStats {
+        self.client.stats()
+    }
+
+    /// Multipath flows keep their recovery counters per subflow (`subflow_stats`).
+    fn recovery_counters(&self) -> RecoveryCounters {
+        RecoveryCounters::default()
+    }
+
+    fn server_counters(&self) -> ServerCounters {
+        ServerCounters::default()
+    }
+
+    fn subflows(&self) -> usize {
+        self.client.subs.len()
+    }
+
+    fn subflow_stats(&self) -> Vec<SenderStats> {
+        self.client.subs.iter().map(|s| s.stats()).collect()
+    }
+
+    fn senders(&self) -> &[TcpSender] {
+        &self.client.subs
+    }
+
+    fn mptcp_counters(&self) -> MptcpCounters {
+        self.client.counters
+    }
+
+    fn ssr_episodes(&self) -> (u32, u32) {
+        self.client.coupling.ssr_episodes()
+    }
+}
