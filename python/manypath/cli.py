@@ -38,6 +38,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+
 def _close_options(typo: str, options: list[str]) -> list[str]:
     """The long options spelt like ``typo``, compared without their dashes: with them,
     every option shares two characters with any typo (``--bogus`` came out like ``--out``)."""
