@@ -13,7 +13,7 @@ import pytest
 
 from manypath import run
 
-pytestmark = pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed (make test-deps)")
+pytestmark = pytest.mark.skipif(shutil.which("tshark") is None, reason="needs tshark (not installed; make test-deps installs it as root)")
 
 SIZE = 300_000
 RCV_WND = 4 * 1024 * 1024

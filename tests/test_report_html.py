@@ -155,7 +155,7 @@ def _chromium() -> str:
             return found
     if os.environ.get("CI"):
         pytest.fail("chromium is not installed; .ci/run installs Debian's chromium package")
-    pytest.skip("chromium is not installed (apt-get install chromium)")
+    pytest.skip("needs chromium (not installed; make test-deps installs it as root)")
 
 
 def _headless(browser: str, *args: str) -> subprocess.CompletedProcess[str]:

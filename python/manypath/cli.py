@@ -2,8 +2,13 @@
 
 Exit codes: 0 success, 1 failure (missing file, invalid scenario, failed run),
 2 usage error, 130 interrupted (Ctrl-C).
+
+Start-up stays fast (``--version``, ``validate`` and ``schema`` well under a second): this
+module imports no pandas, pyarrow or matplotlib; the commands that need the results,
+figures or reports import them when they run.
 """
 
+import difflib
 import json
 import math
 import sys
@@ -13,9 +18,10 @@ from pathlib import Path
 from typing import Any, Callable, NoReturn, Optional
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from . import report, run_dir, runner, sweeps
-from .results import COUNTERS_FILE, RUN_FILES, jsonable
+from ._json import jsonable
 from .scenario import (
     SEED_MAX,
     SEED_RANGE,
@@ -32,12 +38,50 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+
+def _close_options(typo: str, options: list[str]) -> list[str]:
+    """The long options spelt like ``typo``, compared without their dashes: with them,
+    every option shares two characters with any typo (``--bogus`` came out like ``--out``)."""
+    bare = {o[2:]: o for o in options if o.startswith("--")}
+    return [bare[m] for m in difflib.get_close_matches(typo.lstrip("-"), list(bare), n=3, cutoff=0.6)]
+
+
+def _suggest_close(command: Any, ctx: Any, error: Exception) -> None:
+    """An unknown option's error (click's NoSuchOption, duck-typed: typer ships its own
+    copy of click) suggests only the options spelt like it, or none."""
+    if getattr(error, "possibilities", None) is not None and hasattr(error, "option_name"):
+        options = [o for p in command.get_params(ctx) for o in (*p.opts, *p.secondary_opts)]
+        setattr(error, "possibilities", _close_options(error.option_name, options))
+
+
+class _Command(TyperCommand):
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except Exception as e:
+            _suggest_close(self, ctx, e)
+            raise
+
+
+class _Group(TyperGroup):
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except Exception as e:
+            _suggest_close(self, ctx, e)
+            raise
+
+
+# Plain help (no rich): flags show as plain flags (`--json`, not `--json <bool>`), errors
+# are plain lines, and `--help` does not import rich.
 app = typer.Typer(
     name="manypath",
     help="Packet-level data-center network simulator.",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    cls=_Group,
 )
 
 
@@ -90,6 +134,8 @@ def _guarded(
         _fail(f"{e.strerror or 'file not found'}: {e.filename or e}")
     except SweepError as e:
         _fail(f"invalid sweep {what}:\n{e}{hint()}")
+    except sweeps.BackendUnavailable as e:
+        _fail(str(e))
     except run_dir.RunDirError as e:
         _fail(str(e))
     except ValueError as e:
@@ -184,7 +230,7 @@ def _capture_points(option: str, table: str, items: list[str]) -> dict[str, Any]
     return {f"{table}.ports": ports, f"{table}.hosts": hosts}
 
 
-@app.command()
+@app.command(cls=_Command)
 def run(
     file: Optional[Path] = typer.Argument(
         None, help="Scenario TOML file. Without it, runs the built-in default scenario."
@@ -237,6 +283,8 @@ def run(
     Exits 130 if interrupted (Ctrl-C): the results up to then are printed and written,
     marked partial.
     """
+    from .results import COUNTERS_FILE, RUN_FILES
+
     path = file if file is not None else default_scenario_path()
     overrides = _parse_sets(sets)
     for option, table, given in (("--pcap", "output.pcap", pcap), ("--trace", "output.trace", trace)):
@@ -439,7 +487,7 @@ def _sim_progress(
     return _SimProgress(total / 1e3, interval_s=interval_s)
 
 
-@app.command()
+@app.command(cls=_Command)
 def validate(
     file: Path = typer.Argument(..., help="Scenario TOML file."),
     as_json: bool = typer.Option(
@@ -473,11 +521,13 @@ def validate(
     typer.echo(f"ok: {file}")
 
 
-topology_app = typer.Typer(help="Topologies as files: write any topology in the custom format.")
+topology_app = typer.Typer(
+    help="Topologies as files: write any topology in the custom format.", rich_markup_mode=None, cls=_Group
+)
 app.add_typer(topology_app, name="topology")
 
 
-@topology_app.command("export")
+@topology_app.command("export", cls=_Command)
 def topology_export(
     file: Path = typer.Argument(..., help="Scenario TOML file whose topology to write."),
     out: Optional[Path] = typer.Option(
@@ -494,7 +544,7 @@ def topology_export(
     _note(f"wrote {out}")
 
 
-@app.command()
+@app.command(cls=_Command)
 def schema() -> None:
     """Print the scenario file JSON Schema."""
     from . import _core
@@ -502,7 +552,7 @@ def schema() -> None:
     typer.echo(_core.schema())
 
 
-@app.command()
+@app.command(cls=_Command)
 def reproduce(
     name: Optional[str] = typer.Argument(
         None, help="Experiment to run. Without it, lists the experiments."
@@ -568,7 +618,15 @@ def _write_experiment(exp: Any, df: Any, target: Path) -> list[Path]:
     return [csv, *(plots.save(fig, target, exp.name) if fig is not None else [])]
 
 
-@app.command("trace")
+def _check_directory(directory: Path, wanted: str) -> None:
+    """Fails unless ``directory`` is a directory, saying what it is instead."""
+    if not directory.exists():
+        _fail(f"{directory}: no such directory")
+    if not directory.is_dir():
+        _fail(f"{directory}: is a file, not a directory (give {wanted})")
+
+
+@app.command("trace", cls=_Command)
 def trace_cmd(
     directory: Path = typer.Argument(..., help="A run directory written with an event trace (output.trace)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON records."),
@@ -577,6 +635,7 @@ def trace_cmd(
     from . import traces
     from .results import TRACE_FILE, load_run
 
+    _check_directory(directory, "a run's directory")
     if not (directory / TRACE_FILE).is_file():
         _fail(f"{directory}: no {TRACE_FILE} (run a scenario with [output.trace], or --trace, and --out)")
     res = _guarded(str(directory), lambda: load_run(directory))
@@ -591,7 +650,7 @@ def trace_cmd(
     typer.echo(report.frame(summary))
 
 
-@app.command("report")
+@app.command("report", cls=_Command)
 def report_cmd(
     directory: Path = typer.Argument(..., help="A run directory (run --out, a sweep's run) or a sweep directory."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="HTML file to write. Default: DIRECTORY/report.html."),
@@ -604,8 +663,7 @@ def report_cmd(
     """Write a self-contained HTML report (tables and figures) of a run or a sweep."""
     from . import report_html
 
-    if not directory.is_dir():
-        _fail(f"not a directory: {directory}")
+    _check_directory(directory, "a run's or a sweep's directory")
     path = _guarded("report", lambda: report_html.write_report(directory, out, allow_mixed=allow_mixed))
     if as_json:
         _print_json({"report": str(path)})
@@ -613,7 +671,7 @@ def report_cmd(
         typer.echo(str(path))
 
 
-@app.command()
+@app.command(cls=_Command)
 def sweep(
     file: Path = typer.Argument(..., help="Sweep TOML file (see docs/toolkit.md)."),
     out: Optional[Path] = typer.Option(

@@ -12,7 +12,6 @@ import hashlib
 import platform
 import subprocess
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Optional
 
@@ -24,6 +23,8 @@ PROVENANCE_FILE = "provenance.json"
 
 def version() -> str:
     """The installed manypath version ("0+unknown" when running from a bare source tree)."""
+    from importlib import metadata  # imported here: slow to import, and only this needs it
+
     try:
         return metadata.version("manypath")
     except metadata.PackageNotFoundError:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # only annotations: the command line imports this module at every start
+    import pandas as pd
 
-from .experiments.registry import Experiment
+    from .experiments.registry import Experiment
 
 
 def fmt(value: Any, digits: int = 3) -> str:

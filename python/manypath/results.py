@@ -14,6 +14,7 @@ from typing import Any, Union
 import pandas as pd
 
 from . import _toml, analysis, run_dir
+from ._json import jsonable as jsonable
 from .provenance import PROVENANCE_FILE, RESOLVED_FILE, SCENARIO_FILE
 from .run_dir import RunDirError as RunDirError
 
@@ -289,16 +290,3 @@ def _stat_row(row: pd.Series) -> dict[str, Any]:
 def _finite(x: Any) -> float | None:
     x = float(x)
     return None if math.isnan(x) or math.isinf(x) else x
-
-
-def jsonable(value: Any) -> Any:
-    """Turn numpy scalars and non-finite floats into what strict JSON accepts."""
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "item") and callable(value.item) and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    return value

@@ -1,7 +1,8 @@
 """Running and checking one scenario: the entry points into the native simulator.
 
 The native module is imported where it is used, so the analysis and results modules
-stay importable (and testable) without a compiled build.
+stay importable (and testable) without a compiled build; the results (pandas) likewise,
+so checking a scenario (``manypath validate``) does not import them.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import os
 import warnings
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from . import provenance
-from .results import Results
 from .scenario import Prepared, Scenario, prepare, resolve
+
+if TYPE_CHECKING:
+    from .results import Results
 
 
 class NotConvergedWarning(RuntimeWarning):
@@ -97,6 +100,7 @@ def run(
     threads_text = threads_option(threads)
     ready = prepare(resolve(scenario, base_dir), overrides, seed, default("seed"))
     from . import _core
+    from .results import Results
 
     if (level or (ready.doc or {}).get("level", "packet")) == "packet":
         message = memory_warning(_core.estimate(ready.text, ready.base_dir), available_memory_bytes())

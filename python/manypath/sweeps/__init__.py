@@ -11,18 +11,42 @@ the runs in progress, then stop them) without leaving a half-written run.
 
 ``spec`` reads and expands the sweep file, ``worker`` runs one point, ``store`` keeps the
 results directory, ``execution`` drives a whole sweep (local pool or Ray) and ``loading``
-reads a results directory back.
+reads a results directory back. Only ``spec`` is imported with the package (the command
+line needs its ``SweepError``); the other names are imported when first used, so reading
+a sweep file imports no pandas.
 """
 
-from __future__ import annotations
+import typing as _typing
 
-from .execution import Progress, SweepInterrupted, SweepSummary, sweep
-from .loading import SweepResults, is_sweep_dir, load_sweep, param_value
+from .. import _lazy
+from .errors import BackendUnavailable
 from .spec import RunSpec, Sweep, SweepError, SweepSpec, expand, read_spec, run_id_of, set_path
-from .store import plan_generation, read_manifest, run_status, store
-from .worker import Outcome
+
+if _typing.TYPE_CHECKING:
+    from .execution import Progress, SweepInterrupted, SweepSummary, sweep
+    from .loading import SweepResults, is_sweep_dir, load_sweep, param_value
+    from .store import plan_generation, read_manifest, run_status
+    from .worker import Outcome
+
+_LAZY = {
+    "Outcome": ".worker",
+    "Progress": ".execution",
+    "SweepInterrupted": ".execution",
+    "SweepResults": ".loading",
+    "SweepSummary": ".execution",
+    "is_sweep_dir": ".loading",
+    "load_sweep": ".loading",
+    "param_value": ".loading",
+    "plan_generation": ".store",
+    "read_manifest": ".store",
+    "run_status": ".store",
+    "sweep": ".execution",
+}
+
+__getattr__, __dir__ = _lazy.exports(__name__, globals(), _LAZY)
 
 __all__ = [
+    "BackendUnavailable",
     "Outcome",
     "Progress",
     "RunSpec",
@@ -42,6 +66,5 @@ __all__ = [
     "run_id_of",
     "run_status",
     "set_path",
-    "store",
     "sweep",
 ]

@@ -25,6 +25,7 @@ from typing import Any, Optional
 
 from ..results import jsonable
 from ..runner import validate
+from .errors import NO_RAY_CLUSTER, BackendUnavailable
 from .spec import PathLike, RunSpec, Sweep, SweepError, SweepSpec, expand
 from .store import Lock, clean_temporaries, last_line, run_status, start_generation, store
 from .worker import Outcome, execute
@@ -370,17 +371,28 @@ def _kill_workers(pool: Any) -> None:
         p.join(timeout=5)
 
 
+def _ray_init(ray: Any, address: str) -> None:
+    if address == "local":
+        ray.init(include_dashboard=False, log_to_driver=False)
+        return
+    try:
+        ray.init(address=address, log_to_driver=False)
+    except ConnectionError as e:
+        # Ray's own message points to its command line's --address, which is not ours.
+        if address == "auto" and not os.environ.get("RAY_ADDRESS"):
+            raise BackendUnavailable(NO_RAY_CLUSTER) from None
+        where = address if address != "auto" else f"RAY_ADDRESS={os.environ['RAY_ADDRESS']}"
+        raise BackendUnavailable(f"--ray {address}: could not connect to the Ray cluster at {where} ({e})") from None
+
+
 def _run_ray(todo: Sequence[RunSpec], address: str, record: Callable[[Outcome], None], stop: _Stop) -> int:
     """Run ``todo`` as Ray tasks; returns how many runs in progress a second Ctrl-C cancelled."""
     try:
         import ray
     except ImportError:
-        raise RuntimeError("--ray needs Ray: pip install 'manypath[ray]'") from None
+        raise BackendUnavailable("--ray needs Ray: pip install 'manypath[ray]'") from None
     if not ray.is_initialized():
-        if address == "local":
-            ray.init(include_dashboard=False, log_to_driver=False)
-        else:
-            ray.init(address=address, log_to_driver=False)
+        _ray_init(ray, address)
     remote = ray.remote(num_cpus=1)(execute)
     # As many tasks in flight as the cluster has CPUs: all of them running, so a first
     # Ctrl-C has nothing queued to take back (cancelling a task that runs interrupts it).

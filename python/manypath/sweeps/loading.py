@@ -40,6 +40,20 @@ class SweepResults:
     generations: pd.DataFrame = field(default_factory=pd.DataFrame)
     mixed: bool = False
 
+    def __repr__(self) -> str:
+        # One line, as Results: the tables are a print away (sw.runs, sw.flows).
+        status = self.runs["status"] if "status" in self.runs else pd.Series([], dtype=object)
+        ok, failed = int((status == "ok").sum()), int((status == "failed").sum())
+        if self.mixed:
+            which = "every generation (mixed)"
+        else:
+            which = f"generation {self.generation}" if self.generation is not None else "no generation"
+        over = ", ".join(self.params) if self.params else "no parameters"
+        return (
+            f"<SweepResults {self.name or 'sweep'!r}, {which}: {len(self.runs)} runs ({ok} ok, "
+            f"{failed} failed) over {over}; {len(self.flows):,} flows>"
+        )
+
     def results(self, run_id: str) -> Results:
         """The tables of one run alone."""
         return load_run(self.directory / run_id)

@@ -16,7 +16,7 @@ from typing import Any, Union
 
 from .. import _toml
 from ..provenance import scenario_digest
-from ..results import jsonable
+from .._json import jsonable
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -20,12 +20,14 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
+from .._json import jsonable
 from ..provenance import PROVENANCE_FILE, SCENARIO_FILE, now_utc, version
-from ..results import jsonable
 from .spec import RunSpec, Sweep, differences
-from .worker import Outcome
+
+if TYPE_CHECKING:  # planning a sweep (--dry-run) imports no results, hence no pandas
+    from .worker import Outcome
 
 RUN_FILE = "run.json"
 ERROR_FILE = "error.txt"

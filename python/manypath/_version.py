@@ -1,0 +1,5 @@
+"""The installed version, as ``manypath.__version__``."""
+
+from .provenance import version
+
+__version__ = version()
