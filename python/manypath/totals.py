@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import analysis
+
 #: The columns of :func:`long_lived_goodput`'s table, one row per class.
 LONG_LIVED_COLUMNS = ["flows", "bytes", "goodput_gbps", "share"]
 
@@ -44,8 +46,7 @@ def long_lived_goodput(flows: pd.DataFrame, end_s: float, from_s: float, *, by: 
     an empty window gives NaN goodput."""
     if "size" not in flows.columns or not len(flows):
         return pd.DataFrame(columns=LONG_LIVED_COLUMNS)
-    started = flows["started"].astype(bool) if "started" in flows.columns else pd.Series(True, index=flows.index)
-    long_lived = flows[(flows["size"] < 0) & started]
+    long_lived = flows[(flows["size"] < 0) & analysis.started_mask(flows)]
     if not len(long_lived):
         return pd.DataFrame(columns=LONG_LIVED_COLUMNS)
     got = long_lived.assign(_bytes=window_bytes(long_lived, end_s, from_s, flow_level=flow_level))
