@@ -25,15 +25,18 @@ def window_bytes(flows: pd.DataFrame, end_s: float, from_s: float, *, flow_level
     holds, for a long-lived flow that started in the warm-up, its goodput over the
     window (``goodput_bps``, bytes acknowledged after the warm-up over the time since):
     its bytes are that rate times the window. At flow level every flow runs at its
-    steady rate through the window, and ``bytes_acked`` is what it delivered there.
+    steady rate through the window, and ``bytes_acked`` is what it delivered there (as
+    it is for every flow of a table without ``goodput_bps``).
     """
     acked = flows["bytes_acked"].astype("int64")
-    if flow_level:
+    if flow_level or "goodput_bps" not in flows.columns:  # a table without it: all acknowledged
         return acked
     start = flows["start_s"].astype(float)
+    in_warmup = start < from_s
+    if not in_warmup.any():
+        return acked
     span = (end_s - np.maximum(start, from_s)).clip(lower=0.0)
     from_rate = (flows["goodput_bps"].astype(float) * span / 8.0).round()
-    in_warmup = start < from_s
     return acked.where(~in_warmup, from_rate.fillna(0).astype("int64"))
 
 
