@@ -4,6 +4,7 @@ values are the simulator's, counts match the queue table, the cap and window hol
 from __future__ import annotations
 
 import copy
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -372,3 +373,90 @@ def test_the_cli_captures_a_port_into_the_run_directory(tmp_path: Path) -> None:
     assert r.exit_code != 0 and "--out" in r.output
     r = CliRunner().invoke(app, ["run", str(scenario), "-q", "--out", str(out), "--pcap", "left"])
     assert r.exit_code != 0 and "NODE:PEER" in r.output
+
+
+def _pfc_incast(pcap: dict[str, Any] | None) -> dict[str, Any]:
+    """Four RoCE senders into host 0 through one switch with a 200 kB buffer and PFC: the
+    switch pauses and resumes each sender's link, over and over."""
+    s: dict[str, Any] = {
+        "name": "pfc-incast",
+        "duration_ms": 1,
+        "stop_when_done": False,
+        "topology": {"star": {"senders": 4}},
+        "network": {"link": {"rate_gbps": 10, "delay_us": 1}, "buffer": {"bytes": 200_000}, "pfc": {}},
+        "transports": {"qp": {"cc": "roce"}},
+        "traffic": [{"pattern": "incast", "senders": 4, "transport": "qp", "size": {"fixed": 200_000}}],
+    }
+    if pcap is not None:
+        s["output"] = {"pcap": pcap, "trace": {"hosts": [1]}}
+    return s
+
+
+PFC_FIELDS = ("frame.interface_name", "frame.time_epoch", "frame.len", "eth.dst", "eth.src", "eth.type",
+              "macc.opcode", "macc.cbfc.enbv", *(f"macc.cbfc.pause_time.c{c}" for c in range(8)),
+              "eth.fcs.status", "frame.comment")
+
+
+def test_pfc_pause_and_resume_are_802_1qbb_frames_on_the_port_that_sends_them(tmp_path: Path) -> None:
+    port = {"node": "switch", "peer": "host1"}
+    res = run(_pfc_incast({"ports": [port], "hosts": [2], "max_packets": 100_000}))
+    path = _write(res, tmp_path)
+    _assert_clean(path)
+    q = res.queues
+    sender = q[(q["node"] == "switch") & (q["peer"] == "host1")].iloc[0]
+    pauses, resumes = int(sender["pfc_pauses_sent_c0"]), int(sender["pfc_resumes_sent_c0"])
+    assert pauses >= 5 and resumes >= 5
+    out = subprocess.run(
+        ["tshark", "-r", str(path), "-o", "eth.check_fcs:TRUE", "-Y", "eth.type == 0x8808", "-T", "fields",
+         *(a for f in PFC_FIELDS for a in ("-e", f))],
+        check=True, capture_output=True, text=True).stdout
+    rows = [dict(zip(PFC_FIELDS, line.split("\t"))) for line in out.splitlines()]
+    # On the switch's port to host 1, every frame it sent and none other: the captured
+    # host 2's link carries its own pauses, but host 2 (a host) sends none.
+    assert {r["frame.interface_name"] for r in rows} == {"switch->host2", "switch->host1"}
+    mine = [r for r in rows if r["frame.interface_name"] == "switch->host1"]
+    assert len(mine) == pauses + resumes
+    assert res.counters["capture_packets"] == sum(q[(q["node"] == "switch") & (q["peer"].isin(["host1", "host2"]))]
+                                                  [["tx_packets", "pfc_pauses_sent_c0", "pfc_resumes_sent_c0"]]
+                                                  .sum()) + int(q[q["node"] == "host2"]["tx_packets"].sum())
+    switch_mac = "02:00:00:00:00:05"  # hosts 0-4 first, then the switch: node 5
+    for i, r in enumerate(mine):
+        pause = i % 2 == 0  # a pause, then its resume, in turn
+        assert r["frame.len"] == "64"
+        assert r["eth.dst"] == "01:80:c2:00:00:01" and r["eth.src"] == switch_mac
+        assert r["macc.opcode"] == "0x0101"
+        assert r["macc.cbfc.enbv"] == "0x0001", "class 0 enabled, in the PAUSE and in the RESUME"
+        quanta = [int(r[f"macc.cbfc.pause_time.c{c}"]) for c in range(8)]
+        assert quanta == [65535 if pause else 0] + [0] * 7
+        assert r["eth.fcs.status"] == "1", "a good FCS"
+        assert r["frame.comment"] == f"PFC {'PAUSE' if pause else 'RESUME'} (IEEE 802.1Qbb priority-based flow control)"
+    # Sent when the switch sent them: each arrives at host 1 (the trace's pause and
+    # resume events at host 1's port) a 64-byte serialisation (51.2 ns) and the link's
+    # 1 µs later. Capture timestamps are whole nanoseconds, truncated.
+    assert res.trace is not None
+    nic = int(q[(q["node"] == "host1")].iloc[0]["port"])
+    got = res.trace[(res.trace["port"] == nic) & res.trace["event"].isin(["pause", "resume"])]
+    assert list(got["event"]) == ["pause", "resume"] * pauses
+    for r, arrived in zip(mine, got["time_ps"]):
+        sent_ns = round(float(r["frame.time_epoch"]) * 1e9)
+        assert 0 <= (int(arrived) - 51_200 - 1_000_000) - sent_ns * 1000 < 1000
+    # Wireshark's MAC control dissector names the frame: "Class Based Flow Control
+    # [CBFC] Pause" (tshark 4.0) or "Priority-based Flow Control" (later releases).
+    verbose = subprocess.run(["tshark", "-r", str(path), "-V", "-Y", "macc"], check=True,
+                             capture_output=True, text=True).stdout
+    assert "Type: MAC Control (0x8808)" in verbose
+    assert re.search(r"Opcode: (Class Based Flow Control \[CBFC\]|Priority-based Flow Control \[PFC\]) Pause "
+                     r"\(0x0101\)", verbose)
+    assert "C0: 65535" in verbose and "PFC PAUSE" in verbose
+    # A flow filter keeps every PFC frame of the port (they belong to no flow).
+    res = run(_pfc_incast({"ports": [port], "flows": [3], "max_packets": 100_000}))
+    kinds = [r[0] for r in _fields(_write(res, tmp_path), "eth.type")]
+    assert kinds.count("0x8808") == pauses + resumes and kinds.count("0x0800") == 0
+
+
+def test_pfc_frames_in_a_capture_leave_the_results_unchanged() -> None:
+    on = run(_pfc_incast({"ports": [{"node": "switch", "peer": "host1"}], "max_packets": 100_000}))
+    off = run(_pfc_incast(None))
+    assert on.counters["pfc_pauses"] > 0
+    assert on.flows.equals(off.flows) and on.queues.equals(off.queues)
+    assert on.counters["events"] == off.counters["events"]

@@ -208,6 +208,42 @@ def test_a_capture_and_trace_on_two_threads_are_the_one_threads_byte_for_byte() 
         assert one.counters[counter] == two.counters[counter]
 
 
+# An incast of RoCE senders of every pod into host 0 over a lossless fabric: ports on
+# both sides of HALF's cut send PFC frames, which the capture records where they are sent.
+PFC_CAPTURED = """\
+duration_ms = 1
+stop_when_done = false
+[topology.fat_tree]
+k = 4
+[network.buffer]
+bytes = 100000
+[network.pfc]
+[transports.qp]
+cc = "roce"
+[[traffic]]
+pattern = "incast"
+receiver = 0
+senders = 8
+transport = "qp"
+size = "long_lived"
+[output.pcap]
+hosts = [0, 9]
+ports = [{ node = "edge0.0", peer = "agg0.0" }, { node = "agg0.0", peer = "core0" },
+         { node = "core0", peer = "agg2.0" }]
+"""
+
+
+def test_pfc_frames_captured_on_two_threads_are_the_one_threads_byte_for_byte() -> None:
+    one = manypath.run(PFC_CAPTURED)
+    two = manypath.run(with_parallel_text(PFC_CAPTURED, "2", HALF))
+    assert two.provenance["threads"] == 2
+    assert one.counters["pfc_pauses"] > 0
+    assert one.pcap is not None and one.pcap == two.pcap
+    # PFC frames are in it, to their reserved multicast address.
+    assert one.pcap.count(bytes.fromhex("0180c2000001")) >= 2 * 10
+    assert one.counters["capture_packets"] == two.counters["capture_packets"]
+
+
 DEADLOCK = Path(__file__).resolve().parent.parent / "scenarios" / "pfc-deadlock-link-failures.toml"
 
 

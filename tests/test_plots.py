@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -73,3 +75,49 @@ def test_reproduce_writes_the_figure(tmp_path: Path) -> None:
     assert_valid_png(tmp_path / "incast-tcp.png")
     assert_valid_svg(tmp_path / "incast-tcp.svg")
     assert (tmp_path / "incast-tcp.csv").read_text().startswith("fan_in,")
+
+
+def _two_seed_flows(spread: tuple[tuple[float, float], tuple[float, float]] = ((0.0002, 0.02), (0.001, 0.05))
+                    ) -> pd.DataFrame:
+    """Two runs (seeds) per load, each with five flows; by default their FCTs are two
+    decades apart, so a Student-t interval over the two (t = 12.7) reaches far below
+    zero."""
+    rows = []
+    for load, fcts in zip((0.3, 0.6), spread):
+        for seed, fct in enumerate(fcts):
+            for i in range(5):
+                rows.append({"load": load, "run_id": f"{load}-{seed}", "fct_s": fct * (1 + i / 10),
+                             "completed": True, "measured": True, "started": True, "size": 1000})
+    return pd.DataFrame(rows)
+
+
+def _lower_ends(ax: Any) -> list[float]:
+    return [min(seg[0][1], seg[1][1]) for c in ax.containers for bars in c.lines[2] for seg in bars.get_segments()]
+
+
+def test_ci_bars_on_a_log_axis_are_clipped_at_its_floor_and_say_n() -> None:
+    from manypath import analysis
+
+    flows = _two_seed_flows()
+    per_run = analysis.fct_stats(flows, by=["load", "run_id"]).reset_index()
+    agg = analysis.seed_aggregate(per_run, "load", ["fct_mean_ms"])
+    assert (agg["fct_mean_ms_ci_low"] < 0).all(), "the intervals reach below zero"
+    fig = plots.fct_vs_load(flows, "load", stats=("mean",))
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    # The floor is the decade under the smallest mean (12.1 ms at load 0.3).
+    floor = ax.get_ylim()[0]
+    assert floor == 10.0
+    lows = _lower_ends(ax)
+    assert len(lows) == 2 and lows == [floor, floor]
+    title = ax.get_legend().get_title().get_text()
+    assert title == "bars: 95% CI over seeds (Student-t, n = 2)\nclipped at the axis floor"
+    # Intervals above the floor are drawn whole, and not said to be clipped.
+    close = _two_seed_flows(((0.001, 0.00101), (0.03, 0.0301)))
+    ax = plots.fct_vs_load(close, "load", stats=("mean",)).axes[0]
+    assert ax.get_yscale() == "log"
+    per_run = analysis.fct_stats(close, by=["load", "run_id"]).reset_index()
+    agg = analysis.seed_aggregate(per_run, "load", ["fct_mean_ms"])
+    assert _lower_ends(ax) == pytest.approx(list(agg["fct_mean_ms_ci_low"]))
+    assert min(_lower_ends(ax)) > ax.get_ylim()[0]
+    assert ax.get_legend().get_title().get_text() == "bars: 95% CI over seeds (Student-t, n = 2)"

@@ -96,7 +96,7 @@ def test_sweep_report(sweep_dir: Path, tmp_path: Path) -> None:
     assert_self_contained(text)
     # Two seeds per point: every statistic with its interval, figures with error bars.
     assert re.search(r"<td>[\d.,]+ \[[\d.,]+, [\d.,]+\]</td>", text)
-    assert "mean over seeds, 95% confidence interval" in text
+    assert "mean over seeds (n = 2), 95% confidence interval" in text
     assert "<th>unfinished</th>" in text and "<th>started</th>" in text
     # The base scenario (the manifest's, or a run's scenario) and the provenance section.
     base = text.index("<h2>Base scenario</h2>")
@@ -186,3 +186,109 @@ def test_report_renders_in_headless_chromium(sweep_dir: Path, tmp_path: Path) ->
     # What the browser laid out holds the intervals, the base scenario and the provenance.
     assert "95% confidence interval" in res.stdout
     assert "Base scenario" in res.stdout and "Provenance" in res.stdout
+
+
+# Measures, once the page has loaded, whether anything sticks out of the page sideways:
+# the document's width against the window's, and each table against the body's content
+# box (a table in a box that scrolls shows only what fits the box).
+WIDTH_PROBE = """<script>
+window.addEventListener("load", () => {
+  const body = document.body.getBoundingClientRect();
+  const pad = parseFloat(getComputedStyle(document.body).paddingRight);
+  let out = 0, scrolling = 0;
+  for (const t of document.querySelectorAll("table")) {
+    const box = t.parentElement;
+    const scrolls = box.classList.contains("table-box") && getComputedStyle(box).overflowX === "auto";
+    const right = scrolls ? box.getBoundingClientRect().right : t.getBoundingClientRect().right;
+    if (right > body.right - pad + 1) out++;
+    if (scrolls && box.scrollWidth > box.clientWidth) scrolling++;
+  }
+  document.title = "page " + document.documentElement.scrollWidth + "/" + window.innerWidth +
+    " tables out " + out + " scrolling " + scrolling;
+});
+</script>"""
+
+
+def _title_at(browser: str, page: Path, probe: str, tmp_path: Path, width: int) -> str:
+    probed = tmp_path / f"probed-{page.stem}.html"
+    probed.write_text(page.read_text().replace("</body>", probe + "\n</body>"))
+    res = _headless(browser, "--dump-dom", "--virtual-time-budget=5000", f"--window-size={width},900",
+                    probed.resolve().as_uri())
+    title = re.search(r"<title>(.*?)</title>", res.stdout)
+    assert title is not None, res.stderr[-2000:]
+    return title.group(1)
+
+
+def test_the_sweep_table_scrolls_inside_its_box_at_1400_px(sweep_dir: Path, tmp_path: Path) -> None:
+    browser = _chromium()
+    # Long parameter values make the per-combination table wider than the page's column.
+    page = report_html.write_report(sweep_dir, tmp_path / "report.html")
+    text = page.read_text().replace("senders=2, limit_packets=20",
+                                    "senders=2, limit_packets=20, a parameter with a long name=a long value")
+    page.write_text(text)
+    title = _title_at(browser, page, WIDTH_PROBE, tmp_path, 1400)
+    m = re.fullmatch(r"page (\d+)/(\d+) tables out (\d+) scrolling (\d+)", title)
+    assert m, title
+    page_width, window, out, scrolling = map(int, m.groups())
+    assert page_width <= window, title
+    assert out == 0, title
+    assert scrolling >= 1, "the wide table scrolls in its box (else this test checks nothing)"
+    # Every table of the page sits in such a box.
+    assert text.count("<table>") == text.count('<div class="table-box"><table>')
+
+
+# Whether any two labels of the fabric drawing overlap, as the browser lays them out.
+LABEL_PROBE = """<script>
+window.addEventListener("load", () => {
+  const texts = Array.from(document.querySelectorAll("svg.fabric text"));
+  const boxes = texts.map(t => t.getBoundingClientRect());
+  let n = 0;
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const a = boxes[i], b = boxes[j];
+    if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5) n++;
+  }
+  document.title = "labels " + texts.length + " overlapping " + n;
+});
+</script>"""
+
+
+def test_fabric_labels_of_a_k8_fat_tree_do_not_overlap_in_a_browser(tmp_path: Path) -> None:
+    browser = _chromium()
+    res = manypath.run("""\
+duration_ms = 1
+[topology.fat_tree]
+k = 8
+[[traffic]]
+pattern = "permutation"
+transport = "dctcp"
+size = "long_lived"
+""")
+    res.to_parquet(tmp_path / "run")
+    page = report_html.write_report(tmp_path / "run")
+    title = _title_at(browser, page, LABEL_PROBE, tmp_path, 1400)
+    m = re.fullmatch(r"labels (\d+) overlapping (\d+)", title)
+    assert m, title
+    labels, overlapping = map(int, m.groups())
+    # The 80 switches' names, thinned out, and the hottest links' numbers.
+    assert labels >= 40 and overlapping == 0, title
+
+
+def test_busiest_queues_name_their_ports(results: Results, tmp_path: Path) -> None:
+    results.to_parquet(tmp_path)
+    text = report_html.write_report(tmp_path).read_text()
+    section = text[text.index("<h2>Busiest queues</h2>"):]
+    assert "<th>node → peer</th>" in section
+    # Sorted by drops: switch → host0 (7), host1 → switch (1), switch → host1 (0).
+    named = re.findall(r"<td>(\w+ → \w+)</td>", section)
+    assert named == ["switch → host0", "host1 → switch", "switch → host1"]
+
+
+def test_a_runs_provenance_appears_once(incast_text: str, tmp_path: Path) -> None:
+    res = manypath.run(incast_text)
+    res.to_parquet(tmp_path / "run")
+    assert (tmp_path / "run" / "provenance.json").is_file()
+    text = report_html.render(tmp_path / "run")
+    assert text.count("<h2>Provenance</h2>") == 1
+    assert text.count(str(res.provenance["scenario_sha256"])) == 1
+    # Before the scenario, as the documentation lists them.
+    assert text.index("<h2>Provenance</h2>") < text.index("<h2>Scenario</h2>")

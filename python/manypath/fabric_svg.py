@@ -8,6 +8,7 @@ and either level."""
 from __future__ import annotations
 
 import html
+import math
 from collections import deque
 from dataclasses import dataclass
 
@@ -22,6 +23,38 @@ LABELLED_LINKS = 6
 _WIDTH = 1100.0
 _LAYER_GAP = 110.0
 _MARGIN = 30.0
+#: Label font sizes (px): the default, and the smallest a dense layer's labels shrink to
+#: before every other one (or fewer) is left out.
+FONT = 10.0
+MIN_FONT = 7.0
+#: A label's width per character, in ems: wide enough for digits and lower-case letters
+#: of a sans-serif face, so labels estimated apart do not touch.
+_CHAR_EM = 0.62
+
+Box = tuple[float, float, float, float]
+
+
+def label_box(text: str, x: float, y: float, size: float) -> Box:
+    """The box (left, top, right, bottom) a label of font ``size`` takes when drawn
+    centred on ``x`` with its baseline at ``y``, by an estimate that errs wide."""
+    half = len(text) * _CHAR_EM * size / 2
+    return (x - half, y - size, x + half, y + 0.3 * size)
+
+
+def overlaps(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def layer_labels(names: list[str], step: float) -> tuple[float, int]:
+    """How a layer of nodes ``step`` apart is labelled: the font size, shrunk from
+    ``FONT`` so the longest name fits the spacing, and every how many nodes gets its
+    label (1: all; more when even ``MIN_FONT`` does not fit)."""
+    room = 0.9 * step
+    longest = max((len(n) for n in names), default=1) * _CHAR_EM
+    size = min(FONT, room / longest)
+    if size >= MIN_FONT:
+        return size, 1
+    return MIN_FONT, math.ceil(longest * MIN_FONT / room)
 
 
 @dataclass(frozen=True)
@@ -110,7 +143,7 @@ def fabric_svg(queues: pd.DataFrame) -> str | None:
     found = links(queues)
     hot = hottest(found)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="fabric" viewBox="0 0 {_WIDTH:.0f} {height:.0f}" '
-           f'width="{_WIDTH:.0f}" height="{height:.0f}" font-family="sans-serif" font-size="10">']
+           f'width="{_WIDTH:.0f}" height="{height:.0f}" font-family="sans-serif" font-size="{FONT:g}">']
     for link in sorted(found, key=lambda l: l.utilization):
         (x1, y1), (x2, y2) = pos[link.a], pos[link.b]
         tip = (f"{link.name}{f' (×{link.count})' if link.count > 1 else ''}: utilisation "
@@ -118,6 +151,9 @@ def fabric_svg(queues: pd.DataFrame) -> str | None:
         out.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
                    f'stroke="{_colour(link.utilization)}" stroke-width="{0.6 + 3.4 * min(link.utilization, 1):.2f}">'
                    f"<title>{html.escape(tip)}</title></line>")
+    # Labels never overlap: the hottest links' first, each left out if it would cover one
+    # placed before it; then the switches', shrunk or thinned out where a layer is dense.
+    placed: list[Box] = []
     flagged = sorted(found, key=lambda l: (l.utilization, l.drops, l.marks), reverse=True)[:LABELLED_LINKS]
     for link in flagged:
         if link.utilization <= 0 and link.drops == 0 and link.marks == 0:
@@ -125,16 +161,31 @@ def fabric_svg(queues: pd.DataFrame) -> str | None:
         (x1, y1), (x2, y2) = pos[link.a], pos[link.b]
         label = f"{link.utilization:.0%}" + (f" d{link.drops}" if link.drops else "") + (
             f" m{link.marks}" if link.marks else "")
-        out.append(f'<text x="{(x1 + x2) / 2:.1f}" y="{(y1 + y2) / 2 - 3:.1f}" text-anchor="middle" '
-                   f'fill="#222">{html.escape(label)}</text>')
+        x, y = (x1 + x2) / 2, (y1 + y2) / 2 - 3
+        box = label_box(label, x, y, FONT)
+        if any(overlaps(box, b) for b in placed):
+            continue
+        placed.append(box)
+        out.append(f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="middle" fill="#222">{html.escape(label)}</text>')
     radius = {True: 3.0, False: 5.0}
     for n, (x, y) in pos.items():
         host = layer[n] == 0
         shape = "#555" if host else "#1f4e8c"
         out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{radius[host]}" fill="{shape}">'
                    f"<title>{html.escape(n)}</title></circle>")
-        if not host and len(rows[layer[n]]) <= 40:
-            out.append(f'<text x="{x:.1f}" y="{y - 8:.1f}" text-anchor="middle" fill="#333">{html.escape(n)}</text>')
+    for l, names in sorted(rows.items()):
+        if l == 0:  # hosts: their names are in their tooltips
+            continue
+        size, every = layer_labels(names, (_WIDTH - 2 * _MARGIN) / len(names))
+        for i, n in enumerate(names):
+            x, y = pos[n][0], pos[n][1] - 8
+            box = label_box(n, x, y, size)
+            if i % every or any(overlaps(box, b) for b in placed):
+                continue
+            placed.append(box)
+            font = "" if size == FONT else f' font-size="{size:.1f}"'
+            out.append(f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="middle" fill="#333"{font}>'
+                       f"{html.escape(n)}</text>")
     if hot is not None:
         out.append(f'<text x="{_MARGIN}" y="{height - 10:.0f}" font-size="12" fill="#222">hottest link: '
                    f"{html.escape(hot.name)}, utilisation {hot.utilization:.0%}, {hot.drops} drops, "

@@ -215,11 +215,15 @@ def fct_vs_load(
 
     With several runs (seeds) per point (a ``run`` column), each point is the mean over
     the runs of the per-run statistic and its bar the ``level`` confidence interval over
-    the runs (:func:`analysis.mean_ci`); with one run, the statistic of its flows."""
+    the runs (:func:`analysis.mean_ci`); with one run, the statistic of its flows. On a
+    log axis (FCTs spanning a decade) an interval reaching below the axis floor, the
+    decade under the smallest point (with 2 seeds a Student-t interval often reaches
+    below zero), is clipped there; the legend says so and gives n, the seeds per point."""
     fig, ax = _figure()
     groups = _groups(flows, by)
     keys = [load, run] if run in flows.columns else [load]
-    i = 0
+    lines = []
+    runs: set[int] = set()
     for label, g in groups:
         per_run = analysis.fct_stats(g, by=keys).reset_index()
         for stat in stats:
@@ -228,32 +232,46 @@ def fct_vs_load(
                 per_run[col] = [analysis.percentile(analysis.measured_fct(part)["fct_s"] * 1e3, float(stat[1:]))
                                 for _, part in g.groupby(keys, sort=True)]
             agg = analysis.seed_aggregate(per_run, load, [col], level, method)
-            xs = agg.index.to_numpy(dtype=float)
-            ys = agg[col].to_numpy(dtype=float)
-            name = stat if by is None else f"{label} {stat}"
-            style = series_style(i)
-            i += 1
             low, high = agg[f"{col}_ci_low"].to_numpy(dtype=float), agg[f"{col}_ci_high"].to_numpy(dtype=float)
-            if np.isfinite(low).any():
-                err = np.vstack([np.nan_to_num(ys - low), np.nan_to_num(high - ys)])
-                ax.errorbar(xs, ys, yerr=err, capsize=3, label=name, **style)
-            else:
-                ax.plot(xs, ys, label=name, **style)
+            runs.update(int(n) for n, lo in zip(agg["runs"], low) if not math.isnan(lo))
+            lines.append((f"{stat}" if by is None else f"{label} {stat}", agg.index.to_numpy(dtype=float),
+                          agg[col].to_numpy(dtype=float), low, high))
+    done = analysis.measured_fct(flows)["fct_s"].to_numpy(dtype=float)
+    logy = _spans_decades(done)
+    means = np.concatenate([ys for _, _, ys, _, _ in lines]) if lines else np.array([])
+    positive = means[means > 0]
+    floor = 10.0 ** math.floor(math.log10(float(positive.min()))) if logy and positive.size else None
+    clipped = False
+    for i, (name, xs, ys, low, high) in enumerate(lines):
+        style = series_style(i)
+        if np.isfinite(low).any():
+            if floor is not None:
+                clipped |= bool((low < floor).any())
+                low = np.where(np.isnan(low), low, np.maximum(low, floor))
+            err = np.vstack([np.nan_to_num(ys - low), np.nan_to_num(high - ys)])
+            ax.errorbar(xs, ys, yerr=err, capsize=3, label=name, **style)
+        else:
+            ax.plot(xs, ys, label=name, **style)
     ax.set_xlabel(param_label(load))
     ax.set_ylabel("flow completion time (ms)")
-    done = analysis.measured_fct(flows)["fct_s"].to_numpy(dtype=float)
-    if _spans_decades(done):
+    if logy:
         log_axis(ax, "y")
+        if floor is not None:
+            ax.set_ylim(bottom=floor)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small", title=_ci_note(flows, load, run, level, method))
+    ax.legend(fontsize="small", title=_ci_note(runs, level, method, clipped))
     return fig
 
 
-def _ci_note(flows: pd.DataFrame, load: str, run: str, level: float, method: str) -> Optional[str]:
-    if run not in flows.columns or flows.groupby(load)[run].nunique().max() < 2:
+def _ci_note(runs: set[int], level: float, method: str, clipped: bool) -> Optional[str]:
+    """The legend's title for confidence-interval bars over ``runs`` seeds per point
+    (None: no point has an interval)."""
+    if not runs:
         return None
     name = "Student-t" if method == "t" else "bootstrap"
-    return f"bars: {level:.0%} CI over seeds ({name})"
+    n = f"{min(runs)}" if len(runs) == 1 else f"{min(runs)}–{max(runs)}"
+    note = f"bars: {level:.0%} CI over seeds ({name}, n = {n})"
+    return note + "\nclipped at the axis floor" if clipped else note
 
 
 def bars(values: pd.Series, ylabel: str, *, title: Optional[str] = None, ylim: Optional[tuple[float, float]] = None,

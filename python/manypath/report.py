@@ -11,6 +11,8 @@ if TYPE_CHECKING:  # only annotations: the command line imports this module at e
 
     from .experiments.registry import Experiment
 
+from .signals import SIGNALS
+
 
 def fmt(value: Any, digits: int = 3) -> str:
     """A number as a person wants to read it: thousands separators, fixed decimals, '-' for missing."""
@@ -70,6 +72,10 @@ def run_summary(summary: Mapping[str, Any], counters: Mapping[str, Any]) -> str:
     if summary.get("size_buckets"):
         classes += "\n\n" + _fct_table("size", summary["size_buckets"])
     classes += "".join(f"\nwarning: {w}" for w in summary.get("warnings", []))
+    if summary.get("long_lived_goodput"):
+        classes += "\n\n" + long_lived_table(summary["long_lived_goodput"])
+    signals = [(label, fmt(summary.get("congestion_signals", {}).get(key))) for key, label, _ in SIGNALS
+               if summary.get("congestion_signals", {}).get(key)]
     drops, marks = summary["drops"], summary["ecn_marks"]
     if counters.get("level") == "flow":
         converged = "converged" if counters.get("converged") else "not converged"
@@ -90,6 +96,7 @@ def run_summary(summary: Mapping[str, Any], counters: Mapping[str, Any]) -> str:
             ("link losses", fmt(summary.get("link_losses", 0))),
             ("ECN marks", f"switch {fmt(marks['switch'])}, host {fmt(marks['host'])}"),
             ("timeouts", fmt(summary["timeouts"])),
+            *signals,
             ("events", fmt(_int(counters.get("events")))),
             ("packet-hops", fmt(_int(counters.get("packet_hops")))),
             ("wall time", f"{fmt(_float(counters.get('wall_s')), 2)} s"),
@@ -97,6 +104,28 @@ def run_summary(summary: Mapping[str, Any], counters: Mapping[str, Any]) -> str:
         ]
     )
     return f"{title}\n\n{classes}\n\n{totals}"
+
+
+def long_lived_table(doc: Mapping[str, Any]) -> str:
+    """The goodput of long-lived flows per class (``summary["long_lived_goodput"]``):
+    a line naming the measurement window, then per class its flows, the megabytes
+    (10^6 bytes) they delivered in the window, that as Gbit/s over the window and its
+    share of all long-lived flows' bytes; a last row ``all`` when there are several
+    classes."""
+    ms = 1e3
+    head = (f"long-lived flows, over the measurement window {fmt(doc['from_s'] * ms)} to "
+            f"{fmt(doc['end_s'] * ms)} ms:")
+    rows = [[name, fmt(c["flows"]), fmt(c["bytes"] / 1e6), fmt(c["goodput_gbps"]), _percent(c["share"])]
+            for name, c in doc["classes"].items()]
+    if len(rows) > 1:
+        flows = sum(int(c["flows"]) for c in doc["classes"].values())
+        rows.append(["all", fmt(flows), fmt(doc["bytes"] / 1e6), fmt(doc["goodput_gbps"]),
+                     _percent(1.0 if doc["bytes"] else None)])
+    return head + "\n" + table(["class", "flows", "delivered MB", "goodput Gbit/s", "share"], rows)
+
+
+def _percent(v: Any) -> str:
+    return "-" if v is None else f"{100 * float(v):.1f}%"
 
 
 def _fct_table(first: str, groups: Mapping[str, Mapping[str, Any]]) -> str:

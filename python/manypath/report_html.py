@@ -23,6 +23,7 @@ from .provenance import PROVENANCE_FILE, SCENARIO_FILE
 from .results import COUNTERS_FILE, FLOWS_FILE, REPORT_FILE, Results, load_run
 from .sweeps.loading import SweepResults, is_sweep_dir, load_sweep
 from .sweeps.store import SWEEP_FILE
+from .signals import SIGNALS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -33,6 +34,7 @@ _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; padding: 0 1em; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 0.5em 0; font-variant-numeric: tabular-nums; }
+.table-box { max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; } td { white-space: nowrap; }
 th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
 figure { display: inline-block; margin: 0.5em 1em 1em 0; vertical-align: top; }
@@ -104,7 +106,9 @@ def _table(df: pd.DataFrame, index: bool = False) -> str:
     rows = []
     for rec in df.itertuples(index=False, name=None):
         rows.append("<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in rec) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    # A table wider than the page scrolls inside its own box, never past the page.
+    return (f'<div class="table-box"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
 def _pairs(items: Sequence[tuple[str, Any]]) -> str:
@@ -120,11 +124,14 @@ def _has_flows(flows: pd.DataFrame) -> bool:
 
 def _run_report(src: Path, res: Results) -> str:
     c = res.counters
+    summary = res.summary()
+    signals = summary["congestion_signals"]
     body = [
         "<h2>Run</h2>",
         _pairs(
             [("directory", str(src)), ("seed", c.get("seed")), ("simulated time (ms)", _ms(c.get("sim_time_s"))),
              ("flows", len(res.flows)), ("completed", int(res.flows["completed"].sum()) if len(res.flows) else 0),
+             *((label, signals[key]) for key, label, _ in SIGNALS if key in signals),
              ("events", c.get("events")), ("packet-hops", c.get("packet_hops")), ("wall time (s)", c.get("wall_s"))]
         ),
     ]
@@ -143,10 +150,8 @@ def _run_report(src: Path, res: Results) -> str:
     warnings = analysis.censoring_warnings(res.flows) if len(res.flows) else []
     if warnings:
         body.append('<ul class="failed">' + "".join(f"<li>{html.escape(w)}</li>" for w in warnings) + "</ul>")
-    prov = src / PROVENANCE_FILE
-    if prov.is_file():
-        info = json.loads(prov.read_text(encoding="utf-8"))
-        body += ["<h2>Provenance</h2>", _pairs([(str(k), v) for k, v in info.items()])]
+    if summary["long_lived_goodput"]:
+        body += _long_lived(summary["long_lived_goodput"])
     figures = []
     if _has_flows(res.flows):
         figures.append(_figure(plots.fct_cdf(res.flows, by="class"), "FCT CDF per class"))
@@ -180,15 +185,41 @@ def _run_report(src: Path, res: Results) -> str:
     queues = res.queues
     if len(queues):
         busiest = queues.sort_values(["drops", "max_packets"], ascending=False).head(10)
-        cols = [c for c in ("port", "node_kind", "tier", "utilization", "drops", "ecn_marks", "max_packets",
-                            "mean_packets") if c in busiest]
+        if {"node", "peer"} <= set(busiest.columns):
+            busiest = busiest.assign(**{"node → peer": [f"{n} → {p}" for n, p in
+                                                        zip(busiest["node"], busiest["peer"])]})
+        cols = [c for c in ("port", "node → peer", "node_kind", "tier", "utilization", "drops", "ecn_marks",
+                            "max_packets", "mean_packets") if c in busiest]
         body += ["<h2>Busiest queues</h2>", _table(busiest[cols])]
+    # The provenance once: the run's own record (provenance.json), as loaded.
+    prov = res.provenance
+    if not prov and (src / PROVENANCE_FILE).is_file():
+        prov = json.loads((src / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    if prov:
+        body += ["<h2>Provenance</h2>", _pairs([(str(k), v) for k, v in prov.items()])]
     scenario = src / "scenario.toml"
     if scenario.is_file():
         body += ["<h2>Scenario</h2>", f"<pre>{html.escape(scenario.read_text(encoding='utf-8'))}</pre>"]
-    if res.provenance:
-        body += ["<h2>Provenance</h2>", _pairs(list(res.provenance.items()))]
     return _page(f"manypath run: {res.name or src.name}", body)
+
+
+def _long_lived(doc: dict[str, Any]) -> list[str]:
+    """The goodput of long-lived flows per class over the measurement window
+    (``summary()["long_lived_goodput"]``)."""
+    def share(v: Any) -> str:
+        return "-" if v is None else f"{100 * float(v):.1f}%"
+
+    rows = [(name, c["flows"], c["bytes"] / 1e6, c["goodput_gbps"], share(c["share"]))
+            for name, c in doc["classes"].items()]
+    if len(rows) > 1:
+        rows.append(("all", sum(int(c["flows"]) for c in doc["classes"].values()), doc["bytes"] / 1e6,
+                     doc["goodput_gbps"], share(1.0 if doc["bytes"] else None)))
+    table = pd.DataFrame(rows, columns=["class", "flows", "delivered (MB)", "goodput (Gbit/s)", "share"])
+    return ["<h2>Long-lived flows</h2>",
+            f"<p>Long-lived flows never finish, so they have no FCT: per class, the bytes they delivered "
+            f"in the measurement window ({_cell(doc['from_s'] * 1e3)} to {_cell(doc['end_s'] * 1e3)} ms), "
+            "that as goodput over the window, and each class's share of every long-lived flow's bytes.</p>",
+            _table(table)]
 
 
 _FCT_HEADERS = {
@@ -232,6 +263,8 @@ def _sweep_report(src: Path, sw: SweepResults) -> str:
     queues = plots.label_params(sw.queues, point_params)
     if len(flows):
         goodput = _run_goodput(flows, runs)
+        per_point = analysis.seed_aggregate(goodput, "point", ["goodput_gbps"])
+        n = _n_seeds(per_point["runs"])
         stats = _sweep_table(flows, goodput)
         body += ["<h2>Per parameter combination (all seeds)</h2>", _ci_note(), _table(stats, index=True)]
         body += _censoring_notes(flows)
@@ -245,13 +278,14 @@ def _sweep_report(src: Path, sw: SweepResults) -> str:
                 others = [p for p in sw.params if p != x]
                 by = plots.label_params(flows, others, "rest") if others else flows
                 figures.append(_figure(plots.fct_vs_load(by, x, "rest" if others else None),
-                                       f"FCT vs {plots.param_label(x)}: mean over seeds, "
-                                       f"{analysis.CI_LEVEL:.0%} confidence interval"))
-        per_point = analysis.seed_aggregate(goodput, "point", ["goodput_gbps"])
+                                       f"FCT vs {plots.param_label(x)}: mean over seeds (n = {n}), "
+                                       f"{analysis.CI_LEVEL:.0%} confidence interval, clipped at the "
+                                       "axis floor on a log axis"))
         figures.append(_figure(plots.bars(per_point["goodput_gbps"], "goodput (Gbit/s)",
                                           low=per_point["goodput_gbps_ci_low"],
                                           high=per_point["goodput_gbps_ci_high"]),
-                               f"aggregate goodput: mean over seeds, {analysis.CI_LEVEL:.0%} confidence interval"))
+                               f"aggregate goodput: mean over seeds (n = {n}), "
+                               f"{analysis.CI_LEVEL:.0%} confidence interval"))
         jain = flows.groupby("point")["goodput_bps"].apply(lambda v: analysis.jain_index(v.fillna(0)))
         figures.append(_figure(plots.bars(jain, "Jain's fairness index", ylim=(0, 1.05)),
                                "Jain's fairness index of per-flow goodput"))
@@ -267,6 +301,12 @@ def _sweep_report(src: Path, sw: SweepResults) -> str:
                         for r in failed.itertuples())
         body += ['<h2 class="failed">Failed runs</h2>', f'<ul class="failed">{items}</ul>']
     return _page(f"manypath sweep: {sw.name}", body)
+
+
+def _n_seeds(runs: pd.Series) -> str:
+    """The runs (seeds) per parameter combination: one number, or the range."""
+    lo, hi = int(runs.min()), int(runs.max())
+    return f"{lo}" if lo == hi else f"{lo}–{hi}"
 
 
 def _ci_note() -> str:

@@ -13,7 +13,7 @@ from typing import Any, Union
 
 import pandas as pd
 
-from . import _toml, analysis, run_dir
+from . import _toml, analysis, run_dir, totals
 from ._json import jsonable as jsonable
 from .provenance import PROVENANCE_FILE, RESOLVED_FILE, SCENARIO_FILE
 from .run_dir import RunDirError as RunDirError
@@ -143,7 +143,11 @@ class Results:
         started, left out as started in the warm-up (``unmeasured``), completed and still
         running at the end (``censored``), with FCT and slowdown statistics over the
         completed measured flows; ``warnings`` names each class whose percentiles the
-        unfinished flows bias (:func:`analysis.censoring_warnings`).
+        unfinished flows bias (:func:`analysis.censoring_warnings`). Long-lived flows,
+        which never finish, are in ``long_lived_goodput``: per class, the bytes delivered
+        in the measurement window, their goodput and share (``None`` without long-lived
+        flows; :func:`totals.long_lived_summary`). ``congestion_signals`` holds the PFC
+        frames, CNPs, trims and NACKs the run counted, those above zero only.
         """
         flows = self.flows
         classes: dict[str, dict[str, Any]] = {}
@@ -159,6 +163,11 @@ class Results:
         counts = analysis.flow_counts(flows) if len(flows) else {}
         duration = self.duration_s
         goodput = analysis.goodput(flows, duration) if len(flows) and duration > 0 else math.nan
+        warmup = float(self.counters.get("warmup_s") or 0.0)
+        long_lived = totals.long_lived_summary(
+            flows, duration, 0.0 if math.isnan(warmup) else warmup,
+            flow_level=self.counters.get("level") == "flow",
+        )
         return {
             "name": self.name,
             "flows": int(len(flows)),
@@ -178,6 +187,8 @@ class Results:
             else 0,
             "ecn_marks": analysis.port_totals(self.queues, "ecn_marks"),
             "timeouts": int(flows["timeouts"].sum()) if len(flows) else 0,
+            "long_lived_goodput": long_lived,
+            "congestion_signals": totals.congestion_signals(flows, self.queues, self.counters),
         }
 
     def summary_frame(self) -> pd.DataFrame:

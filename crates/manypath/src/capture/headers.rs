@@ -2,7 +2,9 @@
 //! the transport's header — TCP with its options (MSS, window scale, SACK, timestamps,
 //! MPTCP's MP_CAPABLE, MP_JOIN and DSS), RoCEv2's BTH over UDP 4791, or NDP's and
 //! Homa's headers over UDP as `docs/traces.md` describes them. Payloads are zeros and
-//! are not written: the frame's full length is returned for the pcapng block.
+//! are not written: the frame's full length is returned for the pcapng block. PFC's
+//! PAUSE and RESUME are IEEE 802.1Qbb MAC control frames (`write_pfc`), written whole
+//! with their FCS.
 //!
 //! The address plan: host h is 10.0.0.0 + h + 1 (host 0: 10.0.0.1), node n's MAC is
 //! 02:00 followed by n in four bytes; a TCP connection's client port is
@@ -291,6 +293,57 @@ pub fn write(b: &mut Vec<u8>, f: &Frame) -> u32 {
     (ETH_HEADER + total) as u32
 }
 
+/// PFC (IEEE 802.1Qbb priority-based flow control): a MAC control frame to the
+/// reserved multicast address, opcode 0x0101, the class-enable vector and eight pause
+/// times in quanta (512 bit times each).
+pub const PFC_DESTINATION: [u8; 6] = [0x01, 0x80, 0xC2, 0x00, 0x00, 0x01];
+pub const ETHERTYPE_MAC_CONTROL: u16 = 0x8808;
+pub const PFC_OPCODE: u16 = 0x0101;
+/// The pause time a PAUSE asks for: the longest. The simulator's pause holds until the
+/// RESUME, which is what a switch refreshing 0xFFFF while congested brings about.
+pub const PFC_PAUSE_QUANTA: u16 = 0xFFFF;
+/// The shortest Ethernet frame, its frame check sequence included; a PFC frame is
+/// padded to it.
+pub const MIN_FRAME: usize = 64;
+pub const FCS: usize = 4;
+
+/// Writes into `b` (cleared first) the PFC frame node `src_node` sends for `class`: a
+/// PAUSE (`pause`: the class's time 0xFFFF) or a RESUME (its time 0), its class enabled
+/// either way, padded to the minimum frame and ending in its FCS. Returns its length.
+pub fn write_pfc(b: &mut Vec<u8>, src_node: u32, class: u8, pause: bool) -> u32 {
+    b.clear();
+    b.extend_from_slice(&PFC_DESTINATION);
+    b.extend_from_slice(&node_mac(src_node));
+    b.extend_from_slice(&ETHERTYPE_MAC_CONTROL.to_be_bytes());
+    b.extend_from_slice(&PFC_OPCODE.to_be_bytes());
+    b.extend_from_slice(&(1u16 << class).to_be_bytes());
+    for c in 0..8u8 {
+        let quanta = if c == class && pause {
+            PFC_PAUSE_QUANTA
+        } else {
+            0
+        };
+        b.extend_from_slice(&quanta.to_be_bytes());
+    }
+    b.resize(MIN_FRAME - FCS, 0);
+    let fcs = crc32(b);
+    b.extend_from_slice(&fcs.to_le_bytes());
+    b.len() as u32
+}
+
+/// Ethernet's frame check sequence: CRC-32 (IEEE 802.3, reflected polynomial
+/// 0xEDB88320), sent least significant byte first. Bit by bit: PFC frames are few.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = u32::MAX;
+    for &byte in bytes {
+        crc ^= byte as u32;
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ (0xEDB8_8320 & (crc & 1).wrapping_neg());
+        }
+    }
+    !crc
+}
+
 fn write_udp_header(b: &mut Vec<u8>, sport: u16, dport: u16) {
     b.extend_from_slice(&sport.to_be_bytes());
     b.extend_from_slice(&dport.to_be_bytes());
@@ -552,5 +605,40 @@ mod tests {
         assert_eq!(u16::from_be_bytes([b[36], b[37]]), ROCE_PORT);
         assert_eq!(b[42], BTH_CNP);
         assert_eq!(len as usize, b.len() + ICRC);
+    }
+
+    #[test]
+    fn the_crc_is_ethernets() {
+        // The standard check value of CRC-32/ISO-HDLC.
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+    }
+
+    #[test]
+    fn a_pfc_pause_and_resume_are_802_1qbb_frames_of_64_bytes() {
+        let mut b = Vec::new();
+        for (class, pause) in [(1u8, true), (1, false), (0, true)] {
+            let len = write_pfc(&mut b, 5, class, pause);
+            assert_eq!(len as usize, MIN_FRAME);
+            assert_eq!(b.len(), MIN_FRAME);
+            assert_eq!(&b[0..6], &PFC_DESTINATION);
+            assert_eq!(&b[6..12], &node_mac(5));
+            assert_eq!(u16::from_be_bytes([b[12], b[13]]), 0x8808);
+            assert_eq!(u16::from_be_bytes([b[14], b[15]]), 0x0101);
+            assert_eq!(u16::from_be_bytes([b[16], b[17]]), 1 << class);
+            let quanta: Vec<u16> = (0..8)
+                .map(|c| u16::from_be_bytes([b[18 + 2 * c], b[19 + 2 * c]]))
+                .collect();
+            for (c, &q) in quanta.iter().enumerate() {
+                let want = if c == class as usize && pause {
+                    0xFFFF
+                } else {
+                    0
+                };
+                assert_eq!(q, want, "class {c}");
+            }
+            assert!(b[34..60].iter().all(|&x| x == 0), "padding");
+            let fcs = u32::from_le_bytes(b[60..64].try_into().unwrap());
+            assert_eq!(fcs, crc32(&b[..60]));
+        }
     }
 }

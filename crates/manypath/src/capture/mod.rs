@@ -90,6 +90,10 @@ fn merge_order(keys: &[&[EventKey]], cap: u64) -> Vec<(usize, usize)> {
 /// A port that is not captured.
 pub const NOT_CAPTURED: u32 = u32::MAX;
 
+/// The comments of captured PFC frames (a display filter finds them by "PFC").
+pub const PFC_PAUSE: &str = "PFC PAUSE (IEEE 802.1Qbb priority-based flow control)";
+pub const PFC_RESUME: &str = "PFC RESUME (IEEE 802.1Qbb priority-based flow control)";
+
 /// One capture: its interfaces (per port, the transmit and the drop interface), the
 /// filters, and the enhanced packet blocks written so far.
 pub struct Capture {
@@ -225,11 +229,62 @@ impl Capture {
         comment: &str,
         key: Option<EventKey>,
     ) {
-        if self.index.len() as u64 >= self.cap {
-            self.missed += 1;
+        if self.full() {
             return;
         }
         let orig = headers::write(&mut self.scratch, frame);
+        self.append(iface, t, orig, pcapng::OUTBOUND, comment, key);
+    }
+
+    /// The interface that captures the PFC frames `port` sends at time `t`, if the port
+    /// is captured and `t` is in the window. PFC frames belong to no flow: the flow and
+    /// class filters do not apply to them.
+    pub fn pfc_interface(&self, port: u32, t: SimTime) -> Option<u32> {
+        let i = self.iface[port as usize];
+        (i != NOT_CAPTURED && t >= self.from && t < self.until).then_some(i)
+    }
+
+    /// Records on interface `iface` the PFC frame node `src_node` sends at time `t`
+    /// for `class`: a PAUSE (`pause`) or a RESUME (`headers::write_pfc`), with its FCS.
+    pub fn record_pfc(
+        &mut self,
+        iface: u32,
+        t: SimTime,
+        (src_node, class, pause): (u32, u8, bool),
+        key: Option<EventKey>,
+    ) {
+        if self.full() {
+            return;
+        }
+        let orig = headers::write_pfc(&mut self.scratch, src_node, class, pause);
+        let comment = if pause { PFC_PAUSE } else { PFC_RESUME };
+        self.append(
+            iface,
+            t,
+            orig,
+            pcapng::OUTBOUND | pcapng::FCS_4,
+            comment,
+            key,
+        );
+    }
+
+    /// True (and the packet counted as missed) once the cap is reached.
+    fn full(&mut self) -> bool {
+        let full = self.index.len() as u64 >= self.cap;
+        self.missed += full as u64;
+        full
+    }
+
+    /// Appends the frame in `scratch`, `orig` bytes long on the wire, as a block.
+    fn append(
+        &mut self,
+        iface: u32,
+        t: SimTime,
+        orig: u32,
+        flags: u32,
+        comment: &str,
+        key: Option<EventKey>,
+    ) {
         let at = self.blocks.len();
         pcapng::packet(
             &mut self.blocks,
@@ -237,7 +292,7 @@ impl Capture {
             t / 1000,
             &self.scratch,
             orig,
-            pcapng::OUTBOUND,
+            flags,
             comment,
         );
         self.index

@@ -23,6 +23,9 @@ pub const SNAPLEN: u32 = 256;
 
 /// epb_flags' direction bits (bits 0–1): outbound.
 pub const OUTBOUND: u32 = 0b10;
+/// epb_flags' FCS length (bits 5–8): the frame ends in its 4-byte FCS. Frames without
+/// the flag have none.
+pub const FCS_4: u32 = 4 << 5;
 
 fn put_u16(b: &mut Vec<u8>, v: u16) {
     b.extend_from_slice(&v.to_le_bytes());

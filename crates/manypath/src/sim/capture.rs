@@ -598,6 +598,21 @@ impl Sim {
         }
     }
 
+    /// Port `port` sends a PFC PAUSE (`on`) or RESUME for `class`, starting onto its
+    /// wire at `start`: the frame on the port's interface, if captured.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn observe_pfc_sent(&mut self, port: u32, class: u8, on: bool, start: SimTime) {
+        let key = self.record_key();
+        let owner = self.net.ports[port as usize].owner;
+        let Some(cap) = self.observers.capture.as_deref_mut() else {
+            return;
+        };
+        if let Some(iface) = cap.pfc_interface(port, start) {
+            cap.record_pfc(iface, start, (owner, class, on), key);
+        }
+    }
+
     /// Port `port`'s class `class` is paused (or resumed) by its peer.
     #[cold]
     #[inline(never)]

@@ -10,7 +10,8 @@
 //! stops). A pause lasts until the
 //! RESUME (a quanta of 0xFFFF refreshed while congested, as switches send it, behaves
 //! the same). In a run over several threads a frame to another partition's node goes
-//! there as a message, as a packet does (`sim::parallel`).
+//! there as a message, as a packet does (`sim::parallel`). A capture of the sending
+//! port records the frame at its start (`Sim::observe_pfc_sent`).
 
 use super::capture::Join;
 use super::events::EventKind;
@@ -214,6 +215,9 @@ impl Sim {
             f.xoff_sent[class] += 1;
         } else {
             f.xon_sent[class] += 1;
+        }
+        if self.observe {
+            self.observe_pfc_sent(via, class as u8, on, start);
         }
         let b = class as u32 | (on as u32) << 1;
         if remote {
