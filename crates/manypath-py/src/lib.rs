@@ -92,6 +92,13 @@ fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDic
         t.add("grants", |x| x.recovery.grants as u64)?;
         t.add("resends", |x| x.recovery.resends as u64)?;
     }
+    // The connection-matrix file's connection ids, only in runs with a matrix (-1: the
+    // connection has none).
+    if r.matrix {
+        t.add("matrix_id", |x| {
+            x.matrix_id.filter(|&i| i > 0).map_or(-1, i64::from)
+        })?;
+    }
     Ok(t.dict)
 }
 

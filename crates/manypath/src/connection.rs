@@ -195,6 +195,10 @@ impl Endpoints {
         each!(self, p => p.data_acked())
     }
 
+    pub fn data_received(&self) -> u64 {
+        each!(self, p => p.data_received())
+    }
+
     pub fn mptcp_counters(&self) -> MptcpCounters {
         each!(self, p => p.mptcp_counters())
     }
@@ -366,6 +370,7 @@ mod tests {
                 "{name}: finished at {finish} ps"
             );
             assert_eq!(ep.data_acked(), SIZE, "{name}");
+            assert_eq!(ep.data_received(), SIZE, "{name}");
             let stats = ep.stats();
             assert_eq!(stats.bytes_acked, SIZE, "{name}");
             assert_eq!(stats.finish, Some(finish), "{name}");

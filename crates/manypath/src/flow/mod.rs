@@ -179,6 +179,7 @@ fn report(
             window_violations: 0,
             copies: 1,
             recovery: Default::default(),
+            matrix_id: f.deps.matrix_id,
         });
     }
     let wire_bits = plan
@@ -238,6 +239,7 @@ fn report(
         ndp: false,
         trim: false,
         homa: false,
+        matrix: false,
         fabric: false,
         parallel: None,
     }

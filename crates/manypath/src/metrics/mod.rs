@@ -48,6 +48,9 @@ pub struct FlowRecord {
     pub copies: u32,
     /// Loss-recovery counters (single-path TCP; 0 for multipath flows).
     pub recovery: RecoveryCounters,
+    /// The flow's connection id in its connection-matrix file (`None`: not from a
+    /// matrix, or the file gave it none).
+    pub matrix_id: Option<u32>,
 }
 
 /// A TCP flow's per-packet loss-recovery counters.
@@ -312,6 +315,9 @@ pub struct Results {
     pub trim: bool,
     /// Some flow runs Homa: the flows table has its columns (grants, resends).
     pub homa: bool,
+    /// Some flow comes from a connection matrix: the flows table has its `matrix_id`
+    /// column.
+    pub matrix: bool,
     /// Some switch has a shared buffer or PFC: the queue tables and counters have their
     /// columns (buffer occupancy and drops, pause frames and time, headroom drops,
     /// deadlocks), which runs without them do not carry.

@@ -144,7 +144,7 @@ pub(super) fn check(
                 ),
             );
         }
-        if is_homa && matches!(tr.size, SizeSpec::LongLived) {
+        if is_homa && matches!(tr.size, Some(SizeSpec::LongLived)) {
             c.err(
                 &format!("traffic[{i}].size"),
                 format!(

@@ -213,14 +213,21 @@ fn check_flow_level(s: &Scenario, transports: &[TransportPlan], c: &mut Checker)
     for (i, t) in s.traffic.iter().enumerate() {
         let path = format!("traffic[{i}]");
         match t.size {
-            SizeSpec::LongLived => {}
-            SizeSpec::Fixed(_)
-            | SizeSpec::Uniform { .. }
-            | SizeSpec::Pareto { .. }
-            | SizeSpec::Cdf(_)
-            | SizeSpec::CdfStep(_) => err(
+            Some(SizeSpec::LongLived) => {}
+            Some(
+                SizeSpec::Fixed(_)
+                | SizeSpec::Uniform { .. }
+                | SizeSpec::Pareto { .. }
+                | SizeSpec::Cdf(_)
+                | SizeSpec::CdfStep(_),
+            ) => err(
                 &format!("{path}.size"),
                 "the flow level models long-lived flows only (size = \"long_lived\")",
+            ),
+            // A matrix's flows have sizes and triggers.
+            None => err(
+                &format!("{path}.pattern"),
+                "the flow level models long-lived flows only: a connection matrix's flows have sizes",
             ),
         }
         if t.arrival.is_some() {

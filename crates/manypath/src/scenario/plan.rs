@@ -28,7 +28,7 @@ use crate::net::topology::Topology;
 use crate::time::{from_ms, SimTime};
 use crate::transport::tcp::TcpConfig;
 use crate::workload::generate::TrafficGen;
-use crate::workload::{ConnSpec, FlowSpec};
+use crate::workload::{ConnSpec, FlowSpec, Trigger};
 use std::fmt;
 use std::path::Path;
 
@@ -235,6 +235,16 @@ impl Plan {
     /// Draws the run's flows from the traffic entries, in entry order.
     pub fn flows(&self) -> Vec<FlowSpec> {
         self.workload().0
+    }
+
+    /// The run's triggers, which the flows' `deps` number: each matrix entry's, in
+    /// entry order.
+    pub fn triggers(&self) -> Vec<Trigger> {
+        self.traffic
+            .iter()
+            .filter_map(|g| g.matrix.as_ref())
+            .flat_map(|m| m.triggers.iter().copied())
+            .collect()
     }
 
     /// The run's flows and the persistent connections that carry some of them.

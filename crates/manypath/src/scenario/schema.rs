@@ -1048,7 +1048,8 @@ pub struct TrafficSpec {
     /// Strict-priority class: 0 (high, default) or 1 (low).
     #[serde(default)]
     pub priority: u8,
-    pub size: SizeSpec,
+    /// The flows' sizes (every pattern but `matrix`, whose file gives them).
+    pub size: Option<SizeSpec>,
     /// When the entry starts, in microseconds.
     #[serde(default)]
     pub start_us: f64,
@@ -1117,6 +1118,12 @@ pub struct TrafficSpec {
     pub jobs: Option<JobsSpec>,
     /// Flows of at least `at_bytes` take another transport and class.
     pub size_split: Option<SizeSplitSpec>,
+    /// `matrix`: the connection-matrix file (htsim's format), relative to the scenario.
+    pub file: Option<String>,
+    /// `matrix`: the time from a trigger's firing to the start of the flows it starts
+    /// (compute time), in microseconds (default 0: a flow starts one synchronisation
+    /// step, the fabric's smallest link delay, after its trigger fires).
+    pub trigger_delay_us: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

@@ -5,6 +5,7 @@
 
 use super::events::EventKind;
 use super::results::Tally;
+use super::triggers::{Triggers, NO_TRIGGER};
 use super::{Sim, WireKind, NO_FLOW};
 use crate::engine::Rng;
 use crate::net::jitter::NicJitter;
@@ -33,16 +34,15 @@ pub(super) struct Hosts {
     pub host_rx_free: Vec<SimTime>,
 }
 
-/// Closed loops (`FlowSpec::after`) and closed-loop jobs (`FlowSpec::after_job`).
+/// Closed loops (`FlowSpec::after`) and triggers: closed-loop jobs (`FlowSpec::after_job`)
+/// and dependency graphs (`FlowSpec::deps`).
 pub(super) struct ClosedLoops {
     /// The flow each flow's finish starts (`NO_FLOW`: none), and each flow's think time
-    /// after its predecessor's finish.
+    /// after its predecessor's finish or its trigger's firing.
     pub successor: Vec<u32>,
     pub think: Vec<SimTime>,
-    /// Per job number: its flows not finished yet and the flows waiting for it. Empty
-    /// when no flow waits for a job.
-    pub job_left: Vec<u32>,
-    pub job_waiters: Vec<Vec<u32>>,
+    /// The triggers (a job is a barrier its flows' finishes activate).
+    pub triggers: Triggers,
 }
 
 /// A RoCE or NDP packet's class byte: data in the connection's priority (HPCC's with the
@@ -182,6 +182,9 @@ impl Sim {
         if ep == 1 && !self.server_log.is_empty() {
             self.log_server(conn_id);
         }
+        if ep == 1 && !self.closed.triggers.recv_watch.is_empty() {
+            self.check_received(conn_id);
+        }
         let conn = &mut self.conns[conn_id as usize];
         if let Some(d) = conn.ep.timer_deadline(ep) {
             let at = conn.timer_at[ep];
@@ -273,20 +276,9 @@ impl Sim {
             };
             self.start_later(next, self.now, signal);
         }
-        let job = self.flows[f as usize].spec.job;
-        if job >= 0 && (job as usize) < self.closed.job_left.len() {
-            if let Some(part) = self.part.as_deref_mut() {
-                // A job's flows finish in many partitions: they count at the window's
-                // end (`parallel::count_job_finishes`).
-                part.job_done.push((self.now, f));
-                return;
-            }
-            self.closed.job_left[job as usize] -= 1;
-            if self.closed.job_left[job as usize] == 0 {
-                for w in std::mem::take(&mut self.closed.job_waiters[job as usize]) {
-                    self.start_later(w, self.now, self.windows.step);
-                }
-            }
+        let trigger = self.closed.triggers.on_finish.get(f as usize);
+        if let Some(&t) = trigger.filter(|&&t| t != NO_TRIGGER) {
+            self.activate(t, f);
         }
     }
 

@@ -167,6 +167,10 @@ impl Sim {
                     self.homa_tell_sender(p.conn, src);
                     // Its flow completes here, at the receiver.
                     let flow = self.agents().msg_flow[p.conn as usize];
+                    // Delivered in full and done at once: receive-done, then send-done.
+                    if !self.closed.triggers.recv_watch.is_empty() {
+                        self.flow_received(flow);
+                    }
                     self.copy_done(flow);
                 }
                 Arrival::Partial => self.homa_arm(p.conn, 1, now + timeout),

@@ -10,7 +10,9 @@
 //! concern: `setup` (the network, connections, flows and first events), `forward`
 //! (ports, links and switches: arrivals, relaying, queues, transmission, link faults and
 //! changes, RWNDQ), `endpoints` (delivery to the transports, their timers and sends, the
-//! flows' starts and finishes) and `results` (time series and the result tables).
+//! flows' starts and finishes), `triggers` (traffic as a dependency graph: the flows that
+//! flows' finishes and deliveries start) and `results` (time series and the result
+//! tables).
 
 mod capture;
 mod endpoints;
@@ -27,6 +29,7 @@ mod pfabric;
 mod pools;
 mod results;
 mod setup;
+mod triggers;
 
 use crate::capture::Observed;
 use crate::connection::Endpoints;

@@ -11,8 +11,8 @@
 //! events reach another node at least one link delay later, so what a partition sends
 //! during a window is due in a later window. Each window, every partition runs its
 //! events before the window's end; then the partitions swap what they sent each other
-//! (packets crossing a link between them, flows started across them) and the finished
-//! flows of closed-loop jobs, and all agree on the next window (the earliest pending
+//! (packets crossing a link between them, flows started across them) and the trigger
+//! activations (`sim::triggers`: closed-loop jobs' finished flows among them), and all agree on the next window (the earliest pending
 //! event) and on whether every flow is done.
 //!
 //! Why the results do not depend on the threads or the split: events at equal times
@@ -66,9 +66,10 @@ pub(super) struct Part {
     pub me: u32,
     /// Per partition, what this one sent it during the current window.
     out: Vec<Outbox>,
-    /// Flows of closed-loop jobs that finished during the current window, with their
-    /// finish times (every partition counts every job's finishes at the window's end).
-    pub job_done: Vec<(SimTime, u32)>,
+    /// Trigger activations made during the current window (a closed-loop job's flow
+    /// finishing among them): (time, flow, trigger). Every partition counts every one at
+    /// the window's end.
+    pub activations: Vec<(SimTime, u32, u32)>,
     /// Events that every replica runs (the warm-up, samples, link changes), which the
     /// run's event count counts once.
     replicated: u64,
@@ -286,7 +287,7 @@ impl Sim {
             owner,
             me,
             out: (0..parts).map(|_| Outbox::default()).collect(),
-            job_done: Vec::new(),
+            activations: Vec::new(),
             replicated: 0,
             sent: 0,
             view: None,
@@ -311,22 +312,14 @@ impl Sim {
         true
     }
 
-    /// The flows of jobs that finished in the window, from every partition in (time,
-    /// flow) order: the job whose last flow this is releases its waiters, which start a
-    /// step after that finish at the earliest (`start_later`), in the partition of
-    /// their source host.
-    fn count_job_finishes(&mut self, done: &[(SimTime, u32)]) {
-        for &(at, f) in done {
-            let job = self.flows[f as usize].spec.job as usize;
-            self.closed.job_left[job] -= 1;
-            if self.closed.job_left[job] == 0 {
-                // Every partition counts every job; each starts its own waiters.
-                for w in std::mem::take(&mut self.closed.job_waiters[job]) {
-                    if self.owns_flow(w) {
-                        self.start_later(w, at, self.windows.step);
-                    }
-                }
-            }
+    /// The trigger activations of the window, from every partition in (time, flow,
+    /// trigger) order (a job's flows' finishes among them): a trigger that fires starts
+    /// its flows a step after the activation at the earliest (`start_later`), each in
+    /// the partition of its source host. Every partition counts every activation, so
+    /// they all keep the same triggers.
+    fn count_activations(&mut self, done: &[(SimTime, u32, u32)]) {
+        for &(at, _, t) in done {
+            self.fire(t, at, false);
         }
     }
 }
@@ -429,7 +422,8 @@ struct Shared {
     parts: usize,
     /// `mail[from * parts + to]`.
     mail: Vec<Mutex<Outbox>>,
-    jobs: Vec<Mutex<Vec<(SimTime, u32)>>>,
+    /// Per partition, its trigger activations of the window (`Part::activations`).
+    activations: Vec<Mutex<Vec<(SimTime, u32, u32)>>>,
     next: Vec<AtomicU64>,
     unfinished: Vec<AtomicU64>,
     live: Vec<AtomicU64>,
@@ -484,7 +478,7 @@ pub fn run_parallel_observing(
         mail: (0..parts * parts)
             .map(|_| Mutex::new(Outbox::default()))
             .collect(),
-        jobs: (0..parts).map(|_| Mutex::new(Vec::new())).collect(),
+        activations: (0..parts).map(|_| Mutex::new(Vec::new())).collect(),
         next: (0..parts).map(|_| AtomicU64::new(0)).collect(),
         unfinished: (0..parts).map(|_| AtomicU64::new(0)).collect(),
         live: (0..parts).map(|_| AtomicU64::new(0)).collect(),
@@ -636,7 +630,7 @@ fn run_thread(
         until = (start + step).min(duration + 1);
         windows += 1;
         for (i, _) in &mine {
-            shared.jobs[*i].lock().expect("jobs").clear();
+            shared.activations[*i].lock().expect("activations").clear();
         }
         // The window, cut at its PFC deadlock checks: every partition stops at each
         // (a replicated event), and goes on unless the gathered view has a cycle.
@@ -665,23 +659,23 @@ fn run_thread(
                 }
             }
             std::mem::swap(
-                &mut part.job_done,
-                &mut *shared.jobs[*i].lock().expect("jobs"),
+                &mut part.activations,
+                &mut *shared.activations[*i].lock().expect("activations"),
             );
         }
         waited += shared.barrier.timed_wait();
-        let mut done_jobs = Vec::new();
+        let mut activations = Vec::new();
         for from in 0..parts {
-            done_jobs.extend_from_slice(&shared.jobs[from].lock().expect("jobs"));
+            activations.extend_from_slice(&shared.activations[from].lock().expect("activations"));
         }
-        done_jobs.sort_unstable();
+        activations.sort_unstable();
         for (i, sim) in &mut mine {
             for from in 0..parts {
                 let mut mail = shared.mail[from * parts + *i].lock().expect("mail");
                 sim.receive(&mut mail);
             }
-            if !done_jobs.is_empty() {
-                sim.count_job_finishes(&done_jobs);
+            if !activations.is_empty() {
+                sim.count_activations(&activations);
             }
             sim.events.sort_pending_due();
             publish(*i, sim, shared);

@@ -265,6 +265,7 @@ mod tests {
             after: None,
             conn: None,
             after_job: None,
+            deps: Default::default(),
         }
     }
 

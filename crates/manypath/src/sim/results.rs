@@ -414,6 +414,7 @@ impl Sim {
             window_violations: t.mptcp.window_violations,
             copies: f.copies as u32,
             recovery: t.recovery,
+            matrix_id: spec.deps.matrix_id,
         }
     }
 
@@ -595,13 +596,38 @@ impl Sim {
             n_hosts: self.plan.topology.n_hosts,
             warmup,
             flow_level: None,
-            warnings: self.plan.warnings.clone(),
+            warnings: self.run_warnings(),
             roce: self.conns.iter().any(|c| c.wire.kind.is_roce()),
             ndp: self.conns.iter().any(|c| c.wire.kind == WireKind::Ndp),
             trim: self.net.ports.iter().any(|p| p.queue.trims()),
             homa: self.homa.is_some(),
+            matrix: self.flows.iter().any(|f| f.spec.deps.matrix_id.is_some()),
             fabric: self.fabric_on,
             parallel: None,
         }
+    }
+
+    /// The scenario's warnings, and the flows a trigger never started.
+    fn run_warnings(&self) -> Vec<(String, String)> {
+        let mut w = self.plan.warnings.clone();
+        let (n, first) = self.never_triggered();
+        if n > 0 {
+            let names: Vec<String> = first
+                .iter()
+                .map(|&f| match self.flows[f as usize].spec.deps.matrix_id {
+                    Some(id) if id > 0 => format!("flow {f} (connection {id})"),
+                    _ => format!("flow {f}"),
+                })
+                .collect();
+            let more = if n > first.len() { ", ..." } else { "" };
+            w.push((
+                "traffic".into(),
+                format!(
+                    "{n} flow(s) never started: their trigger never fired ({}{more})",
+                    names.join(", ")
+                ),
+            ));
+        }
+        w
     }
 }

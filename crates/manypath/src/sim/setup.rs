@@ -14,6 +14,7 @@ use super::host_rx::HostDelay;
 use super::pools::{ConnPools, PoolFiling};
 use super::results::Tally;
 use super::results::{Counts, Sampling};
+use super::triggers::Triggers;
 use super::{
     Conn, Flow, Sim, Windows, Wire, WireKind, MAX_COPIES, NOT_STARTED, NO_CONN, NO_FLOW,
     SAMPLE_FLOWS, SAMPLE_QUEUES,
@@ -34,7 +35,7 @@ use crate::time::SimTime;
 use crate::transport::ndp::PullPacer;
 use crate::transport::protocol::CcKind;
 use crate::transport::roce::RocePair;
-use crate::workload::{ConnSpec, FlowSpec};
+use crate::workload::{ConnSpec, FlowSpec, Trigger};
 use std::collections::VecDeque;
 
 impl Sim {
@@ -194,7 +195,7 @@ fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn
     let (specs, persistent, flow_entry, conn_entry) = plan.workload_entries();
     let net_rtt = base_rtt(plan, net);
     let mut builder = ConnBuilder::new(plan, net, specs.len(), net_rtt);
-    let mut w = Workload::new(&specs);
+    let mut w = Workload::new(&specs, &plan.triggers());
     for (i, f) in specs.iter().enumerate() {
         let mut conns_of = [NO_CONN; MAX_COPIES];
         let mut copies = 1;
@@ -233,28 +234,20 @@ fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn
             w.flows[i].copies = copies;
         }
     }
+    w.closed.triggers.watch(builder.conns.len(), &w.flows);
     (builder.conns, w)
 }
 
 impl Workload {
-    /// No flows yet; closed-loop jobs counted if some flow waits for a job.
-    fn new(specs: &[FlowSpec]) -> Workload {
-        let (mut job_left, mut job_waiters) = (Vec::new(), Vec::new());
-        if specs.iter().any(|f| f.after_job.is_some()) {
-            let jobs = specs.iter().map(|f| f.job + 1).max().unwrap_or(0).max(0) as usize;
-            job_left = vec![0u32; jobs];
-            job_waiters = vec![Vec::new(); jobs];
-            for f in specs.iter().filter(|f| f.job >= 0) {
-                job_left[f.job as usize] += 1;
-            }
-        }
+    /// No flows yet; the triggers (closed-loop jobs' if some flow waits for a job, and
+    /// the traffic entries' `triggers`) set up.
+    fn new(specs: &[FlowSpec], triggers: &[Trigger]) -> Workload {
         Workload {
             flows: Vec::with_capacity(specs.len()),
             closed: ClosedLoops {
                 successor: vec![NO_FLOW; specs.len()],
                 think: vec![0; specs.len()],
-                job_left,
-                job_waiters,
+                triggers: Triggers::new(specs, triggers),
             },
             unfinished: 0,
             long_lived: 0,
@@ -284,13 +277,16 @@ impl Workload {
                 spec.start = NOT_STARTED;
                 self.closed.think[i] = f.start;
             }
-            // Started when every flow of the job before has finished.
-            (None, Some(j)) => {
-                self.closed.job_waiters[j as usize].push(i as u32);
-                spec.start = NOT_STARTED;
-                self.closed.think[i] = f.start;
-            }
-            (None, None) => events.schedule(f.start, EventKind::FlowStart, i as u32, 0),
+            // Started by a trigger: when every flow of the job before has finished, or
+            // as its dependency graph says.
+            (None, _) => match self.closed.triggers.waits_for(f) {
+                Some(t) => {
+                    self.closed.triggers.add_waiter(t, i as u32);
+                    spec.start = NOT_STARTED;
+                    self.closed.think[i] = f.start;
+                }
+                None => events.schedule(f.start, EventKind::FlowStart, i as u32, 0),
+            },
         }
         self.flows.push(Flow {
             spec,

@@ -20,6 +20,9 @@ pub trait Pair {
     fn offer(&mut self, bytes: u64);
     /// Data bytes acknowledged (at the data level for multipath).
     fn data_acked(&self) -> u64;
+    /// Data bytes the server has received in order (at the data level for multipath):
+    /// what it has delivered to its application.
+    fn data_received(&self) -> u64;
     /// When every data byte was acknowledged.
     fn finish(&self) -> Option<SimTime>;
 

@@ -5,5 +5,7 @@ pub mod generate;
 pub mod size;
 
 pub use cdf::EmpiricalCdf;
-pub use generate::{ConnPick, ConnSpec, FlowSpec, Pattern, RequestsGen};
+pub use generate::{
+    ConnPick, ConnSpec, Deps, FlowSpec, Pattern, RequestsGen, Trigger, TriggerKind,
+};
 pub use size::SizeDist;

@@ -3,6 +3,7 @@
 //! fields and arrivals (`patterns`), the size distribution (`sizes`), and the jobs and
 //! requests tables (`requests`).
 
+mod matrix;
 mod patterns;
 mod requests;
 mod sizes;
@@ -49,13 +50,16 @@ pub(super) fn traffic(
     if s.traffic.is_empty() {
         c.err("traffic", "at least one traffic entry is needed".into());
     }
+    let mut trigger_base = 0;
     for (i, t) in s.traffic.iter().enumerate() {
         let path = format!("traffic[{i}]");
         let transport = entry_transport(s, t, &path, transports, c);
         let class = class_index(&mut out.classes, &t.class);
         let Some(n_hosts) = n_hosts else {
             // The rest needs the hosts; the size does not.
-            sizes::size_dist(&t.size, &format!("{path}.size"), base_dir, c);
+            if let Some(size) = &t.size {
+                sizes::size_dist(size, &format!("{path}.size"), base_dir, c);
+            }
             continue;
         };
         let requests = t.requests.as_ref().map(|r| {
@@ -83,6 +87,7 @@ pub(super) fn traffic(
             duration,
             base_dir,
             host_rate_bps,
+            trigger_base,
         };
         if t.connection_pool {
             check_connection_pool(t, &path, transport, split.as_ref(), transports, c);
@@ -92,6 +97,7 @@ pub(super) fn traffic(
             g.requests = requests;
             g.jobs = jobs;
             g.split = split;
+            trigger_base += g.matrix.as_ref().map_or(0, |m| m.triggers.len() as u32);
             out.gens.push(g);
             out.entry_paths.push(paths);
             out.entry_stop.push(stop);
@@ -117,7 +123,14 @@ fn check_connection_pool(
             "requests pick among their pair's connections with `requests.pick`".into(),
         );
     }
-    if matches!(t.size, SizeSpec::LongLived) {
+    if t.pattern == Pattern::Matrix {
+        // A flow's receive-done is watched on a connection of its own.
+        c.err(
+            &field,
+            "does not apply to pattern \"matrix\": each connection of the file is a flow on a connection of its own".into(),
+        );
+    }
+    if matches!(t.size, Some(SizeSpec::LongLived)) {
         c.err(
             &field,
             "needs flows with a size (a long-lived flow never leaves its connection idle)".into(),
@@ -239,12 +252,15 @@ fn entry_routing(
         let field = format!("{path}.stop_us");
         stop = c.time(&field, Some(us), SimTime::MAX, true);
         let long_lived = match t.size {
-            SizeSpec::LongLived => true,
-            SizeSpec::Fixed(_)
-            | SizeSpec::Uniform { .. }
-            | SizeSpec::Pareto { .. }
-            | SizeSpec::Cdf(_)
-            | SizeSpec::CdfStep(_) => false,
+            Some(SizeSpec::LongLived) => true,
+            Some(
+                SizeSpec::Fixed(_)
+                | SizeSpec::Uniform { .. }
+                | SizeSpec::Pareto { .. }
+                | SizeSpec::Cdf(_)
+                | SizeSpec::CdfStep(_),
+            )
+            | None => false,
         };
         if !long_lived || t.pattern == Pattern::Requests {
             c.err(

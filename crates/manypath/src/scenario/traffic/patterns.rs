@@ -6,9 +6,10 @@ use super::sizes::size_dist;
 use crate::scenario::checker::{show, Checker, MAX_TIME_US};
 use crate::scenario::schema::{ArrivalSpec, TrafficSpec};
 use crate::time::{from_us, SimTime};
-use crate::workload::generate::{Arrival, Pattern, RequestsGen, TrafficGen};
+use crate::workload::generate::{Arrival, MatrixGen, Pattern, RequestsGen, TrafficGen};
 use crate::workload::SizeDist;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The most flows one traffic entry may generate (they are all drawn before the run).
 const MAX_FLOWS: f64 = 1e7;
@@ -30,7 +31,7 @@ struct PatternInfo {
 }
 
 /// Every pattern, in the order error messages list them.
-const PATTERNS: [Pattern; 8] = [
+const PATTERNS: [Pattern; 9] = [
     Pattern::Permutation,
     Pattern::RandomPairs,
     Pattern::Incast,
@@ -39,6 +40,7 @@ const PATTERNS: [Pattern; 8] = [
     Pattern::Requests,
     Pattern::EachToRandom,
     Pattern::Jobs,
+    Pattern::Matrix,
 ];
 
 fn info(p: Pattern) -> PatternInfo {
@@ -56,6 +58,7 @@ fn info(p: Pattern) -> PatternInfo {
         Pattern::Requests => info("requests", false, false),
         Pattern::EachToRandom => info("each_to_random", true, true),
         Pattern::Jobs => info("jobs", true, true),
+        Pattern::Matrix => info("matrix", false, false),
     }
 }
 
@@ -68,6 +71,8 @@ pub(super) struct Setting<'a> {
     pub(super) base_dir: &'a Path,
     /// The hosts' NIC rate, which loads are fractions of.
     pub(super) host_rate_bps: f64,
+    /// The run's triggers before this entry's (a matrix numbers its own from there).
+    pub(super) trigger_base: u32,
 }
 
 /// A traffic entry under check.
@@ -100,7 +105,8 @@ pub(super) fn traffic_gen(
     };
     let hosts = e.hosts(c);
     e.check_start(c);
-    let size = size_dist(&t.size, &e.field("size"), at.base_dir, c);
+    let size = e.size(at.base_dir, c);
+    let matrix = e.matrix_fields(at, c);
     e.jobs_fields(&hosts, c);
     e.requests_fields(requests.is_some(), before, c);
     if info(e.pattern).from_hosts && hosts.len() < 2 && c.problems.len() == before {
@@ -161,6 +167,7 @@ pub(super) fn traffic_gen(
         jobs: None,
         split: None,
         connection_pool: t.connection_pool,
+        matrix: matrix.map(Arc::new),
     })
 }
 
@@ -210,6 +217,90 @@ impl Entry<'_> {
                 (a..b.min(n_hosts)).collect()
             }
             (None, None) => (0..n_hosts).collect(),
+        }
+    }
+
+    /// `size`: every pattern's but a matrix's, whose file gives each flow's size.
+    fn size(&self, base_dir: &Path, c: &mut Checker) -> Option<SizeDist> {
+        match (&self.t.size, self.pattern == Pattern::Matrix) {
+            (Some(s), false) => size_dist(s, &self.field("size"), base_dir, c),
+            (None, false) => {
+                c.err(
+                    &self.field("size"),
+                    "is needed: a flow-size distribution, e.g. { fixed = 131072 }".into(),
+                );
+                None
+            }
+            (Some(_), true) => {
+                c.err(
+                    &self.field("size"),
+                    "does not apply to pattern \"matrix\": its file gives each connection's size"
+                        .into(),
+                );
+                None
+            }
+            // Not drawn: the file's sizes.
+            (None, true) => Some(SizeDist::Fixed(1)),
+        }
+    }
+
+    /// Pattern `matrix`: its `file`, read and checked, and `trigger_delay_us`; the
+    /// fields that do not apply to it (its file names the hosts, sizes and starts).
+    fn matrix_fields(&self, at: &Setting, c: &mut Checker) -> Option<MatrixGen> {
+        let t = self.t;
+        if self.pattern != Pattern::Matrix {
+            for (field, given) in [
+                ("file", t.file.is_some()),
+                ("trigger_delay_us", t.trigger_delay_us.is_some()),
+            ] {
+                if given {
+                    c.err(
+                        &self.field(field),
+                        "applies only to pattern \"matrix\"".into(),
+                    );
+                }
+            }
+            return None;
+        }
+        for (field, given) in [
+            ("hosts", t.hosts.is_some()),
+            ("host_range", t.host_range.is_some()),
+            ("arrival", t.arrival.is_some()),
+            ("size_split", t.size_split.is_some()),
+            ("closed_loop", t.closed_loop),
+            ("repeat", t.repeat != 1),
+            ("stagger_us", t.stagger_us != 0.0),
+        ] {
+            if given {
+                c.err(
+                    &self.field(field),
+                    "does not apply to pattern \"matrix\": its file gives the flows".into(),
+                );
+            }
+        }
+        let delay = match t.trigger_delay_us {
+            Some(x) => {
+                c.non_negative(&self.field("trigger_delay_us"), x);
+                c.time_us(&self.field("trigger_delay_us"), x);
+                from_us(x.clamp(0.0, MAX_TIME_US))
+            }
+            None => 0,
+        };
+        let Some(file) = &t.file else {
+            c.err(
+                &self.field("file"),
+                "pattern \"matrix\" needs a file (a connection matrix, relative to the scenario)"
+                    .into(),
+            );
+            return None;
+        };
+        let m = super::matrix::read(file, at.base_dir, self.n_hosts, at.trigger_base, delay);
+        match m {
+            Ok(m) => Some(m),
+            Err(e) => {
+                c.err(&self.field("file"), e);
+                None
+            }
         }
     }
 
@@ -401,6 +492,8 @@ impl Entry<'_> {
     fn arrival_spec(&self) -> Option<ArrivalSpec> {
         match self.pattern {
             Pattern::Requests => Some(ArrivalSpec::Poisson),
+            // The file gives the starts.
+            Pattern::Matrix => None,
             Pattern::Permutation
             | Pattern::RandomPairs
             | Pattern::Incast
@@ -502,7 +595,8 @@ impl Entry<'_> {
             | Pattern::RandomPairs
             | Pattern::AllToAll
             | Pattern::EachToRandom
-            | Pattern::Jobs => hosts.len() as f64,
+            | Pattern::Jobs
+            | Pattern::Matrix => hosts.len() as f64,
         };
         let sizes_below = requests.and_then(|r| r.sizes_below);
         if let (Some(b), Some(sz)) = (sizes_below, size) {
@@ -614,6 +708,8 @@ impl Entry<'_> {
             (_, Pattern::Incast) => senders.len() as f64 * t.repeat as f64,
             (_, Pattern::Pair) => t.repeat as f64,
             (_, Pattern::Requests) => 0.0,
+            // The file's connections, counted as they are read (`matrix`).
+            (_, Pattern::Matrix) => 0.0,
             (_, Pattern::EachToRandom) => hosts.len() as f64 * t.repeat as f64,
             (_, Pattern::Jobs) => t.jobs.as_ref().map_or(0.0, |j| {
                 let per_server = if j.request_bytes.unwrap_or(0) > 0 {

@@ -21,6 +21,10 @@ impl Pair for HomaMessage {
         self.delivered()
     }
 
+    fn data_received(&self) -> u64 {
+        self.delivered()
+    }
+
     fn finish(&self) -> Option<SimTime> {
         self.finish
     }

@@ -31,6 +31,10 @@ impl Pair for MptcpPair {
         self.client.data_una
     }
 
+    fn data_received(&self) -> u64 {
+        self.server.bytes_received()
+    }
+
     #[inline]
     fn finish(&self) -> Option<SimTime> {
         self.client.finish

@@ -50,6 +50,10 @@ impl Pair for NdpPair {
         self.client.bytes_acked()
     }
 
+    fn data_received(&self) -> u64 {
+        self.server.bytes_received()
+    }
+
     #[inline]
     fn finish(&self) -> Option<SimTime> {
         self.client.finish()

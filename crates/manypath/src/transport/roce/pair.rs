@@ -63,6 +63,10 @@ impl Pair for RocePair {
         self.client.bytes_acked()
     }
 
+    fn data_received(&self) -> u64 {
+        self.server.bytes_received()
+    }
+
     #[inline]
     fn finish(&self) -> Option<SimTime> {
         self.client.finish()

@@ -30,6 +30,10 @@ impl Pair for TcpPair {
         self.client.snd_una.min(self.client.size)
     }
 
+    fn data_received(&self) -> u64 {
+        self.server.bytes_received()
+    }
+
     #[inline]
     fn finish(&self) -> Option<SimTime> {
         self.client.finish()

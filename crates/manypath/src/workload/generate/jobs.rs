@@ -69,6 +69,7 @@ impl TrafficGen {
                         after: None,
                         conn: None,
                         after_job,
+                        deps: Default::default(),
                     });
                     // The answer follows its request's delivery at once.
                     let mut answer = self.flow(server, client, 0, job, rng);

@@ -6,10 +6,12 @@
 //! connections in `requests.rs` and closed-loop jobs in `jobs.rs`.
 
 mod jobs;
+mod matrix;
 mod patterns;
 mod requests;
 
 pub use jobs::JobsGen;
+pub use matrix::{MatrixConn, MatrixGen};
 pub use patterns::{derangement, Pattern};
 pub use requests::{ConnPick, RequestsGen};
 
@@ -17,6 +19,7 @@ use super::SizeDist;
 use crate::engine::Rng;
 use crate::time::{SimTime, PS_PER_S};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Arrival {
@@ -65,6 +68,8 @@ pub struct TrafficGen {
     /// Each flow takes an idle connection of its (source, destination, transport) pool
     /// or opens one that joins it (`ConnPick::Idle`, as for requests).
     pub connection_pool: bool,
+    /// `Matrix`: the connection matrix.
+    pub matrix: Option<Arc<MatrixGen>>,
 }
 
 /// Flows of at least `at` bytes use `transport` and are labelled `class` (a workload whose
@@ -98,6 +103,44 @@ pub struct FlowSpec {
     /// Closed-loop jobs: the job whose every flow must finish before this one starts;
     /// `start` then holds the think time after that job's end.
     pub after_job: Option<i64>,
+    /// The triggers this flow waits for and activates (traffic as a dependency graph).
+    pub deps: Deps,
+}
+
+/// A flow's place in a dependency graph of triggers (`Trigger`): indices in the run's
+/// trigger list (`Plan::triggers`), `None` where it has none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Deps {
+    /// The trigger that starts this flow; `FlowSpec::start` then holds the delay from
+    /// its firing to the start (compute time).
+    pub wait: Option<u32>,
+    /// The trigger its send-done (last byte acknowledged: its finish) activates.
+    pub on_send_done: Option<u32>,
+    /// The trigger its receive-done (last byte delivered to the receiver) activates.
+    pub on_recv_done: Option<u32>,
+    /// The flow's id in the connection-matrix file it comes from.
+    pub matrix_id: Option<u32>,
+}
+
+/// What a trigger does when activated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TriggerKind {
+    /// Fires on its first activation, starting every flow that waits for it; later
+    /// activations do nothing.
+    Oneshot,
+    /// Each activation starts the next flow waiting for it, in the order of the flows.
+    Multishot,
+    /// Fires after `count` activations, starting every flow that waits for it.
+    Barrier { count: u32 },
+}
+
+/// A trigger of the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trigger {
+    pub kind: TriggerKind,
+    /// The id its traffic entry gives it (a connection matrix's trigger id), for
+    /// messages.
+    pub id: u32,
 }
 
 /// A persistent connection the run opens at `start` and keeps; flows are messages on it.
@@ -166,6 +209,7 @@ impl TrafficGen {
             after: None,
             conn: None,
             after_job: None,
+            deps: Deps::default(),
         }
     }
 
@@ -292,6 +336,7 @@ mod tests {
             jobs: None,
             split: None,
             connection_pool: false,
+            matrix: None,
         }
     }
 

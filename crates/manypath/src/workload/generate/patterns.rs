@@ -34,6 +34,11 @@ pub enum Pattern {
     /// Closed-loop partition–aggregate jobs, e.g. distributed reads (see `jobs`).
     // See `JobsGen`.
     Jobs,
+    /// The connections of a connection-matrix file in htsim's format (`file`): flows
+    /// that start at a time or when a trigger fires (another flow's send-done or
+    /// receive-done).
+    // See `MatrixGen`.
+    Matrix,
 }
 
 /// A random permutation of `hosts` without fixed points (every host sends elsewhere).
@@ -130,6 +135,12 @@ impl TrafficGen {
             }
             // Handled by `generate_requests`.
             (Pattern::Requests, Arrival::AtStart) => {}
+            // Validation gives a matrix no Poisson arrivals: its file has the starts.
+            (Pattern::Matrix, _) => {
+                if let Some(m) = &self.matrix {
+                    m.generate(self, out);
+                }
+            }
             (pattern, Arrival::Poisson { rate_per_s }) => {
                 let perm = if pattern == Pattern::Permutation {
                     derangement(&self.hosts, rng)
@@ -155,7 +166,8 @@ impl TrafficGen {
                         | Pattern::EachToRandom
                         | Pattern::AllToAll
                         | Pattern::Jobs
-                        | Pattern::Requests => {
+                        | Pattern::Requests
+                        | Pattern::Matrix => {
                             let src = self.hosts[rng.below(self.hosts.len() as u64) as usize];
                             (src, self.random_other(src, rng))
                         }

@@ -133,6 +133,7 @@ impl TrafficGen {
                 after: None,
                 conn: None,
                 after_job: None,
+                deps: Default::default(),
             };
             let conn = match r.pick {
                 ConnPick::RoundRobin => {
@@ -214,6 +215,7 @@ impl TrafficGen {
                     after: None,
                     conn: Some(conn),
                     after_job: None,
+                    deps: Default::default(),
                 });
                 n += 1;
             }
