@@ -263,7 +263,8 @@ def test_matrix_fields_are_checked_against_the_pattern(tmp_path: Path) -> None:
         (FABRIC + '\n[[traffic]]\npattern = "permutation"\nsize = { fixed = 10 }\nfile = "m.cm"\n',
          'traffic[0].file: applies only to pattern "matrix"'),
         (FABRIC + '\n[[traffic]]\npattern = "permutation"\n',
-         "traffic[0].size: is needed: a flow-size distribution, e.g. { fixed = 131072 }"),
+         "traffic[0].size: missing (a required field of every pattern but \"matrix\": "
+         "a flow-size distribution, e.g. { fixed = 131072 })"),
         (scenario("m.cm") + "hosts = [0, 1]\n",
          'traffic[0].hosts: does not apply to pattern "matrix": its file gives the flows'),
         (scenario("m.cm") + "connection_pool = true\n",
@@ -282,3 +283,13 @@ def test_the_shipped_scenario_reads_its_file_relative_to_itself(tmp_path: Path) 
     (tmp_path / "s.toml").write_text(
         (ROOT / "scenarios" / "htsim-permutation.toml").read_text(encoding="utf-8"), encoding="utf-8")
     assert manypath.validate(tmp_path / "s.toml") == []
+
+
+def test_the_command_line_names_the_flows_never_triggered(tmp_path: Path) -> None:
+    write(tmp_path, "0->1 id 1 start 0 size 1000 send_done_trigger 1\n"
+                    "2->3 id 2 trigger 1 size 1000\ntrigger id 1 barrier count 2\n")
+    (tmp_path / "s.toml").write_text(scenario("m.cm"), encoding="utf-8")
+    result = cli.invoke(app, ["run", str(tmp_path / "s.toml")])
+    assert result.exit_code == 0, result.output
+    assert ("warning: traffic: 1 flow(s) never started: their trigger never fired "
+            "(flow 1 (connection 2))") in result.output

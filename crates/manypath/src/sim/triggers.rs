@@ -40,8 +40,8 @@ pub(super) struct Triggers {
     /// byte of the connection's stream that ends each. Empty when no flow has one: the
     /// per-packet path then tests one length (`Sim::flush_ep`).
     pub recv_watch: Vec<VecDeque<(u32, u64)>>,
-    /// Per trigger, its id in its traffic entry, for the report of flows never started.
-    pub ids: Vec<u32>,
+    /// The jobs' barriers, which come first.
+    pub jobs: u32,
 }
 
 impl Triggers {
@@ -62,10 +62,11 @@ impl Triggers {
             return t;
         }
         for _ in 0..jobs {
-            t.push(TriggerKind::Barrier { count: 0 }, NO_TRIGGER);
+            t.push(TriggerKind::Barrier { count: 0 });
         }
+        t.jobs = jobs as u32;
         for e in entries {
-            t.push(e.kind, e.id);
+            t.push(e.kind);
         }
         t.on_finish = vec![NO_TRIGGER; specs.len()];
         for (i, f) in specs.iter().enumerate() {
@@ -109,7 +110,7 @@ impl Triggers {
         }
     }
 
-    fn push(&mut self, kind: TriggerKind, id: u32) {
+    fn push(&mut self, kind: TriggerKind) {
         self.left.push(match kind {
             TriggerKind::Oneshot => 1,
             TriggerKind::Multishot => 0,
@@ -118,15 +119,13 @@ impl Triggers {
         self.kind.push(kind);
         self.waiters.push(Vec::new());
         self.next.push(0);
-        self.ids.push(id);
     }
 
     /// The trigger that starts flow `f` of `specs` (a job's, or its `deps.wait`).
     pub(super) fn waits_for(&self, f: &FlowSpec) -> Option<u32> {
-        let jobs = self.ids.iter().take_while(|&&id| id == NO_TRIGGER).count() as u32;
         match (f.after_job, f.deps.wait) {
             (Some(j), _) => Some(j as u32),
-            (None, Some(w)) => Some(jobs + w),
+            (None, Some(w)) => Some(self.jobs + w),
             (None, None) => None,
         }
     }

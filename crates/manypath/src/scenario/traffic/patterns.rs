@@ -227,7 +227,7 @@ impl Entry<'_> {
             (None, false) => {
                 c.err(
                     &self.field("size"),
-                    "is needed: a flow-size distribution, e.g. { fixed = 131072 }".into(),
+                    "missing (a required field of every pattern but \"matrix\": a flow-size distribution, e.g. { fixed = 131072 })".into(),
                 );
                 None
             }
