@@ -152,3 +152,32 @@ def test_bad_homa_input_names_the_field(
     message = str(info.value)
     for part in expect:
         assert part in message, message
+
+
+def test_priority_levels_have_one_rule_and_one_error() -> None:
+    # Out of range, Homa's levels get one error (not a second one asking the switches for
+    # the out-of-range number); the switches' levels the same rule from 2.
+    too_many = HOMA.replace('cc = "homa"', 'cc = "homa"\nhoma_priority_levels = 40')
+    with pytest.raises(ValueError) as info:
+        manypath.validate(too_many)
+    assert str(info.value) == (
+        "transports.homa.homa_priority_levels: must be from 1 to 32 (a switch queue has at most "
+        "32 priority levels), got 40"
+    )
+    with pytest.raises(ValueError) as info:
+        manypath.validate(too_many.replace("priority_levels = 8\n", "priority_levels = 40\n", 1))
+    assert str(info.value).splitlines() == [
+        "network.queue.priority_levels: must be from 2 to 32 (a switch queue has at most 32 "
+        "priority levels), got 40",
+        "transports.homa.homa_priority_levels: must be from 1 to 32 (a switch queue has at most "
+        "32 priority levels), got 40",
+    ]
+    # The most there is works for both.
+    most = too_many.replace("= 40", "= 32").replace("priority_levels = 8\n", "priority_levels = 32\n", 1)
+    assert manypath.validate(most) == []
+
+
+def test_the_documented_level_ranges_are_the_codes() -> None:
+    doc = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    assert "`priority_levels = N` (N strict-priority levels,\n2–32, level 0 first" in doc
+    assert "| `homa_priority_levels` | 8 (as the Homa paper's switches) | levels Homa uses, 1–32:" in doc

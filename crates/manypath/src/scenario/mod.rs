@@ -13,6 +13,7 @@ mod faults;
 mod graph_files;
 mod homa;
 pub mod level;
+pub mod locate;
 pub mod ndp;
 pub mod parallel;
 mod pfabric;
