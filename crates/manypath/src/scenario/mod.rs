@@ -18,6 +18,7 @@ pub mod ndp;
 pub mod parallel;
 mod pfabric;
 pub mod plan;
+pub mod resolved;
 mod queues;
 mod roce;
 pub mod schema;
