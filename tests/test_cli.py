@@ -327,6 +327,18 @@ def test_flow_progress_and_sweep_progress_lines() -> None:
     ]
 
 
+def test_a_flow_level_run_prints_its_iteration_limit_and_eta() -> None:
+    # Without [flow_model], the limit is the default (20000), which the line names.
+    args = ["run", str(ROOT / "scenarios" / "dragonfly-permutation.toml"), "--level", "flow",
+            "--json", "--progress-interval", "0"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("progress: ")]
+    assert lines, res.stderr
+    assert re.fullmatch(r"progress: iteration 100 of at most 20000 \(\d+%\), [\d.]+ [kMG]? ?iterations/s, "
+                        r"ETA at most \d+s", lines[0]), lines[0]
+
+
 def test_flow_level_run_warns_when_it_stops_unconverged(tmp_path: Path) -> None:
     scenario = tmp_path / "flow.toml"
     scenario.write_text(
