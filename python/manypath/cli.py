@@ -481,12 +481,25 @@ app.add_typer(topology_app, name="topology")
 def topology_export(
     file: Path = typer.Argument(..., help="Scenario TOML file whose topology to write."),
     out: Optional[Path] = typer.Option(
-        None, "--out", "-o", help="Write here (.toml or .json by its suffix); default: stdout as TOML."
+        None, "--out", "-o",
+        help="Write here, in the format its suffix names: .toml (the custom format), .json "
+             "(networkx node-link JSON) or .graphml (GraphML); default: stdout as TOML.",
     ),
 ) -> None:
     """Write a scenario's topology as a [topology.custom] file (tiers, nodes, links)."""
-    as_json = out is not None and out.suffix.lower() == ".json"
-    text = _guarded(str(file), lambda: runner.export_topology(file, json=as_json))
+    from . import topology_files
+
+    try:
+        fmt = "toml" if out is None else topology_files.format_of(out.suffix)
+    except topology_files.TopologyFileError as e:
+        typer.echo(f"error: --out {out}: {e}", err=True)
+        raise typer.Exit(2) from None  # a usage error
+    text = _guarded(str(file), lambda: runner.export_topology(file, format="toml" if fmt == "toml" else "json"))
+    if fmt != "toml":
+        try:
+            text = topology_files.write(text, fmt)
+        except topology_files.TopologyFileError as e:
+            _fail(f"{out}: {e}")
     if out is None:
         typer.echo(text, nl=False)
         return

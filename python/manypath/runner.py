@@ -172,15 +172,32 @@ def validate(
 
 
 def export_topology(
-    scenario: Scenario, *, json: bool = False, base_dir: str | os.PathLike[str] | None = None
+    scenario: Scenario,
+    *,
+    json: bool = False,
+    base_dir: str | os.PathLike[str] | None = None,
+    format: str | None = None,
 ) -> str:
-    """The scenario's topology as a ``[topology.custom]`` file (TOML, or JSON with
-    ``json=True``): its tiers, nodes (hosts first) and links in the order that numbers
-    the ports, so the file builds the same network as the scenario's topology."""
+    """The scenario's topology as a ``[topology.custom]`` file: its tiers, nodes (hosts
+    first) and links in the order that numbers the ports, so the file builds the same
+    network as the scenario's topology.
+
+    ``format``: ``"toml"`` (the default), ``"json"`` (the same as JSON; also
+    ``json=True``), ``"graphml"`` (GraphML) or ``"node-link"`` (networkx's node-link
+    JSON). The graph formats hold no per-link queues and no tier list: a topology that
+    needs them is refused (``topology_files.TopologyFileError``)."""
+    fmt = format or ("json" if json else "toml")
+    if fmt not in ("toml", "json", "graphml", "node-link"):
+        raise ValueError(f"format: expected 'toml', 'json', 'graphml' or 'node-link', got {fmt!r}")
     src = resolve(scenario, base_dir)
     from . import _core
 
-    return str(_core.export_topology(src.text, src.base_dir, json))
+    text = str(_core.export_topology(src.text, src.base_dir, fmt != "toml"))
+    if fmt in ("toml", "json"):
+        return text
+    from . import topology_files
+
+    return topology_files.write(text, fmt)
 
 
 def schema() -> dict[str, Any]:
