@@ -177,12 +177,16 @@ pub struct FlowModelSpec {
     pub tolerance: Option<f64>,
 }
 
-// The defaults are written in the schema (progress reads the iteration limit there).
+/// The flow-level model's defaults, written in the schema (the progress line reads the
+/// iteration limit there).
+pub const DEFAULT_MAX_ITERATIONS: u32 = 20_000;
+pub const DEFAULT_TOLERANCE: f64 = 1e-3;
+
 fn default_max_iterations() -> Option<u32> {
-    Some(super::level::DEFAULT_MAX_ITERATIONS)
+    Some(DEFAULT_MAX_ITERATIONS)
 }
 fn default_tolerance() -> Option<f64> {
-    Some(super::level::DEFAULT_TOLERANCE)
+    Some(DEFAULT_TOLERANCE)
 }
 
 impl Default for FlowModelSpec {
