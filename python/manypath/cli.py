@@ -150,9 +150,10 @@ def _check_threads(value: Optional[str]) -> Optional[str]:
     return value
 
 
-def _parse_sets(items: list[str]) -> dict[str, Any]:
+def _parse_sets(items: list[str], names: Optional[dict[str, str]] = None) -> dict[str, Any]:
     """``--set PATH=VALUE`` options as overrides; VALUE is read as a TOML value, and taken
-    as a string when it is none (so ``--set traffic.0.transport=dctcp`` works)."""
+    as a string when it is none (so ``--set traffic.0.transport=dctcp`` works). ``names``
+    gets how each was given (``--set PATH=VALUE``), for errors to name it."""
     overrides: dict[str, Any] = {}
     for item in items:
         path, eq, raw = item.partition("=")
@@ -163,6 +164,8 @@ def _parse_sets(items: list[str]) -> dict[str, Any]:
             overrides[path] = tomllib.loads(f"v = {raw.strip()}")["v"]
         except tomllib.TOMLDecodeError:
             overrides[path] = raw.strip()
+        if names is not None:
+            names[path] = f"--set {path}={raw.strip()}"
     return overrides
 
 
@@ -238,12 +241,15 @@ def run(
     marked partial.
     """
     path = file if file is not None else default_scenario_path()
-    overrides = _parse_sets(sets)
+    names: dict[str, str] = {}
+    overrides = _parse_sets(sets, names)
     for option, table, given in (("--pcap", "output.pcap", pcap), ("--trace", "output.trace", trace)):
         if given and out is None:
             raise typer.BadParameter(f"{option} writes into the run's directory: give --out", param_hint=option)
         if given:
-            overrides.update(_capture_points(option, table, given))
+            points = _capture_points(option, table, given)
+            overrides.update(points)
+            names.update({key: " ".join(f"{option} {g}" for g in given) for key in points})
     if out is not None:
         # Before simulating: a run that cannot be written is refused at once.
         _guarded("--out", lambda: run_dir.check(out, RUN_FILES, COUNTERS_FILE))
@@ -256,7 +262,7 @@ def run(
                 str(path),
                 lambda: runner.run(path, seed=seed, overrides=overrides,
                                    progress=bar.update if bar else None, level=level,
-                                   threads=threads),
+                                   threads=threads, override_names=names),
                 hint=lambda: _did_you_mean(path, "sweep"),
             )
         finally:

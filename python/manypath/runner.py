@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Callable, Optional
 
-from . import provenance
+from . import problems, provenance
 from .results import Results
 from .scenario import Prepared, Scenario, prepare, resolve
 
@@ -70,6 +70,7 @@ def run(
     progress_every: int = 1_000_000,
     level: str | None = None,
     threads: int | str | None = None,
+    override_names: Mapping[str, str] | None = None,
 ) -> Results:
     """Run a scenario given as a TOML file path, TOML text or a dict.
 
@@ -90,6 +91,10 @@ def run(
     stopped run (or one interrupted with Ctrl-C) returns what it measured, with
     ``counters["partial"]`` true.
 
+    A problem with a field an override set names the override (``override_names[PATH]``
+    if given, as the CLI names its ``--set PATH=VALUE``; else ``override PATH=VALUE``),
+    and the other problems' line numbers are the file's as written.
+
     The results keep the scenario exactly as run (``Results.scenario``, its text with the
     seed written in) and its provenance (``Results.provenance``). Raises ``ValueError``
     for an invalid scenario or override and ``FileNotFoundError`` for a missing file.
@@ -98,20 +103,23 @@ def run(
     ready = prepare(resolve(scenario, base_dir), overrides, seed, default("seed"))
     from . import _core
 
-    if (level or (ready.doc or {}).get("level", "packet")) == "packet":
-        message = memory_warning(_core.estimate(ready.text, ready.base_dir), available_memory_bytes())
-        if message:
-            warnings.warn(message, MemoryWarning, stacklevel=2)
-    ran_at = provenance.now_utc()
-    raw = _core.run(
-        ready.text,
-        ready.base_dir,
-        seed,
-        progress=progress,
-        progress_every=progress_every,
-        level=level,
-        threads=threads_text,
-    )
+    try:
+        if (level or (ready.doc or {}).get("level", "packet")) == "packet":
+            message = memory_warning(_core.estimate(ready.text, ready.base_dir), available_memory_bytes())
+            if message:
+                warnings.warn(message, MemoryWarning, stacklevel=2)
+        ran_at = provenance.now_utc()
+        raw = _core.run(
+            ready.text,
+            ready.base_dir,
+            seed,
+            progress=progress,
+            progress_every=progress_every,
+            level=level,
+            threads=threads_text,
+        )
+    except ValueError as e:
+        raise ValueError(problems.explain(str(e), ready, override_names)) from None
     res = Results.from_native(raw)
     res.scenario = dict(ready.doc) if ready.doc is not None else {}
     res.scenario_text = ready.text
