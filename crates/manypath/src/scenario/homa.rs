@@ -91,7 +91,7 @@ pub(super) fn check(
             .transports
             .get(&t.name)
             .and_then(|x| x.homa_priority_levels);
-        let valid = given.map_or(true, |n| (1..=MAX_PRIORITY_LEVELS).contains(&n));
+        let valid = given.is_none_or(|n| (1..=MAX_PRIORITY_LEVELS).contains(&n));
         // The tier whose switch ports have the fewest levels (switch ports only: the
         // host tier's NICs hand out one packet at a time).
         let fewest = tiers
