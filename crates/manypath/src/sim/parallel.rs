@@ -444,7 +444,7 @@ impl SpinBarrier {
             }
             std::hint::spin_loop();
             spins += 1;
-            if spins % SPINS_PER_CLOCK == 0 && arrived.elapsed() >= SPIN {
+            if spins.is_multiple_of(SPINS_PER_CLOCK) && arrived.elapsed() >= SPIN {
                 self.sleep(generation);
                 return true;
             }
