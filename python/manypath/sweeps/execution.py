@@ -19,7 +19,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -302,7 +302,7 @@ def _run_local(todo: Sequence[RunSpec], jobs: int | None, asked: Threads, record
             if stop.soft:
                 break
             try:
-                outcome = execute(task, threads)
+                outcome = execute(replace(task, threads=threads))
             except KeyboardInterrupt:
                 if stop.hard:
                     return 1
@@ -327,7 +327,7 @@ def _run_local(todo: Sequence[RunSpec], jobs: int | None, asked: Threads, record
         # otherwise be started by the pool after a first Ctrl-C.
         while queue and len(pending) < workers and not stop.soft:
             task = queue.popleft()
-            pending[pool.submit(execute, task, threads)] = task
+            pending[pool.submit(execute, replace(task, threads=threads))] = task
 
     try:
         with _sigint_blocked():  # the workers start with SIGINT blocked, then ignore it
@@ -417,7 +417,7 @@ def _run_ray(todo: Sequence[RunSpec], address: str, asked: Threads, record: Call
     def hand_out() -> None:
         while queue and len(pending) < slots and not stop.soft:
             task = queue.popleft()
-            pending[remote.remote(task, threads)] = task
+            pending[remote.remote(replace(task, threads=threads))] = task
 
     try:
         hand_out()

@@ -28,13 +28,13 @@ SweepSpec = Union[PathLike, Mapping[str, Any]]
 
 _SWEEP_KEYS = {"name", "scenario", "grid", "points", "seeds", "results", "threads"}
 
-#: A sweep's ``threads``: a whole number of threads ≥ 1, ``"auto"``, or not given.
-Threads = Union[int, str, None]
-
 #: Top-level tables of a scenario that change how a run is executed, never what it
 #: computes (the tables are bit-identical for any thread count): left out of a run's id
 #: and of a base scenario's digest, so runs differing only there are one result.
 NOT_IN_IDENTITY = ("parallel",)
+
+#: A sweep's ``threads``: a whole number of threads ≥ 1, ``"auto"``, or not given.
+Threads = Union[int, str, None]
 
 
 class SweepError(ValueError):
@@ -43,7 +43,12 @@ class SweepError(ValueError):
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run of a sweep: the exact scenario, its seed and the parameters that made it."""
+    """One run of a sweep: the exact scenario, its seed and the parameters that made it.
+
+    ``threads`` is what the run is given (replacing its ``parallel.threads``; ``None``:
+    the scenario's own), set when the sweep hands it out (``execution.run_threads``); it
+    is not part of the run's identity.
+    """
 
     run_id: str
     seed: int
@@ -51,6 +56,7 @@ class RunSpec:
     scenario: dict[str, Any]
     text: str
     base_dir: str
+    threads: Threads = None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import Any, Optional
 from .. import provenance
 from ..results import Results
 from ..runner import run
-from .spec import RunSpec, Threads
+from .spec import RunSpec
 
 
 @dataclass
@@ -31,14 +31,14 @@ class Outcome:
     interrupted: bool = False
 
 
-def execute(task: RunSpec, threads: Threads = None) -> Outcome:
-    """Simulate one run, on ``threads`` threads (replacing the scenario's
+def execute(task: RunSpec) -> Outcome:
+    """Simulate one run, on ``task.threads`` threads (replacing the scenario's
     ``parallel.threads``; ``None``: the scenario's own). Never raises for a failed
     simulation: the error is the outcome."""
     record = provenance.record(task.text, task.seed)
     start = time.perf_counter()
     try:
-        res = run(task.text, seed=task.seed, base_dir=task.base_dir, threads=threads)
+        res = run(task.text, seed=task.seed, base_dir=task.base_dir, threads=task.threads)
         wall = time.perf_counter() - start
         record["threads"] = res.provenance.get("threads")
         if res.counters.get("partial"):
