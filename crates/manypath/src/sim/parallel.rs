@@ -328,18 +328,31 @@ impl Sim {
     }
 }
 
-/// How long a thread waiting at the barrier spins before it sleeps. Long enough that
-/// on an idle machine a wait almost never sleeps (the mean wait is a few microseconds
-/// per barrier on the benchmarks; waking a sleeper costs a system call and tens of
-/// microseconds before it runs again); short, against the milliseconds for which a busy
-/// machine deschedules the thread being waited for, during which a spinning thread
-/// would take a core from it or from the machine's other work.
-const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+/// The shortest a thread waiting at the barrier spins before it sleeps (`spin_for`).
+/// On an idle machine a wait is a few microseconds per barrier on the small benchmarks,
+/// and waking a sleeper costs a system call and tens of microseconds before it runs
+/// again; against that, a busy machine may leave the awaited thread descheduled for
+/// milliseconds, during which a spinning thread takes a core from it or from the
+/// machine's other work.
+const SPIN_MIN: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// The longest a waiting thread spins.
+const SPIN_MAX: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// How long a thread that worked `worked` since it last left the barrier spins there:
+/// twice that, within [`SPIN_MIN`, `SPIN_MAX`]. The other threads' share of a window is
+/// about as long as this one's (the split balances them), so on an idle machine they
+/// arrive within it; a wait longer than that means one of them is not running. A fixed
+/// 50 µs made 7–11% of the idle waits of fattree16-dctcp (windows of ~200 µs of work per
+/// thread) sleep, and the run 13–17% slower.
+fn spin_for(worked: std::time::Duration) -> std::time::Duration {
+    (worked * 2).clamp(SPIN_MIN, SPIN_MAX)
+}
 
 /// Spins between two looks at the clock while spinning.
 const SPINS_PER_CLOCK: u32 = 64;
 
-/// A barrier that spins briefly, then sleeps until the last thread arrives (`SPIN`).
+/// A barrier that spins briefly, then sleeps until the last thread arrives (`spin_for`).
 ///
 /// It is poisoned when a thread it joins panics (`guarded`): the threads waiting at it,
 /// or reaching it later, unwind too instead of waiting for a thread that will never
@@ -373,7 +386,7 @@ struct Waited {
 #[derive(Clone, Copy, Debug, Default)]
 struct Waits {
     time: std::time::Duration,
-    /// Waits that slept (spun for `SPIN` without the barrier passing).
+    /// Waits that slept (spun for `spin_for` without the barrier passing).
     sleeps: u64,
 }
 
@@ -384,10 +397,30 @@ impl std::ops::AddAssign<Waited> for Waits {
     }
 }
 
-impl std::ops::AddAssign<Waits> for Waits {
-    fn add_assign(&mut self, w: Waits) {
-        self.time += w.time;
-        self.sleeps += w.sleeps;
+/// One thread's side of the barrier: when it last left it, and its waits so far.
+struct Waiter {
+    left: std::time::Instant,
+    waits: Waits,
+}
+
+impl Waiter {
+    fn new() -> Waiter {
+        Waiter {
+            left: std::time::Instant::now(),
+            waits: Waits::default(),
+        }
+    }
+
+    /// Waits at `barrier`, spinning for as long as `spin_for` the work since the last
+    /// wait.
+    fn wait(&mut self, barrier: &SpinBarrier) {
+        let arrived = std::time::Instant::now();
+        let slept = barrier.wait_from(arrived, spin_for(arrived - self.left));
+        self.left = std::time::Instant::now();
+        self.waits += Waited {
+            time: self.left - arrived,
+            slept,
+        };
     }
 }
 
@@ -405,24 +438,16 @@ impl SpinBarrier {
         }
     }
 
-    /// `wait`, returning how long it took and whether the thread slept.
-    fn timed_wait(&self) -> Waited {
-        let t = std::time::Instant::now();
-        let slept = self.wait_from(t);
-        Waited {
-            time: t.elapsed(),
-            slept,
-        }
-    }
-
-    /// Waits until all `n` threads have arrived; true if this thread slept.
+    /// Waits until all `n` threads have arrived, spinning for `SPIN_MIN`; true if this
+    /// thread slept.
     #[cfg(test)]
     fn wait(&self) -> bool {
-        self.wait_from(std::time::Instant::now())
+        self.wait_from(std::time::Instant::now(), SPIN_MIN)
     }
 
-    /// `wait`, for a thread that arrived at `arrived`.
-    fn wait_from(&self, arrived: std::time::Instant) -> bool {
+    /// Waits until all `n` threads have arrived, spinning for up to `spin` from
+    /// `arrived`, then sleeping; true if this thread slept.
+    fn wait_from(&self, arrived: std::time::Instant, spin: std::time::Duration) -> bool {
         let generation = self.generation.load(Ordering::Acquire);
         if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
             self.count.store(0, Ordering::Relaxed);
@@ -444,7 +469,7 @@ impl SpinBarrier {
             }
             std::hint::spin_loop();
             spins += 1;
-            if spins.is_multiple_of(SPINS_PER_CLOCK) && arrived.elapsed() >= SPIN {
+            if spins.is_multiple_of(SPINS_PER_CLOCK) && arrived.elapsed() >= spin {
                 self.sleep(generation);
                 return true;
             }
@@ -686,11 +711,11 @@ fn run_thread(
             s.long_lived,
         )
     };
-    let (mut windows, mut waited) = (0u64, Waits::default());
+    let (mut windows, mut waiter) = (0u64, Waiter::new());
     for (i, sim) in &mut mine {
         publish(*i, sim, shared);
     }
-    waited += shared.barrier.timed_wait();
+    waiter.wait(&shared.barrier);
     let mut peak = 0u64;
     let mut until = 0;
     let mut next_report = report_every.unwrap_or(u64::MAX);
@@ -738,7 +763,7 @@ fn run_thread(
             if !at_check {
                 break;
             }
-            waited += deadlock_check(&mut mine, shared);
+            deadlock_check(&mut mine, shared, &mut waiter);
             if mine[0].1.lossless.deadlocks > 0 {
                 deadlock = Some(mine[0].1.now);
                 break;
@@ -759,7 +784,7 @@ fn run_thread(
                 &mut *shared.jobs[*i].lock().expect("jobs"),
             );
         }
-        waited += shared.barrier.timed_wait();
+        waiter.wait(&shared.barrier);
         let mut done_jobs = Vec::new();
         for from in 0..parts {
             done_jobs.extend_from_slice(&shared.jobs[from].lock().expect("jobs"));
@@ -787,15 +812,15 @@ fn run_thread(
                 }
             }
         }
-        waited += shared.barrier.timed_wait();
+        waiter.wait(&shared.barrier);
     };
     let ending = Ending {
         now,
         partial,
         peak_packets: peak,
         windows,
-        wait_secs: waited.time.as_secs_f64(),
-        sleeps: waited.sleeps,
+        wait_secs: waiter.waits.time.as_secs_f64(),
+        sleeps: waiter.waits.sleeps,
     };
     for (_, sim) in &mut mine {
         sim.settle_all_tx_done(ending.now);
@@ -808,25 +833,23 @@ fn run_thread(
 
 /// A PFC deadlock check, at which every partition has stopped: each publishes its
 /// view of its own ports, and every thread looks for a cycle in all of them, in
-/// partition order, so all find the same deadlock or none. Returns the waits.
-fn deadlock_check(mine: &mut [(usize, Sim)], shared: &Shared) -> Waits {
+/// partition order, so all find the same deadlock or none.
+fn deadlock_check(mine: &mut [(usize, Sim)], shared: &Shared, waiter: &mut Waiter) {
     for (i, sim) in mine.iter_mut() {
         let part = sim.part.as_deref_mut().expect("a partition");
         let view = part.view.take().expect("stopped at a deadlock check");
         *shared.views[*i].lock().expect("views") = view;
     }
-    let mut waited = Waits::default();
-    waited += shared.barrier.timed_wait();
+    waiter.wait(&shared.barrier);
     let mut all = PausedView::default();
     for view in &shared.views {
         all.extend(&view.lock().expect("views"));
     }
     // No partition replaces its view before every thread has read them all.
-    waited += shared.barrier.timed_wait();
+    waiter.wait(&shared.barrier);
     for (_, sim) in mine.iter_mut() {
         sim.note_deadlock(&all);
     }
-    waited
 }
 
 /// What partition `i` tells the others at a window's end.
@@ -1022,10 +1045,19 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_spins_twice_its_own_work_within_bounds() {
+        let us = Duration::from_micros;
+        assert_eq!(spin_for(us(0)), SPIN_MIN);
+        assert_eq!(spin_for(us(10)), SPIN_MIN);
+        assert_eq!(spin_for(us(200)), us(400));
+        assert_eq!(spin_for(us(100_000)), SPIN_MAX);
+    }
+
+    #[test]
     fn a_panic_while_the_others_sleep_at_the_barrier_wakes_and_ends_them() {
-        // The others spin for `SPIN`, then sleep: the panic must wake them.
+        // The others spin for `SPIN_MIN`, then sleep: the panic must wake them.
         for threads in [2, 4] {
-            let delay = SPIN * 1000;
+            let delay = SPIN_MIN * 1000;
             let (outcomes, message) = panic_at_barrier(threads, 1, delay)
                 .unwrap_or_else(|| panic!("{threads} threads: still asleep (a hang)"));
             assert_eq!(outcomes, vec![None; threads]);
@@ -1038,7 +1070,7 @@ mod tests {
         let barrier = SpinBarrier::new(2);
         let slept: Vec<bool> = std::thread::scope(|s| {
             let late = s.spawn(|| {
-                std::thread::sleep(SPIN * 2000);
+                std::thread::sleep(SPIN_MIN * 2000);
                 barrier.wait()
             });
             let early = barrier.wait();
@@ -1069,7 +1101,7 @@ mod tests {
                             for round in 0..ROUNDS {
                                 if round % THREADS == t {
                                     // 0 to 2 spins' length, in 16 steps.
-                                    let late = SPIN * (round % 17) as u32 / 8;
+                                    let late = SPIN_MIN * (round % 17) as u32 / 8;
                                     let t0 = std::time::Instant::now();
                                     while t0.elapsed() < late {
                                         std::hint::spin_loop();
