@@ -15,7 +15,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Optional
+from typing import Any, Callable, NoReturn, Optional, Union
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -194,6 +194,11 @@ def _check_threads(value: Optional[str]) -> Optional[str]:
     if not value.isdigit() or int(value) < 1:
         raise typer.BadParameter(f"--threads must be a whole number ≥ 1 or 'auto', got {value!r}")
     return value
+
+
+def _threads_value(value: Optional[str]) -> Optional[Union[int, str]]:
+    """A checked ``--threads`` as a sweep takes it: a number of threads, "auto" or None."""
+    return int(value) if value is not None and value.isdigit() else value
 
 
 def _parse_sets(items: list[str], names: Optional[dict[str, str]] = None) -> dict[str, Any]:
@@ -705,6 +710,11 @@ def sweep(
         metavar="ADDRESS",
         help="Run on Ray: a cluster address, 'auto' (the running cluster) or 'local' (start one).",
     ),
+    threads: Optional[str] = typer.Option(
+        None, "--threads", metavar="N|auto", callback=_check_threads,
+        help="Threads of each run, replacing the sweep file's `threads`: a whole number ≥ 1 or 'auto'. "
+             "Default: 1 when several runs go at once, else the scenario's parallel.threads.",
+    ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="List the runs and whether each is stored; run nothing."
     ),
@@ -726,7 +736,8 @@ def sweep(
 
     def action() -> Optional[sweeps.SweepSummary]:
         try:
-            return sweeps.sweep(file, out=out, jobs=jobs, ray=ray, progress=bar.update, on_start=bar.start,
+            return sweeps.sweep(file, out=out, jobs=jobs, ray=ray, threads=_threads_value(threads),
+                                progress=bar.update, on_start=bar.start,
                                 on_interrupt=lambda m: _sweep_note(m, quiet))
         except sweeps.SweepInterrupted as e:
             return e.summary

@@ -8,6 +8,7 @@ pub mod capture;
 pub mod connection;
 pub mod engine;
 pub mod flow;
+pub mod machine;
 pub mod metrics;
 pub mod net;
 pub mod scenario;
@@ -106,7 +107,8 @@ pub fn run_toml_threads(
     if let Some(s) = seed {
         plan.seed = s;
     }
-    let used = scenario::parallel::threads_for(&plan);
+    // Resolved once: under "auto" the count depends on the machine's load.
+    let used = scenario::parallel::pin_threads(&mut plan);
     let (results, observed) = match plan.level {
         scenario::Level::Packet => sim::run_plan_observing(plan, every, progress),
         scenario::Level::Flow => {
