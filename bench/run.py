@@ -16,6 +16,10 @@ run; ratios between scenarios (MPTCP against DCTCP) then compare runs made under
 same conditions (and the lossless fabric's DCQCN and HPCC runs, NDP's and Homa's W4 run
 against DCTCP, where at least 0.7 is wanted). Flow-level scenarios run once. Results are also written to
 bench/out/results.json.
+
+A full run (no names given) ends with `bench/busy.py`: fattree8-dctcp on 1 and 2 threads
+in interleaved rounds on the idle machine and beside two busy loops, median and spread,
+and the threads `threads = "auto"` gives a 1,024-host fabric in each case.
 """
 
 from __future__ import annotations
@@ -166,6 +170,13 @@ def main() -> None:
                   f"({verdict}: at least {LOSSLESS_RATIO_WANTED} wanted)")
     (HERE / "out").mkdir(exist_ok=True)
     (HERE / "out" / "results.json").write_text(json.dumps(rows, indent=2))
+    if not names:
+        import busy  # beside this file
+
+        rounds = max(repeat, 5)
+        measured = busy.measure(BINARY, rounds)
+        busy.report(measured, rounds)
+        (HERE / "out" / "busy.json").write_text(json.dumps(measured, indent=2))
 
 
 if __name__ == "__main__":

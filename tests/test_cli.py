@@ -202,6 +202,60 @@ def test_run_bad_set_is_named(incast_file: Path) -> None:
     assert res.exit_code == 2 and "expected PATH=VALUE, got 'traffic.0.load'" in res.stderr
 
 
+# A file whose line 6 is wrong (the queue's limit), and whose topology lacks a field.
+BAD_LINE_6 = """\
+duration_ms = 5
+[topology.star]
+senders = 2
+
+[network.queue]
+limit_packets = "ten"
+[[traffic]]
+pattern = "incast"
+size = { fixed = 1000 }
+"""
+
+
+def test_an_error_from_a_set_names_the_set_not_a_line(incast_file: Path) -> None:
+    res = runner.invoke(app, ["run", str(incast_file), "--set", 'duration_ms="x"'])
+    assert res.exit_code == 1
+    assert res.stderr == (f"error: invalid scenario {incast_file}:\n"
+                          'duration_ms: invalid type: string "x", expected f64 (set by --set duration_ms="x")\n')
+    res = runner.invoke(app, ["run", str(incast_file), "--set", "traffic.0.size.fixed=-5"])
+    assert res.stderr == (f"error: invalid scenario {incast_file}:\n"
+                          "traffic[0].size.fixed: invalid value: integer `-5`, expected u64 "
+                          "(set by --set traffic.0.size.fixed=-5)\n")
+    # A problem the checks find (no line) names it too.
+    res = runner.invoke(app, ["run", str(incast_file), "--set", "traffic.0.senders=0"])
+    assert res.stderr.splitlines()[1].endswith(", got 0 (set by --set traffic.0.senders=0)")
+
+
+def test_an_error_in_the_file_keeps_the_files_line_with_a_set_or_seed(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(BAD_LINE_6)
+    want = (f"error: invalid scenario {bad}:\n"
+            'network.queue.limit_packets: invalid type: string "ten", expected u64 (line 6)\n')
+    # As given, with an override (the text is re-serialised) and with a seed (written first).
+    for extra in ([], ["--set", "duration_ms=3"], ["--seed", "4"]):
+        res = runner.invoke(app, ["run", str(bad), *extra])
+        assert res.exit_code == 1 and res.stderr == want, extra
+    missing = tmp_path / "missing.toml"
+    missing.write_text("# a comment\nduration_ms = 5\n\n[topology.leaf_spine]\nleaves = 2\nhosts_per_leaf = 2\n"
+                       + BAD_LINE_6.split("[network.queue]")[1].split("\n", 2)[2])
+    res = runner.invoke(app, ["run", str(missing), "--set", "duration_ms=3"])
+    assert res.stderr == (f"error: invalid scenario {missing}:\n"
+                          "topology.leaf_spine.spines: missing (a required field of the table at line 4)\n")
+
+
+def test_an_override_from_python_is_named_as_given() -> None:
+    import manypath
+
+    text = BAD_LINE_6.replace('"ten"', "10")
+    with pytest.raises(ValueError) as e:
+        manypath.run(text, overrides={"duration_ms": "x"})
+    assert str(e.value) == "duration_ms: invalid type: string \"x\", expected f64 (set by override duration_ms='x')"
+
+
 @pytest.mark.parametrize("seed", ["-1", str(2**63)])
 def test_run_seed_out_of_range_is_a_usage_error(incast_file: Path, seed: str) -> None:
     res = runner.invoke(app, ["run", str(incast_file), "--seed", seed])
@@ -325,6 +379,18 @@ def test_flow_progress_and_sweep_progress_lines() -> None:
         "[5/10] done 4, failed 1, remaining 5, ETA 20s",
         "[10/10] done 10, failed 0, remaining 0, ETA 0s",
     ]
+
+
+def test_a_flow_level_run_prints_its_iteration_limit_and_eta() -> None:
+    # Without [flow_model], the limit is the default (20000), which the line names.
+    args = ["run", str(ROOT / "scenarios" / "dragonfly-permutation.toml"), "--level", "flow",
+            "--json", "--progress-interval", "0"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("progress: ")]
+    assert lines, res.stderr
+    assert re.fullmatch(r"progress: iteration 100 of at most 20000 \(\d+%\), [\d.]+ [kMG]? ?iterations/s, "
+                        r"ETA at most \d+s", lines[0]), lines[0]
 
 
 def test_flow_level_run_warns_when_it_stops_unconverged(tmp_path: Path) -> None:

@@ -82,14 +82,107 @@ def test_resolved_scenario_carries_the_topology(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(res.flows, again.flows)
 
 
-def test_cli_exports_a_topology(tmp_path: Path) -> None:
+@pytest.mark.parametrize("suffix", [".toml", ".json", ".graphml"])
+def test_cli_exports_a_topology_in_the_format_of_its_suffix(suffix: str, tmp_path: Path) -> None:
     scenario = tmp_path / "s.toml"
     scenario.write_text(FAT_TREE)
-    out = tmp_path / "topo.json"
+    out = tmp_path / f"topo{suffix}"
     subprocess.run([sys.executable, "-m", "manypath", "topology", "export", str(scenario), "-o", str(out)], check=True)
     text = out.read_text()
-    assert '"tiers"' in text and '"edge0.0"' in text
-    manypath.validate(as_file(FAT_TREE, "topo.json"), base_dir=tmp_path)
+    first = {".toml": 'tiers = ["host", "edge_agg", "agg_core"]',
+             ".json": '"multigraph": true',
+             ".graphml": '<graphml xmlns="http://graphml.graphdrawing.org/xmlns">'}[suffix]
+    assert first in text and "edge0.0" in text
+    built = manypath.run(FAT_TREE, base_dir=tmp_path)
+    from_file = manypath.run(as_file(FAT_TREE, out.name), base_dir=tmp_path)
+    for table in ("flows", "subflows", "queues"):
+        pd.testing.assert_frame_equal(getattr(built, table), getattr(from_file, table))
+
+
+def test_an_unknown_suffix_is_refused_naming_the_accepted_ones(tmp_path: Path) -> None:
+    from manypath.topology_files import TopologyFileError, format_of
+
+    with pytest.raises(TopologyFileError) as e:
+        format_of(".xml")
+    assert str(e.value) == (
+        "cannot tell the format of a topology file with '.xml': write .toml (the custom "
+        "format), .json (networkx node-link JSON) or .graphml (GraphML)"
+    )
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(FAT_TREE)
+    res = subprocess.run([sys.executable, "-m", "manypath", "topology", "export", str(scenario),
+                          "-o", str(tmp_path / "topo.xml")], capture_output=True, text=True)
+    assert res.returncode == 2
+    assert res.stderr == (
+        f"error: --out {tmp_path / 'topo.xml'}: cannot tell the format of a topology file with "
+        "'.xml': write .toml (the custom format), .json (networkx node-link JSON) or .graphml "
+        "(GraphML)\n"
+    )
+    assert not (tmp_path / "topo.xml").exists()
+
+
+# Two leaves with three links between them (two of 40 Gb/s, 5 µs, one of the tier's
+# rate), a host on each leaf.
+PARALLEL = """duration_ms = 2
+[topology.custom]
+tiers = ["host", "fabric"]
+nodes = [
+  { name = "h0", kind = "host" }, { name = "h1", kind = "host" },
+  { name = "leaf0", kind = "switch" }, { name = "leaf1", kind = "switch" },
+]
+links = [
+  { a = "h0", b = "leaf0" }, { a = "h1", b = "leaf1" },
+  { a = "leaf0", b = "leaf1", tier = "fabric", count = 2, rate_gbps = 40, delay_us = 5 },
+  { a = "leaf0", b = "leaf1", tier = "fabric" },
+]
+[[traffic]]
+pattern = "permutation"
+size = { fixed = 100000 }
+"""
+
+
+def test_networkx_reads_the_exported_graph_files() -> None:
+    nx = pytest.importorskip("networkx")
+    import io
+    import json
+
+    for fmt in ("graphml", "node-link"):
+        text = runner.export_topology(PARALLEL, format=fmt)
+        if fmt == "graphml":
+            g = nx.read_graphml(io.BytesIO(text.encode()))
+        else:
+            g = nx.node_link_graph(json.loads(text), edges="links")
+        assert (g.number_of_nodes(), g.number_of_edges()) == (4, 5), fmt
+        assert g.is_multigraph() and not g.is_directed()
+        assert dict(g.nodes(data="kind")) == {"h0": "host", "h1": "host", "leaf0": "switch", "leaf1": "switch"}
+        between = [dict(d) for d in g.get_edge_data("leaf0", "leaf1").values()]
+        own = {"tier": "fabric", "rate_gbps": 40.0, "delay_us": 5.0}
+        assert between == [own, own, {"tier": "fabric"}], fmt
+        assert g.get_edge_data("h0", "leaf0")[next(iter(g.get_edge_data("h0", "leaf0")))] == {"tier": "host"}
+
+
+@pytest.mark.parametrize("fmt,suffix", [("graphml", ".graphml"), ("node-link", ".json")])
+def test_parallel_links_from_a_graph_file_run_the_same(fmt: str, suffix: str, tmp_path: Path) -> None:
+    (tmp_path / f"t{suffix}").write_text(runner.export_topology(PARALLEL, format=fmt))
+    inline = manypath.run(PARALLEL)
+    text = PARALLEL.split("[[traffic]]")[0].split("[topology.custom]")[0]
+    from_file = manypath.run(text + f'[topology.custom]\nfile = "t{suffix}"\n[[traffic]]'
+                             + PARALLEL.split("[[traffic]]")[1], base_dir=tmp_path)
+    assert len(inline.queues) == 10
+    for table in ("flows", "queues"):
+        pd.testing.assert_frame_equal(getattr(inline, table), getattr(from_file, table))
+
+
+def test_a_per_link_queue_is_refused_by_the_graph_formats() -> None:
+    from manypath.topology_files import TopologyFileError
+
+    text = PARALLEL.replace('{ a = "h1", b = "leaf1" }', '{ a = "h1", b = "leaf1", queue_b = { limit_packets = 50 } }')
+    with pytest.raises(TopologyFileError) as e:
+        runner.export_topology(text, format="graphml")
+    assert str(e.value) == (
+        "links[1] (h1–leaf1) has a queue of its own (queue_b), which GraphML cannot hold: "
+        "write it as .toml"
+    )
 
 
 @pytest.mark.parametrize("level", ["packet", "flow"])

@@ -152,3 +152,51 @@ def test_bad_homa_input_names_the_field(
     message = str(info.value)
     for part in expect:
         assert part in message, message
+
+
+def test_priority_levels_have_one_rule_and_one_error() -> None:
+    # Out of range, Homa's levels get one error (not a second one asking the switches for
+    # the out-of-range number); the switches' levels the same rule from 2.
+    too_many = HOMA.replace('cc = "homa"', 'cc = "homa"\nhoma_priority_levels = 40')
+    with pytest.raises(ValueError) as info:
+        manypath.validate(too_many)
+    assert str(info.value) == (
+        "transports.homa.homa_priority_levels: must be from 1 to 32 (a switch queue has at most "
+        "32 priority levels), got 40"
+    )
+    with pytest.raises(ValueError) as info:
+        manypath.validate(too_many.replace("priority_levels = 8\n", "priority_levels = 40\n", 1))
+    assert str(info.value).splitlines() == [
+        "network.queue.priority_levels: must be from 2 to 32 (a switch queue has at most 32 "
+        "priority levels), got 40",
+        "transports.homa.homa_priority_levels: must be from 1 to 32 (a switch queue has at most "
+        "32 priority levels), got 40",
+    ]
+    # The most there is works for both.
+    most = too_many.replace("= 40", "= 32").replace("priority_levels = 8\n", "priority_levels = 32\n", 1)
+    assert manypath.validate(most) == []
+
+
+def test_the_documented_level_ranges_are_the_codes() -> None:
+    doc = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    assert "`priority_levels = N` (N strict-priority levels,\n2–32, level 0 first" in doc
+    assert "| `homa_priority_levels` | 8 (as the Homa paper's switches) | levels Homa uses, 1–32:" in doc
+
+
+def test_w5s_header_says_what_it_is_and_states_its_mean() -> None:
+    path = ROOT / "workloads" / "homa_w5_websearch.cdf"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = " ".join(line.lstrip("# ") for line in lines if line.startswith("#"))
+    points = [tuple(map(float, line.split())) for line in lines if line and not line.startswith("#")]
+    # Drawn as a step function (cdf_step), each listed size carries its CDF step.
+    step_mean = sum(size * (cdf - (points[i - 1][1] if i else 0.0)) for i, (size, cdf) in enumerate(points))
+    assert f"{step_mean:.1f}" == "2547267.9"
+    assert lines[0] == ("# Workload: Homa W5, the Homa authors' web-search workload (Montazeri et al., "
+                        "SIGCOMM 2018, Figure 1),")
+    assert "It is not the pFabric web-search CDF" in header
+    assert "its step mean, computed from the points below, is 2,547,267.9 B (2.55 MB;" in header
+    assert "mean (step/discrete: each listed size carries F_i - F_{i-1}): 2547267.9 bytes" in header
+    # The provenance table says the same.
+    table = (ROOT / "workloads" / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in table.splitlines() if line.startswith("| `homa_w5_websearch.cdf`"))
+    assert "not pFabric's" in row and row.endswith("| 2,547,267.9 |")

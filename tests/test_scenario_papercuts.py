@@ -143,3 +143,58 @@ def test_overload_is_a_warning_in_validate_and_in_the_run() -> None:
     assert _core.validate(text, ".") == [warning]
     assert _core.run(text, ".")["warnings"] == [warning]
     assert _core.validate(text.replace("load = 1.5", "load = 1"), ".") == []
+
+
+@pytest.mark.parametrize(
+    "drop,message",
+    [
+        ("duration_ms = 10\n", "duration_ms: missing (a required field)"),
+        ("[topology.star]\nsenders = 2\n", "topology: missing (a required field)"),
+        (ENTRY, "traffic: missing (a required field)"),
+    ],
+)
+def test_a_missing_required_field_is_named(drop: str, message: str) -> None:
+    # A top-level key before the tables used to take the blame (`seed: missing field ...`).
+    text = 'name = "x"\nseed = 3\n' + STAR + ENTRY
+    assert errors(text.replace(drop, "")) == message
+
+
+def test_every_missing_required_field_is_named() -> None:
+    assert errors('seed = 3\n[network.link]\nrate_gbps = 10\n').splitlines() == [
+        "duration_ms: missing (a required field)",
+        "topology: missing (a required field)",
+        "traffic: missing (a required field)",
+    ]
+
+
+def test_a_missing_field_of_a_table_is_named_with_the_tables_line() -> None:
+    leaf_spine = "duration_ms = 10\n\n[topology.leaf_spine]\nleaves = 2\nhosts_per_leaf = 2\n"
+    assert errors(leaf_spine + ENTRY) == (
+        "topology.leaf_spine.spines: missing (a required field of the table at line 3)"
+    )
+    second = STAR + ENTRY + '[[traffic]]\npattern = "incast"\n'
+    # Every pattern but "matrix" needs a size: the check says so.
+    assert errors(second) == (
+        'traffic[1].size: missing (a required field of every pattern but "matrix": '
+        "a flow-size distribution, e.g. { fixed = 131072 })"
+    )
+
+
+def test_a_trim_threshold_above_the_limit_is_reported_once() -> None:
+    # Every tier of a leaf-spine takes network.queue: its problems are its own, once.
+    text = (
+        "duration_ms = 10\n[topology.leaf_spine]\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n"
+        + ENTRY
+        + "[network.queue]\nlimit_packets = 10\ntrim = { threshold_packets = 20, header_weight = 0 }\n"
+    )
+    assert errors(text).splitlines() == [
+        "network.queue.trim.threshold_packets: must be at most the queue's limit_packets (10), got 20",
+        "network.queue.trim.header_weight: must be at least 1, got 0",
+    ]
+    # A tier with a queue of its own has its own problems.
+    tier = text + "[network.tiers.fabric.queue]\nlimit_packets = 5\ntrim = {}\n"
+    assert errors(tier).splitlines() == [
+        "network.queue.trim.threshold_packets: must be at most the queue's limit_packets (10), got 20",
+        "network.queue.trim.header_weight: must be at least 1, got 0",
+        "network.tiers.fabric.queue.trim.threshold_packets: must be at most the queue's limit_packets (5), got 8",
+    ]

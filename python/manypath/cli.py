@@ -15,7 +15,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Optional
+from typing import Any, Callable, NoReturn, Optional, Union
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -196,9 +196,15 @@ def _check_threads(value: Optional[str]) -> Optional[str]:
     return value
 
 
-def _parse_sets(items: list[str]) -> dict[str, Any]:
+def _threads_value(value: Optional[str]) -> Optional[Union[int, str]]:
+    """A checked ``--threads`` as a sweep takes it: a number of threads, "auto" or None."""
+    return int(value) if value is not None and value.isdigit() else value
+
+
+def _parse_sets(items: list[str], names: Optional[dict[str, str]] = None) -> dict[str, Any]:
     """``--set PATH=VALUE`` options as overrides; VALUE is read as a TOML value, and taken
-    as a string when it is none (so ``--set traffic.0.transport=dctcp`` works)."""
+    as a string when it is none (so ``--set traffic.0.transport=dctcp`` works). ``names``
+    gets how each was given (``--set PATH=VALUE``), for errors to name it."""
     overrides: dict[str, Any] = {}
     for item in items:
         path, eq, raw = item.partition("=")
@@ -209,6 +215,8 @@ def _parse_sets(items: list[str]) -> dict[str, Any]:
             overrides[path] = tomllib.loads(f"v = {raw.strip()}")["v"]
         except tomllib.TOMLDecodeError:
             overrides[path] = raw.strip()
+        if names is not None:
+            names[path] = f"--set {path}={raw.strip()}"
     return overrides
 
 
@@ -286,12 +294,15 @@ def run(
     from .results import COUNTERS_FILE, RUN_FILES
 
     path = file if file is not None else default_scenario_path()
-    overrides = _parse_sets(sets)
+    names: dict[str, str] = {}
+    overrides = _parse_sets(sets, names)
     for option, table, given in (("--pcap", "output.pcap", pcap), ("--trace", "output.trace", trace)):
         if given and out is None:
             raise typer.BadParameter(f"{option} writes into the run's directory: give --out", param_hint=option)
         if given:
-            overrides.update(_capture_points(option, table, given))
+            points = _capture_points(option, table, given)
+            overrides.update(points)
+            names.update({key: " ".join(f"{option} {g}" for g in given) for key in points})
     if out is not None:
         # Before simulating: a run that cannot be written is refused at once.
         _guarded("--out", lambda: run_dir.check(out, RUN_FILES, COUNTERS_FILE))
@@ -304,7 +315,7 @@ def run(
                 str(path),
                 lambda: runner.run(path, seed=seed, overrides=overrides,
                                    progress=bar.update if bar else None, level=level,
-                                   threads=threads),
+                                   threads=threads, override_names=names),
                 hint=lambda: _did_you_mean(path, "sweep"),
             )
         finally:
@@ -531,12 +542,25 @@ app.add_typer(topology_app, name="topology")
 def topology_export(
     file: Path = typer.Argument(..., help="Scenario TOML file whose topology to write."),
     out: Optional[Path] = typer.Option(
-        None, "--out", "-o", help="Write here (.toml or .json by its suffix); default: stdout as TOML."
+        None, "--out", "-o",
+        help="Write here, in the format its suffix names: .toml (the custom format), .json "
+             "(networkx node-link JSON) or .graphml (GraphML); default: stdout as TOML.",
     ),
 ) -> None:
     """Write a scenario's topology as a [topology.custom] file (tiers, nodes, links)."""
-    as_json = out is not None and out.suffix.lower() == ".json"
-    text = _guarded(str(file), lambda: runner.export_topology(file, json=as_json))
+    from . import topology_files
+
+    try:
+        fmt = "toml" if out is None else topology_files.format_of(out.suffix)
+    except topology_files.TopologyFileError as e:
+        typer.echo(f"error: --out {out}: {e}", err=True)
+        raise typer.Exit(2) from None  # a usage error
+    text = _guarded(str(file), lambda: runner.export_topology(file, format="toml" if fmt == "toml" else "json"))
+    if fmt != "toml":
+        try:
+            text = topology_files.write(text, fmt)
+        except topology_files.TopologyFileError as e:
+            _fail(f"{out}: {e}")
     if out is None:
         typer.echo(text, nl=False)
         return
@@ -686,6 +710,11 @@ def sweep(
         metavar="ADDRESS",
         help="Run on Ray: a cluster address, 'auto' (the running cluster) or 'local' (start one).",
     ),
+    threads: Optional[str] = typer.Option(
+        None, "--threads", metavar="N|auto", callback=_check_threads,
+        help="Threads of each run, replacing the sweep file's `threads`: a whole number ≥ 1 or 'auto'. "
+             "Default: 1 when several runs go at once, else the scenario's parallel.threads.",
+    ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="List the runs and whether each is stored; run nothing."
     ),
@@ -707,7 +736,8 @@ def sweep(
 
     def action() -> Optional[sweeps.SweepSummary]:
         try:
-            return sweeps.sweep(file, out=out, jobs=jobs, ray=ray, progress=bar.update, on_start=bar.start,
+            return sweeps.sweep(file, out=out, jobs=jobs, ray=ray, threads=_threads_value(threads),
+                                progress=bar.update, on_start=bar.start,
                                 on_interrupt=lambda m: _sweep_note(m, quiet))
         except sweeps.SweepInterrupted as e:
             return e.summary

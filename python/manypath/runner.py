@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from . import provenance
+from . import problems, provenance
 from .scenario import Prepared, Scenario, prepare, resolve
 
 if TYPE_CHECKING:
@@ -73,6 +73,7 @@ def run(
     progress_every: int = 1_000_000,
     level: str | None = None,
     threads: int | str | None = None,
+    override_names: Mapping[str, str] | None = None,
 ) -> Results:
     """Run a scenario given as a TOML file path, TOML text or a dict.
 
@@ -93,6 +94,10 @@ def run(
     stopped run (or one interrupted with Ctrl-C) returns what it measured, with
     ``counters["partial"]`` true.
 
+    A problem with a field an override set names the override (``override_names[PATH]``
+    if given, as the CLI names its ``--set PATH=VALUE``; else ``override PATH=VALUE``),
+    and the other problems' line numbers are the file's as written.
+
     The results keep the scenario exactly as run (``Results.scenario``, its text with the
     seed written in) and its provenance (``Results.provenance``). Raises ``ValueError``
     for an invalid scenario or override and ``FileNotFoundError`` for a missing file.
@@ -102,20 +107,23 @@ def run(
     from . import _core
     from .results import Results
 
-    if (level or (ready.doc or {}).get("level", "packet")) == "packet":
-        message = memory_warning(_core.estimate(ready.text, ready.base_dir), available_memory_bytes())
-        if message:
-            warnings.warn(message, MemoryWarning, stacklevel=2)
-    ran_at = provenance.now_utc()
-    raw = _core.run(
-        ready.text,
-        ready.base_dir,
-        seed,
-        progress=progress,
-        progress_every=progress_every,
-        level=level,
-        threads=threads_text,
-    )
+    try:
+        if (level or (ready.doc or {}).get("level", "packet")) == "packet":
+            message = memory_warning(_core.estimate(ready.text, ready.base_dir), available_memory_bytes())
+            if message:
+                warnings.warn(message, MemoryWarning, stacklevel=2)
+        ran_at = provenance.now_utc()
+        raw = _core.run(
+            ready.text,
+            ready.base_dir,
+            seed,
+            progress=progress,
+            progress_every=progress_every,
+            level=level,
+            threads=threads_text,
+        )
+    except ValueError as e:
+        raise ValueError(problems.explain(str(e), ready, override_names)) from None
     res = Results.from_native(raw)
     res.scenario = dict(ready.doc) if ready.doc is not None else {}
     res.scenario_text = ready.text
@@ -176,15 +184,32 @@ def validate(
 
 
 def export_topology(
-    scenario: Scenario, *, json: bool = False, base_dir: str | os.PathLike[str] | None = None
+    scenario: Scenario,
+    *,
+    json: bool = False,
+    base_dir: str | os.PathLike[str] | None = None,
+    format: str | None = None,
 ) -> str:
-    """The scenario's topology as a ``[topology.custom]`` file (TOML, or JSON with
-    ``json=True``): its tiers, nodes (hosts first) and links in the order that numbers
-    the ports, so the file builds the same network as the scenario's topology."""
+    """The scenario's topology as a ``[topology.custom]`` file: its tiers, nodes (hosts
+    first) and links in the order that numbers the ports, so the file builds the same
+    network as the scenario's topology.
+
+    ``format``: ``"toml"`` (the default), ``"json"`` (the same as JSON; also
+    ``json=True``), ``"graphml"`` (GraphML) or ``"node-link"`` (networkx's node-link
+    JSON). The graph formats hold no per-link queues and no tier list: a topology that
+    needs them is refused (``topology_files.TopologyFileError``)."""
+    fmt = format or ("json" if json else "toml")
+    if fmt not in ("toml", "json", "graphml", "node-link"):
+        raise ValueError(f"format: expected 'toml', 'json', 'graphml' or 'node-link', got {fmt!r}")
     src = resolve(scenario, base_dir)
     from . import _core
 
-    return str(_core.export_topology(src.text, src.base_dir, json))
+    text = str(_core.export_topology(src.text, src.base_dir, fmt != "toml"))
+    if fmt in ("toml", "json"):
+        return text
+    from . import topology_files
+
+    return topology_files.write(text, fmt)
 
 
 def schema() -> dict[str, Any]:

@@ -98,6 +98,11 @@ class Prepared:
     base_dir: str
     origin: str
     doc: Optional[dict[str, Any]]
+    #: The text as given, when ``text`` is not it (re-serialised with overrides applied,
+    #: or with the seed written first): its line numbers are the user's. The overrides,
+    #: in order.
+    source_text: Optional[str] = None
+    overrides: tuple[tuple[str, Any], ...] = ()
 
 
 def prepare(
@@ -128,7 +133,7 @@ def prepare(
     if not overrides and seed is None and default_seed is not None:
         # Only the seed is missing: a top-level key first in the file keeps the text as written.
         text = f"seed = {default_seed}\n{src.text}"
-        return Prepared(text, src.base_dir, src.origin, tomllib.loads(text))
+        return Prepared(text, src.base_dir, src.origin, tomllib.loads(text), src.text)
     # Sweeps and runs share one meaning of a dotted path.
     from .sweeps.spec import set_path
 
@@ -141,4 +146,5 @@ def prepare(
     used = seed if seed is not None else doc.get("seed", default_seed)
     if used is not None:
         doc["seed"] = used
-    return Prepared(_toml.dumps(doc), src.base_dir, src.origin, doc)
+    return Prepared(_toml.dumps(doc), src.base_dir, src.origin, doc, src.text,
+                    tuple((overrides or {}).items()))

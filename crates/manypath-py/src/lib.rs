@@ -432,6 +432,16 @@ fn schema() -> String {
     manypath::scenario::json_schema()
 }
 
+/// The 1-based line where the field at dotted `path` (`traffic[1].size` or
+/// `traffic.1.size`) is written in scenario `toml_text`, or for a field not written there
+/// the line of the deepest table on its path; None for text that does not parse or a
+/// path none of which is written.
+#[pyfunction]
+fn line_of(toml_text: &str, path: &str) -> Option<usize> {
+    use manypath::scenario::locate;
+    locate::line_of(toml_text, &locate::segments(path))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -440,5 +450,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(export_topology, m)?)?;
+    m.add_function(wrap_pyfunction!(line_of, m)?)?;
     Ok(())
 }

@@ -8,6 +8,7 @@ pub mod capture;
 pub mod connection;
 pub mod engine;
 pub mod flow;
+pub mod machine;
 pub mod metrics;
 pub mod net;
 pub mod scenario;
@@ -106,7 +107,8 @@ pub fn run_toml_threads(
     if let Some(s) = seed {
         plan.seed = s;
     }
-    let used = scenario::parallel::threads_for(&plan);
+    // Resolved once: under "auto" the count depends on the machine's load.
+    let used = scenario::parallel::pin_threads(&mut plan);
     let (results, observed) = match plan.level {
         scenario::Level::Packet => sim::run_plan_observing(plan, every, progress),
         scenario::Level::Flow => {
@@ -120,13 +122,16 @@ pub fn run_toml_threads(
 }
 
 /// The scenario given as TOML text, checked, re-written with every default filled in
-/// (the fields a scenario may leave out and that have a default); options without a
-/// default stay absent.
+/// (the fields a scenario may leave out and that have a default; options without a
+/// default stay absent): the shared `[tcp]` settings in full, and each transport the
+/// traffic uses as a `[transports.NAME]` entry with its parameters and the TCP settings
+/// in which it differs (`scenario::resolved`).
 /// A custom topology read from a file is written in, so the resolved scenario stands
 /// alone.
 pub fn resolve_toml(text: &str, base_dir: &std::path::Path) -> Result<String, ScenarioError> {
     let mut scenario = scenario::plan::parse(text)?;
     let plan = Plan::from_scenario(&scenario, base_dir)?;
+    scenario::resolved::fill_defaults(&mut scenario, &plan);
     if let scenario::schema::TopologySpec::Custom(spec) = &mut scenario.topology {
         if spec.file.is_some() {
             *spec = scenario::custom::export(&plan.topology).map_err(|m| ScenarioError {

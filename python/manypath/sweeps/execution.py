@@ -19,14 +19,14 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
 from ..results import jsonable
 from ..runner import validate
 from .errors import NO_RAY_CLUSTER, BackendUnavailable
-from .spec import PathLike, RunSpec, Sweep, SweepError, SweepSpec, expand
+from .spec import PathLike, RunSpec, Sweep, SweepError, SweepSpec, Threads, check_threads, expand
 from .store import Lock, clean_temporaries, last_line, run_status, start_generation, store
 from .worker import Outcome, execute
 
@@ -108,6 +108,7 @@ def sweep(
     out: PathLike | None = None,
     jobs: int | None = None,
     ray: str | None = None,
+    threads: Threads = None,
     base_dir: PathLike | None = None,
     progress: Progress | None = None,
     on_start: Callable[[int, int], None] | None = None,
@@ -119,7 +120,11 @@ def sweep(
     ``results/<name>``) is simulated and written to ``out/<run-id>/``. Runs go to a pool
     of ``jobs`` local processes (default: every core), or to Ray when ``ray`` is an
     address, ``"auto"`` (a running cluster) or ``"local"`` (start one here); if Ray is
-    already initialised in this process, that connection is used. A failed run is
+    already initialised in this process, that connection is used. Each run gets
+    ``threads`` threads (a whole number or ``"auto"``, else the file's ``threads``);
+    when neither is given, a run gets 1 thread if several run at once (more than one
+    local worker, or Ray) and its scenario's own ``parallel.threads`` otherwise (see
+    :func:`run_threads`). A failed run is
     recorded (``status = "failed"`` and ``error.txt``) and the others go on; rerunning
     retries it. If the base scenario differs from the one of the runs stored in ``out``,
     the runs start a new generation there (see :func:`load_sweep`); nothing stored is
@@ -133,6 +138,7 @@ def sweep(
     """
     started = time.perf_counter()
     plan = expand(spec, base_dir)
+    asked = check_threads(threads, "threads") if threads is not None else plan.threads
     _validate_all(plan)
     results_dir = Path(out) if out is not None else plan.results_dir
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -172,9 +178,9 @@ def sweep(
                 if not todo:
                     pass
                 elif ray:
-                    summary.dropped += _run_ray(todo, ray, record, stop)
+                    summary.dropped += _run_ray(todo, ray, asked, record, stop)
                 else:
-                    summary.dropped += _run_local(todo, jobs, record, stop)
+                    summary.dropped += _run_local(todo, jobs, asked, record, stop)
         except KeyboardInterrupt:
             stop.requests = max(stop.requests, 1)
         finally:
@@ -185,6 +191,19 @@ def sweep(
     if summary.interrupted:
         raise SweepInterrupted(summary)
     return summary
+
+
+def run_threads(asked: Threads, workers: int) -> Threads:
+    """The threads each run of a sweep is given (``None``: its scenario's own
+    ``parallel.threads``). What the sweep asks for, if anything; otherwise 1 thread when
+    ``workers`` runs go at once: each already has a core (Ray and the local pool hand out
+    one run per core by default), and a run's threads wait for each other at every
+    synchronisation window, so threads sharing cores with other runs would slow it down
+    instead of speeding it up. With one worker, the scenario decides (``"auto"`` by
+    default: threads on fabrics of 512 hosts or more when the cores are free)."""
+    if asked is not None:
+        return asked
+    return 1 if workers > 1 else None
 
 
 def _validate_all(plan: Sweep) -> None:
@@ -269,11 +288,14 @@ class _Stop:
             self._told = True
 
 
-def _run_local(todo: Sequence[RunSpec], jobs: int | None, record: Callable[[Outcome], None], stop: _Stop) -> int:
+def _run_local(todo: Sequence[RunSpec], jobs: int | None, asked: Threads, record: Callable[[Outcome], None],
+               stop: _Stop) -> int:
     """Run ``todo`` here (``jobs`` = 1) or on a pool of processes; returns how many runs in
     progress a second Ctrl-C stopped."""
     jobs = max(1, jobs or os.cpu_count() or 1)
-    if jobs == 1 or len(todo) == 1:
+    workers = min(jobs, len(todo))
+    threads = run_threads(asked, workers)
+    if workers == 1:
         # In this process, Ctrl-C reaches the handler while the simulator runs: the first
         # lets the run go on, the second stops it (its partial outcome is then dropped).
         for task in todo:
@@ -281,7 +303,7 @@ def _run_local(todo: Sequence[RunSpec], jobs: int | None, record: Callable[[Outc
             if stop.soft:
                 break
             try:
-                outcome = execute(task)
+                outcome = execute(replace(task, threads=threads))
             except KeyboardInterrupt:
                 if stop.hard:
                     return 1
@@ -297,7 +319,6 @@ def _run_local(todo: Sequence[RunSpec], jobs: int | None, record: Callable[[Outc
     # in an undefined state. Workers ignore SIGINT: Ctrl-C in a terminal reaches the whole
     # process group, and only this process decides what a Ctrl-C stops.
     ctx = multiprocessing.get_context("spawn")
-    workers = min(jobs, len(todo))
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_sigint)
     queue = deque(todo)
     pending: dict[Future[Outcome], RunSpec] = {}
@@ -307,7 +328,7 @@ def _run_local(todo: Sequence[RunSpec], jobs: int | None, record: Callable[[Outc
         # otherwise be started by the pool after a first Ctrl-C.
         while queue and len(pending) < workers and not stop.soft:
             task = queue.popleft()
-            pending[pool.submit(execute, task)] = task
+            pending[pool.submit(execute, replace(task, threads=threads))] = task
 
     try:
         with _sigint_blocked():  # the workers start with SIGINT blocked, then ignore it
@@ -385,7 +406,8 @@ def _ray_init(ray: Any, address: str) -> None:
         raise BackendUnavailable(f"--ray {address}: could not connect to the Ray cluster at {where} ({e})") from None
 
 
-def _run_ray(todo: Sequence[RunSpec], address: str, record: Callable[[Outcome], None], stop: _Stop) -> int:
+def _run_ray(todo: Sequence[RunSpec], address: str, asked: Threads, record: Callable[[Outcome], None],
+             stop: _Stop) -> int:
     """Run ``todo`` as Ray tasks; returns how many runs in progress a second Ctrl-C cancelled."""
     try:
         import ray
@@ -393,17 +415,21 @@ def _run_ray(todo: Sequence[RunSpec], address: str, record: Callable[[Outcome], 
         raise BackendUnavailable("--ray needs Ray: pip install 'manypath[ray]'") from None
     if not ray.is_initialized():
         _ray_init(ray, address)
-    remote = ray.remote(num_cpus=1)(execute)
-    # As many tasks in flight as the cluster has CPUs: all of them running, so a first
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    # A run asked to take N threads reserves N CPUs; "auto" and 1 thread reserve one.
+    per_run = min(asked, cpus) if isinstance(asked, int) else 1
+    threads = run_threads(asked, cpus // per_run)
+    remote = ray.remote(num_cpus=per_run)(execute)
+    # As many tasks in flight as the cluster has room for: all of them running, so a first
     # Ctrl-C has nothing queued to take back (cancelling a task that runs interrupts it).
-    slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    slots = max(1, cpus // per_run)
     queue = deque(todo)
     pending: dict[Any, RunSpec] = {}
 
     def hand_out() -> None:
         while queue and len(pending) < slots and not stop.soft:
             task = queue.popleft()
-            pending[remote.remote(task)] = task
+            pending[remote.remote(replace(task, threads=threads))] = task
 
     try:
         hand_out()

@@ -26,12 +26,15 @@ else:  # pragma: no cover
 PathLike = Union[str, "os.PathLike[str]"]
 SweepSpec = Union[PathLike, Mapping[str, Any]]
 
-_SWEEP_KEYS = {"name", "scenario", "grid", "points", "seeds", "results"}
+_SWEEP_KEYS = {"name", "scenario", "grid", "points", "seeds", "results", "threads"}
 
 #: Top-level tables of a scenario that change how a run is executed, never what it
 #: computes (the tables are bit-identical for any thread count): left out of a run's id
 #: and of a base scenario's digest, so runs differing only there are one result.
 NOT_IN_IDENTITY = ("parallel",)
+
+#: A sweep's ``threads``: a whole number of threads ≥ 1, ``"auto"``, or not given.
+Threads = Union[int, str, None]
 
 
 class SweepError(ValueError):
@@ -40,7 +43,12 @@ class SweepError(ValueError):
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run of a sweep: the exact scenario, its seed and the parameters that made it."""
+    """One run of a sweep: the exact scenario, its seed and the parameters that made it.
+
+    ``threads`` is what the run is given (replacing its ``parallel.threads``; ``None``:
+    the scenario's own), set when the sweep hands it out (``execution.run_threads``); it
+    is not part of the run's identity.
+    """
 
     run_id: str
     seed: int
@@ -48,6 +56,7 @@ class RunSpec:
     scenario: dict[str, Any]
     text: str
     base_dir: str
+    threads: Threads = None
 
 
 @dataclass(frozen=True)
@@ -57,7 +66,8 @@ class Sweep:
     ``base`` is the base scenario before any override and ``base_digest`` the SHA-256 of
     its canonical JSON (``[parallel]`` left out, see ``identity``): two sweeps of equal
     digests share their base, whatever the file's formatting, comments, key order or
-    threads.
+    threads. ``threads`` is the file's ``threads`` (each run's threads, replacing its
+    ``parallel.threads``), ``None`` when not given.
     """
 
     name: str
@@ -66,6 +76,7 @@ class Sweep:
     results_dir: Path
     base: dict[str, Any]
     base_digest: str
+    threads: Threads = None
 
 
 def read_spec(spec: SweepSpec, base_dir: PathLike | None = None) -> tuple[dict[str, Any], Path, str]:
@@ -116,7 +127,18 @@ def expand(spec: SweepSpec, base_dir: PathLike | None = None) -> Sweep:
         raise SweepError("results: must be a directory path (a string)")
     out = (root / results) if results else Path("results") / name
     return Sweep(name=name, params=params, runs=runs, results_dir=out, base=base,
-                 base_digest=scenario_digest(canonical(identity(base))))
+                 base_digest=scenario_digest(canonical(identity(base))),
+                 threads=check_threads(doc.get("threads"), "threads"))
+
+
+def check_threads(value: Any, where: str) -> Threads:
+    """A sweep's ``threads`` (``None``, a whole number ≥ 1 or ``"auto"``), or SweepError
+    naming ``where``."""
+    if value is None or value == "auto":
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    raise SweepError(f'{where}: must be a whole number of threads ≥ 1 or "auto", got {value!r}')
 
 
 def _base_scenario(value: Any, root: Path) -> tuple[dict[str, Any], Path]:

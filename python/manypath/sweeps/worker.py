@@ -32,11 +32,13 @@ class Outcome:
 
 
 def execute(task: RunSpec) -> Outcome:
-    """Simulate one run. Never raises for a failed simulation: the error is the outcome."""
+    """Simulate one run, on ``task.threads`` threads (replacing the scenario's
+    ``parallel.threads``; ``None``: the scenario's own). Never raises for a failed
+    simulation: the error is the outcome."""
     record = provenance.record(task.text, task.seed)
     start = time.perf_counter()
     try:
-        res = run(task.text, seed=task.seed, base_dir=task.base_dir)
+        res = run(task.text, seed=task.seed, base_dir=task.base_dir, threads=task.threads)
         wall = time.perf_counter() - start
         record["threads"] = res.provenance.get("threads")
         if res.counters.get("partial"):

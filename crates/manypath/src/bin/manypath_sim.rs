@@ -97,8 +97,8 @@ fn main() -> ExitCode {
     };
     let flow = match &r.parallel {
         Some(p) => format!(
-            "{flow}, \"partitions\": {}, \"windows\": {}, \"step_ps\": {}, \"messages\": {}, \"barrier_wait_s\": {:?}, \"partition_events\": {:?}",
-            p.partitions, p.windows, p.step, p.messages, p.wait_secs, p.part_events
+            "{flow}, \"partitions\": {}, \"windows\": {}, \"step_ps\": {}, \"messages\": {}, \"barrier_wait_s\": {:?}, \"barrier_sleeps\": {:?}, \"partition_events\": {:?}",
+            p.partitions, p.windows, p.step, p.messages, p.wait_secs, p.sleeps, p.part_events
         ),
         None => flow,
     };

@@ -340,6 +340,9 @@ pub struct ParallelStats {
     pub messages: u64,
     /// Per thread, wall-clock seconds spent waiting at the barriers.
     pub wait_secs: Vec<f64>,
+    /// Per thread, the waits at the barriers that went to sleep (spun for a while
+    /// without the others arriving: on a busy machine, mostly).
+    pub sleeps: Vec<u64>,
     /// Per partition, the events it ran (the fabric-wide ones each replica runs
     /// included): how evenly the split shared the work.
     pub part_events: Vec<u64>,

@@ -97,6 +97,10 @@ pub const NDP: u8 = 0x20;
 /// The bits of `Desc::class` that hold the priority.
 pub const PRIORITY_MASK: u8 = !(PINNED | INT | NDP);
 
+/// The most strict-priority levels a queue can have: the priorities the class byte's
+/// five priority bits name (0–31). Homa's levels are switch levels, so the same bound.
+pub const MAX_PRIORITY_LEVELS: u8 = PRIORITY_MASK + 1;
+
 /// What switches read of a packet, carried in its events and queue slots so that a hop
 /// through the fabric never touches the packet body (which stays cold in the arena until
 /// the destination host reads it). 16 bytes.

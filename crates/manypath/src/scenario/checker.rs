@@ -32,6 +32,23 @@ impl Checker {
     pub(super) fn warn(&mut self, path: &str, msg: String) {
         self.warnings.push((path.to_string(), msg));
     }
+    /// A number of strict-priority levels: from `least` to `MAX_PRIORITY_LEVELS`, the
+    /// one rule for a queue's `priority_levels` and Homa's `homa_priority_levels`.
+    /// Whether it is in range.
+    pub(super) fn priority_levels(&mut self, path: &str, n: u8, least: u8) -> bool {
+        let most = crate::net::packet::MAX_PRIORITY_LEVELS;
+        let ok = (least..=most).contains(&n);
+        if !ok {
+            self.err(
+                path,
+                format!(
+                    "must be from {least} to {most} (a switch queue has at most {most} \
+                     priority levels), got {n}"
+                ),
+            );
+        }
+        ok
+    }
     pub(super) fn positive(&mut self, path: &str, v: f64) {
         if !(v.is_finite() && v > 0.0) {
             self.err(path, format!("must be a positive number, got {}", show(v)));

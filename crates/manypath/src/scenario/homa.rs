@@ -8,6 +8,7 @@ use super::checker::Checker;
 use super::schema::{Pattern, Scenario, SizeSpec, TransportSpec};
 use super::TransportPlan;
 use crate::net::network::LinkParams;
+use crate::net::packet::MAX_PRIORITY_LEVELS;
 use crate::transport::homa::{HomaSettings, DEFAULT_PRIORITY_LEVELS, DEFAULT_RESEND_TIMEOUT};
 
 /// Every Homa field an entry may set, with whether it is set (for the "applies only to"
@@ -28,14 +29,8 @@ pub(super) fn fields(t: &TransportSpec) -> [(&'static str, bool); 5] {
 /// The Homa settings of entry `t` at `path`, checked.
 pub(super) fn settings(t: &TransportSpec, path: &str, c: &mut Checker) -> HomaSettings {
     let f = |field: &str| format!("{path}.{field}");
-    let max_levels = crate::net::packet::PRIORITY_MASK as u64 + 1;
     let levels = t.homa_priority_levels.unwrap_or(DEFAULT_PRIORITY_LEVELS);
-    if !(1..=max_levels).contains(&(levels as u64)) {
-        c.err(
-            &f("homa_priority_levels"),
-            format!("must be from 1 to {max_levels}, got {levels}"),
-        );
-    }
+    c.priority_levels(&f("homa_priority_levels"), levels, 1);
     if let Some(u) = t.homa_unscheduled_levels {
         // With two levels or more, one is left for scheduled packets.
         let most = if levels > 1 { levels - 1 } else { 1 };
@@ -58,7 +53,7 @@ pub(super) fn settings(t: &TransportSpec, path: &str, c: &mut Checker) -> HomaSe
     HomaSettings {
         rtt_bytes: t.homa_rtt_bytes,
         overcommit: t.homa_overcommit,
-        levels: levels.clamp(1, max_levels as u8),
+        levels: levels.clamp(1, MAX_PRIORITY_LEVELS),
         unscheduled: t.homa_unscheduled_levels,
         resend_timeout: c.time(
             &f("homa_resend_timeout_us"),
@@ -91,6 +86,12 @@ pub(super) fn check(
     }
     for t in &homa {
         let levels = t.homa.map_or(1, |h| h.levels);
+        // Levels out of range are reported by `settings` alone.
+        let given = s
+            .transports
+            .get(&t.name)
+            .and_then(|x| x.homa_priority_levels);
+        let valid = given.is_none_or(|n| (1..=MAX_PRIORITY_LEVELS).contains(&n));
         // The tier whose switch ports have the fewest levels (switch ports only: the
         // host tier's NICs hand out one packet at a time).
         let fewest = tiers
@@ -98,7 +99,7 @@ pub(super) fn check(
             .zip(tier_params)
             .map(|(name, p)| (p.queue.levels(), *name))
             .min();
-        if let Some((have, tier)) = fewest.filter(|(have, _)| *have < levels) {
+        if let Some((have, tier)) = fewest.filter(|(have, _)| valid && *have < levels) {
             let queue = match s.network.tiers.get(tier).and_then(|o| o.queue.as_ref()) {
                 Some(_) => format!("network.tiers.{tier}.queue.priority_levels"),
                 None => "network.queue.priority_levels".to_string(),

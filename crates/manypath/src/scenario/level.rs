@@ -50,8 +50,7 @@ pub struct FlowModelConfig {
     pub tolerance: f64,
 }
 
-pub const DEFAULT_MAX_ITERATIONS: u32 = 20_000;
-pub const DEFAULT_TOLERANCE: f64 = 1e-3;
+pub use super::schema::{DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE};
 
 /// The `[flow_model]` section, checked.
 pub(super) fn model_config(s: &FlowModelSpec, c: &mut Checker) -> FlowModelConfig {

@@ -84,13 +84,23 @@ pub(super) fn trim_features(
                 .into(),
         );
     }
+    // Tiers without a queue of their own share `network.queue`: its problems are
+    // reported once, for the first of them.
+    let mut checked: Vec<String> = Vec::new();
     for (t, params) in tiers.iter().zip(tier_params.iter_mut()) {
         let (spec, path) = match s.network.tiers.get(*t).and_then(|o| o.queue.as_ref()) {
             Some(q) => (q, format!("network.tiers.{t}.queue")),
             None => (&s.network.queue, "network.queue".to_string()),
         };
         if spec.trim.is_some() {
-            params.trim = Some(trim_config(spec, &path, params.queue.limit_packets, c));
+            let mut again = Checker::default();
+            let report = if checked.contains(&path) {
+                &mut again
+            } else {
+                checked.push(path.clone());
+                &mut *c
+            };
+            params.trim = Some(trim_config(spec, &path, params.queue.limit_packets, report));
         }
     }
     let lossless = super::fabric::lossless_field(s);

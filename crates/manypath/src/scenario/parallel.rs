@@ -6,6 +6,7 @@ use super::capture::NodeNames;
 use super::checker::Checker;
 use super::schema::{ParallelSpec, ThreadsSpec};
 use super::ScenarioError;
+use crate::machine;
 use crate::net::topology::{NodeRole, Topology};
 use crate::scenario::Plan;
 
@@ -30,14 +31,32 @@ pub struct ParallelPlan {
     pub partitions: u32,
 }
 
+/// Under `threads = "auto"`, a core counts as free when at least this share of it is
+/// left idle by other work: a thread on a core it shares runs at a fraction of its
+/// speed, and every window the others wait for it at the barrier.
+pub const FREE_SHARE: f64 = 0.75;
+
 impl ParallelPlan {
     /// The threads a run of a fabric of `hosts` hosts is given on this machine:
-    /// `resolve_threads` with the cores the operating system lets this process use, and
-    /// never more than the partitions the scenario gives (`"auto"` stays within them; an
-    /// explicit count above them is refused by the checker).
+    /// `resolve_threads` with the cores the operating system lets this process use and,
+    /// for `"auto"` on a fabric large enough to be split, the cores other work leaves
+    /// free (watched for `machine::SAMPLE`, 0.1 s); never more than the partitions the
+    /// scenario gives (`"auto"` stays within them; an explicit count above them is
+    /// refused by the checker). Called once per run: the load it watches changes.
     pub fn threads_used(&self, hosts: usize) -> u32 {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let n = resolve_threads(self.threads, hosts, cores);
+        let cores = machine::usable();
+        let free = || machine::free(machine::SAMPLE).unwrap_or(cores as f64);
+        self.within_partitions(resolve_threads(self.threads, hosts, cores, free))
+    }
+
+    /// The most threads a run of `hosts` hosts can be given on this machine (`"auto"`
+    /// as if no other work ran), without watching the load: for estimates.
+    pub fn threads_at_most(&self, hosts: usize) -> u32 {
+        let cores = machine::usable();
+        self.within_partitions(resolve_threads(self.threads, hosts, cores, || cores as f64))
+    }
+
+    fn within_partitions(&self, n: u32) -> u32 {
         if self.partitions > 0 {
             n.min(self.partitions)
         } else {
@@ -47,16 +66,42 @@ impl ParallelPlan {
 }
 
 /// The thread count of a run: `threads` when given; for `None` (`"auto"`), 1 thread for
-/// a fabric of fewer than `AUTO_MIN_HOSTS` (512) hosts, otherwise all `cores`; at least
-/// 1 either way. Small fabrics stay on one thread because each synchronisation window
-/// holds too few events to pay for the synchronisation.
-pub fn resolve_threads(threads: Option<u32>, hosts: usize, cores: usize) -> u32 {
-    let n = match threads {
-        Some(n) => n,
-        None if hosts < AUTO_MIN_HOSTS => 1,
-        None => u32::try_from(cores).unwrap_or(u32::MAX),
-    };
-    n.max(1)
+/// a fabric of fewer than `AUTO_MIN_HOSTS` (512) hosts or on one core, otherwise
+/// `auto_threads(cores, free())`: one per core that other work leaves free. At least 1
+/// either way. Small fabrics stay on one thread because each synchronisation window
+/// holds too few events to pay for the synchronisation. `free` (the free cores, in
+/// cores' worth) is asked only in the last case, as measuring it takes time.
+pub fn resolve_threads(
+    threads: Option<u32>,
+    hosts: usize,
+    cores: usize,
+    free: impl FnOnce() -> f64,
+) -> u32 {
+    match threads {
+        Some(n) => n.max(1),
+        None if hosts < AUTO_MIN_HOSTS || cores < 2 => 1,
+        None => auto_threads(cores, free()),
+    }
+}
+
+/// `"auto"` on a fabric worth splitting: one thread per free core (a core counts when
+/// at least `FREE_SHARE` of it is idle: `free` cores' worth of idle time gives
+/// ⌊free + 1 − FREE_SHARE⌋ threads), at least 1 and at most the `cores` this process
+/// may use. On 2 cores: 2 threads on an idle machine, 1 as soon as other work keeps a
+/// quarter of a core busy.
+pub fn auto_threads(cores: usize, free: f64) -> u32 {
+    let cores = u32::try_from(cores).unwrap_or(u32::MAX).max(1);
+    if !free.is_finite() {
+        return 1;
+    }
+    let n = (free + 1.0 - FREE_SHARE).floor();
+    if n < 1.0 {
+        1
+    } else if n >= f64::from(cores) {
+        cores
+    } else {
+        n as u32
+    }
 }
 
 /// The scenario text with `parallel.threads` replaced by `threads` as a command line
@@ -250,7 +295,8 @@ fn first_switch(topo: &Topology, h: u32) -> Option<u32> {
 }
 
 /// The threads a plan actually runs on: 1 at flow level (one solver), otherwise
-/// `ParallelPlan::threads_used`.
+/// `ParallelPlan::threads_used` (which, under `"auto"`, watches the machine's load:
+/// call it once per run, then `pin_threads`).
 pub fn threads_for(plan: &Plan) -> u32 {
     if plan.level != super::Level::Packet {
         return 1;
@@ -258,15 +304,37 @@ pub fn threads_for(plan: &Plan) -> u32 {
     plan.parallel.threads_used(plan.topology.n_hosts as usize)
 }
 
-/// The simulator replicas a run holds: one per partition when it runs over several
-/// threads (the scenario's partitions, or one per thread), otherwise 1. Each replica
-/// holds the whole fabric's state, so memory grows with them.
-pub fn replicas(plan: &Plan) -> u32 {
-    match (threads_for(plan), plan.parallel.partitions) {
+/// Resolves the plan's threads once (`threads_for`) and writes the count in, so the
+/// run and whatever reports it agree on one count. Returns it.
+pub fn pin_threads(plan: &mut Plan) -> u32 {
+    let n = threads_for(plan);
+    if plan.level == super::Level::Packet {
+        plan.parallel.threads = Some(n);
+    }
+    n
+}
+
+/// The simulator replicas a run on `threads` threads holds: one per partition when it
+/// runs over several (the scenario's partitions, or one per thread), otherwise 1. Each
+/// replica holds the whole fabric's state, so memory grows with them.
+pub fn replicas(plan: &Plan, threads: u32) -> u32 {
+    match (threads, plan.parallel.partitions) {
         (1, _) => 1,
         (threads, 0) => threads,
         (_, given) => given,
     }
+}
+
+/// The most replicas a run of `plan` can hold on this machine (`"auto"` as on an idle
+/// machine), without watching the load: for estimates.
+pub fn replicas_at_most(plan: &Plan) -> u32 {
+    let threads = if plan.level == super::Level::Packet {
+        plan.parallel
+            .threads_at_most(plan.topology.n_hosts as usize)
+    } else {
+        1
+    };
+    replicas(plan, threads)
 }
 
 #[cfg(test)]
@@ -276,21 +344,68 @@ mod tests {
     use crate::scenario::Plan;
     use std::path::Path;
 
-    #[test]
-    fn auto_is_one_thread_below_512_hosts_and_every_core_from_there() {
-        assert_eq!(resolve_threads(None, 0, 8), 1);
-        assert_eq!(resolve_threads(None, 511, 8), 1);
-        assert_eq!(resolve_threads(None, 512, 8), 8);
-        assert_eq!(resolve_threads(None, 100_000, 2), 2);
-        // At least one thread, even if no core is reported.
-        assert_eq!(resolve_threads(None, 1024, 0), 1);
+    /// A load measurement that must not be taken.
+    fn unmeasured() -> f64 {
+        panic!("the load was measured")
     }
 
     #[test]
-    fn an_explicit_count_is_kept_whatever_the_fabric() {
-        assert_eq!(resolve_threads(Some(4), 16, 2), 4);
-        assert_eq!(resolve_threads(Some(1), 100_000, 64), 1);
-        assert_eq!(resolve_threads(Some(0), 16, 2), 1);
+    fn auto_is_one_thread_below_512_hosts_and_the_free_cores_from_there() {
+        assert_eq!(resolve_threads(None, 0, 8, unmeasured), 1);
+        assert_eq!(resolve_threads(None, 511, 8, unmeasured), 1);
+        assert_eq!(resolve_threads(None, 512, 8, || 8.0), 8);
+        assert_eq!(resolve_threads(None, 100_000, 2, || 2.0), 2);
+        assert_eq!(resolve_threads(None, 100_000, 2, || 0.4), 1);
+        // One core (or none reported): one thread, without measuring.
+        assert_eq!(resolve_threads(None, 1024, 1, unmeasured), 1);
+        assert_eq!(resolve_threads(None, 1024, 0, unmeasured), 1);
+    }
+
+    #[test]
+    fn auto_takes_one_thread_per_core_other_work_leaves_free() {
+        // (cores this process may use, free cores measured) → threads.
+        for (cores, free, want) in [
+            (2, 2.0, 2),
+            (2, 1.8, 2), // background noise of a fifth of a core
+            (2, 1.75, 2),
+            (2, 1.7, 1), // more than a quarter of a core busy: both threads would share
+            (2, 1.0, 1), // one busy loop
+            (2, 0.0, 1), // two busy loops
+            (8, 8.0, 8),
+            (8, 5.1, 5),
+            (8, 4.7, 4),
+            (8, 0.3, 1),
+            (4, 7.5, 4), // a quota of 4 cores on 8 idle CPUs
+            (1, 1.0, 1),
+            (2, f64::NAN, 1),
+            (2, -1.0, 1),
+        ] {
+            assert_eq!(
+                auto_threads(cores, free),
+                want,
+                "{cores} cores, {free} free"
+            );
+        }
+    }
+
+    #[test]
+    fn an_explicit_count_is_kept_whatever_the_fabric_and_the_load() {
+        assert_eq!(resolve_threads(Some(4), 16, 2, unmeasured), 4);
+        assert_eq!(resolve_threads(Some(1), 100_000, 64, unmeasured), 1);
+        assert_eq!(resolve_threads(Some(2), 100_000, 2, unmeasured), 2);
+        assert_eq!(resolve_threads(Some(0), 16, 2, unmeasured), 1);
+    }
+
+    #[test]
+    fn a_run_resolves_its_threads_once_and_keeps_them() {
+        let mut p = plan("[parallel]\nthreads = \"auto\"\n");
+        // 16 hosts: one thread, pinned into the plan.
+        assert_eq!(pin_threads(&mut p), 1);
+        assert_eq!(p.parallel.threads, Some(1));
+        assert_eq!(replicas(&p, 1), 1);
+        let mut p = plan("[parallel]\nthreads = 3\n");
+        assert_eq!(pin_threads(&mut p), 3);
+        assert_eq!((replicas(&p, 3), replicas_at_most(&p)), (3, 3));
     }
 
     fn plan(extra: &str) -> Plan {

@@ -12,6 +12,7 @@ use super::fabric::{fabric, BufferPlan, PfcPlan};
 use super::faults::{fault_plan, FaultPlan};
 use super::homa;
 use super::level::{check_level, check_unpinned, model_config, FlowModelConfig, Level};
+use super::locate::{self, Segment};
 use super::ndp;
 use super::parallel::{parallel_plan, ParallelPlan};
 use super::pfabric;
@@ -270,13 +271,29 @@ impl Plan {
 }
 
 /// Parses TOML text into the schema's `Scenario`: type errors name the dotted path of
-/// their field, with a hint for the usual mistakes (`parse_hint`).
+/// their field, with a hint for the usual mistakes (`parse_hint`); a required field that
+/// is missing is named itself (`missing_fields`).
 pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
     let de = toml::Deserializer::new(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
+        let at: Vec<Segment> = e
+            .path()
+            .iter()
+            .filter_map(|s| match s {
+                serde_path_to_error::Segment::Seq { index } => Some(Segment::Index(*index)),
+                serde_path_to_error::Segment::Map { key } => Some(Segment::Key(key.clone())),
+                serde_path_to_error::Segment::Enum { variant } => {
+                    Some(Segment::Key(variant.clone()))
+                }
+                serde_path_to_error::Segment::Unknown => None,
+            })
+            .collect();
         let path = e.path().to_string();
         let inner = e.into_inner();
         let msg = inner.message().to_string();
+        if let Some(problems) = missing_fields(text, &at, &msg) {
+            return ScenarioError { problems };
+        }
         let at = inner
             .span()
             .map(|s| {
@@ -290,6 +307,65 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
             problems: vec![(path, format!("{msg}{at}{hint}"))],
         }
     })
+}
+
+/// The fields every scenario must give (the others have defaults): the schema's
+/// `required`, checked against it by a test.
+pub const REQUIRED_FIELDS: [&str; 3] = ["duration_ms", "topology", "traffic"];
+
+/// serde's "missing field `x`" as problems naming the field itself: its path is the
+/// table that lacks it (the error's own path may be the last field read before the
+/// table ended, `seed` for a scenario without `duration_ms`). At the top level, every
+/// required field that is missing; below it, the one serde found, with the line of its
+/// table. None for another message.
+fn missing_fields(text: &str, at: &[Segment], msg: &str) -> Option<Vec<(String, String)>> {
+    let field = msg
+        .strip_prefix("missing field `")?
+        .strip_suffix('`')?
+        .to_string();
+    let doc = text.parse::<toml::Table>().ok()?;
+    // The deepest table along the error's path that lacks the field.
+    let lacks = |depth: usize| -> bool {
+        let mut node = toml::Value::Table(doc.clone());
+        for seg in &at[..depth] {
+            let next = match (&node, seg) {
+                (toml::Value::Table(t), Segment::Key(k)) => t.get(k).cloned(),
+                (toml::Value::Array(a), Segment::Index(i)) => a.get(*i).cloned(),
+                _ => None,
+            };
+            match next {
+                Some(n) => node = n,
+                None => return false,
+            }
+        }
+        matches!(&node, toml::Value::Table(t) if !t.contains_key(&field))
+    };
+    let depth = (0..=at.len()).rev().find(|&d| lacks(d)).unwrap_or(at.len());
+    let table = &at[..depth];
+    if table.is_empty() {
+        let mut fields: Vec<&str> = REQUIRED_FIELDS
+            .into_iter()
+            .filter(|f| !doc.contains_key(*f))
+            .collect();
+        if !fields.contains(&field.as_str()) {
+            fields.push(&field);
+        }
+        return Some(
+            fields
+                .into_iter()
+                .map(|f| (f.to_string(), "missing (a required field)".to_string()))
+                .collect(),
+        );
+    }
+    let mut path = table.to_vec();
+    path.push(Segment::Key(field));
+    let line = locate::line_of(text, table)
+        .map(|l| format!(" of the table at line {l}"))
+        .unwrap_or_default();
+    Some(vec![(
+        locate::dotted(&path),
+        format!("missing (a required field{line})"),
+    )])
 }
 
 /// `duration_ms` and `measure_from_ms` (or its older name `warmup_ms`), checked: the

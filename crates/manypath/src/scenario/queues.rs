@@ -56,15 +56,8 @@ pub(super) fn queue_config(
             );
         }
     }
-    // The class byte's priority bits (`PRIORITY_MASK`) hold levels 0–63.
-    let max_levels = crate::net::packet::PRIORITY_MASK as u64 + 1;
     if let Some(n) = q.priority_levels {
-        if !(2..=max_levels).contains(&(n as u64)) {
-            c.err(
-                &format!("{path}.priority_levels"),
-                format!("must be from 2 to {max_levels}, got {n}"),
-            );
-        } else if q.priority {
+        if c.priority_levels(&format!("{path}.priority_levels"), n, 2) && q.priority {
             c.err(
                 &format!("{path}.priority_levels"),
                 "set either `priority` (two levels) or `priority_levels`, not both".into(),

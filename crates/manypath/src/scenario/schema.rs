@@ -163,16 +163,40 @@ pub enum FlowModelKindSpec {
 }
 
 /// The flow-level model, e.g. `[flow_model]` with `model = "max-min"`.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowModelSpec {
     #[serde(default)]
     pub model: FlowModelKindSpec,
     /// Most iterations of the fixed point before it gives up (default 20000).
+    #[serde(default = "default_max_iterations")]
     pub max_iterations: Option<u32>,
     /// Converged when every loaded link carries its capacity within this relative
     /// tolerance and no other link is overloaded (default 0.001).
+    #[serde(default = "default_tolerance")]
     pub tolerance: Option<f64>,
+}
+
+/// The flow-level model's defaults, written in the schema (the progress line reads the
+/// iteration limit there).
+pub const DEFAULT_MAX_ITERATIONS: u32 = 20_000;
+pub const DEFAULT_TOLERANCE: f64 = 1e-3;
+
+fn default_max_iterations() -> Option<u32> {
+    Some(DEFAULT_MAX_ITERATIONS)
+}
+fn default_tolerance() -> Option<f64> {
+    Some(DEFAULT_TOLERANCE)
+}
+
+impl Default for FlowModelSpec {
+    fn default() -> Self {
+        FlowModelSpec {
+            model: FlowModelKindSpec::default(),
+            max_iterations: default_max_iterations(),
+            tolerance: default_tolerance(),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -494,7 +518,7 @@ pub struct QueueSpec {
     /// Two strict-priority classes (a flow's `priority`: 0 high, 1 low).
     #[serde(default)]
     pub priority: bool,
-    /// Strict priority over this many levels (2–64; level 0 first), as Homa's switches
+    /// Strict priority over this many levels (2–32; level 0 first), as Homa's switches
     /// (8): a packet waits in the level of its priority, capped at the last. Unset: as
     /// `priority` says. Not together with `priority`.
     pub priority_levels: Option<u8>,
@@ -799,8 +823,8 @@ pub struct TransportSpec {
     /// Homa: messages a receiver grants to at once (the degree of overcommitment;
     /// default: the number of scheduled priority levels).
     pub homa_overcommit: Option<u32>,
-    /// Homa: switch priority levels it uses (default 8); the switches' queues must have
-    /// at least as many (`priority_levels`).
+    /// Homa: switch priority levels it uses, 1–32 (default 8, as the Homa paper's
+    /// switches); the switches' queues must have at least as many (`priority_levels`).
     pub homa_priority_levels: Option<u8>,
     /// Homa: how many of its levels are for unscheduled packets (default: from the
     /// share of unscheduled bytes in the workload's sizes).
@@ -1259,5 +1283,18 @@ pub(crate) mod tests {
             shipped == generated,
             "docs/scenario.schema.json is out of date: regenerate it with `make schema`"
         );
+    }
+
+    /// The fields a missing-field error lists are the schema's required ones.
+    #[test]
+    fn the_required_fields_are_the_schemas() {
+        let generated: serde_json::Value = serde_json::from_str(&json_schema()).unwrap();
+        let required: Vec<&str> = generated["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(required, super::super::plan::REQUIRED_FIELDS);
     }
 }

@@ -26,7 +26,8 @@ pub struct Estimate {
     /// Subflows of all connections (1 per TCP connection).
     pub subflows: u64,
     pub flows: u64,
-    /// Simulator replicas the run holds (one per partition over several threads).
+    /// Simulator replicas the run holds (one per partition over several threads), at
+    /// most: `"auto"` counted as on an idle machine.
     pub replicas: u64,
     /// Estimated peak memory of a packet-level run, in bytes.
     pub peak_bytes: u64,
@@ -155,7 +156,7 @@ pub fn estimate(plan: &Plan) -> Estimate {
     let per_port = size_of::<Port>() as u64 + size_of::<QueueRecord>() as u64 + 2 * name;
     // Every replica of a parallel run holds the whole fabric, its connections and flows;
     // the packets alive are spread over them.
-    let replicas = crate::scenario::parallel::replicas(plan) as u64;
+    let replicas = crate::scenario::parallel::replicas_at_most(plan) as u64;
     let (fabric, fabric_per_packet) = fabric_bytes(plan);
     let state = hosts * host_slots * 16
         + (ports - hosts) * switch_slots * 2

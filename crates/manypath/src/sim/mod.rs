@@ -434,13 +434,14 @@ pub fn run_plan_with_progress(
 
 /// `run_plan_with_progress`, also returning what the capture and trace recorded.
 pub fn run_plan_observing(
-    plan: Plan,
+    mut plan: Plan,
     every: u64,
     progress: impl FnMut(SimTime, u64) -> bool,
 ) -> (Results, Option<Observed>) {
-    let threads = crate::scenario::parallel::threads_for(&plan) as usize;
+    let threads = crate::scenario::parallel::pin_threads(&mut plan);
     if threads > 1 {
-        let parts = crate::scenario::parallel::replicas(&plan) as usize;
+        let parts = crate::scenario::parallel::replicas(&plan, threads) as usize;
+        let threads = threads as usize;
         let owner = plan.parallel.partition.clone();
         return parallel::run_parallel_observing(plan, threads, parts, owner, every, progress);
     }

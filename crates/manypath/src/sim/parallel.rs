@@ -57,7 +57,7 @@ use crate::time::SimTime;
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 /// A replica's partition: what it runs and what it sends the others.
 pub(super) struct Part {
@@ -324,9 +324,31 @@ impl Sim {
     }
 }
 
-/// A barrier that spins briefly, then yields: windows are short (microseconds of work
-/// on a small fabric), where an OS wake-up would cost more than the window; yielding
-/// keeps runs with more threads than cores moving.
+/// The shortest a thread waiting at the barrier spins before it sleeps (`spin_for`).
+/// On an idle machine a wait is a few microseconds per barrier on the small benchmarks,
+/// and waking a sleeper costs a system call and tens of microseconds before it runs
+/// again; against that, a busy machine may leave the awaited thread descheduled for
+/// milliseconds, during which a spinning thread takes a core from it or from the
+/// machine's other work.
+const SPIN_MIN: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// The longest a waiting thread spins.
+const SPIN_MAX: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// How long a thread that worked `worked` since it last left the barrier spins there:
+/// twice that, within [`SPIN_MIN`, `SPIN_MAX`]. The other threads' share of a window is
+/// about as long as this one's (the split balances them), so on an idle machine they
+/// arrive within it; a wait longer than that means one of them is not running. A fixed
+/// 50 µs made 7–11% of the idle waits of fattree16-dctcp (windows of ~200 µs of work per
+/// thread) sleep, and the run 13–17% slower.
+fn spin_for(worked: std::time::Duration) -> std::time::Duration {
+    (worked * 2).clamp(SPIN_MIN, SPIN_MAX)
+}
+
+/// Spins between two looks at the clock while spinning.
+const SPINS_PER_CLOCK: u32 = 64;
+
+/// A barrier that spins briefly, then sleeps until the last thread arrives (`spin_for`).
 ///
 /// It is poisoned when a thread it joins panics (`guarded`): the threads waiting at it,
 /// or reaching it later, unwind too instead of waiting for a thread that will never
@@ -336,12 +358,67 @@ struct SpinBarrier {
     count: AtomicUsize,
     generation: AtomicUsize,
     poisoned: AtomicBool,
+    /// Threads asleep at the barrier, or about to be: the last thread to arrive takes
+    /// `lock` and wakes them only when there are some, so waits that end while spinning
+    /// cost no system call.
+    sleepers: AtomicUsize,
+    lock: Mutex<()>,
+    wake: Condvar,
     /// The first panic of a thread (not the unwinding of those it woke).
     panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
 /// The payload of a thread unwinding because another panicked.
 struct Poisoned;
+
+/// One wait at the barrier: how long it took and whether the thread slept.
+#[derive(Clone, Copy, Debug, Default)]
+struct Waited {
+    time: std::time::Duration,
+    slept: bool,
+}
+
+/// A thread's waits at the barrier, added up.
+#[derive(Clone, Copy, Debug, Default)]
+struct Waits {
+    time: std::time::Duration,
+    /// Waits that slept (spun for `spin_for` without the barrier passing).
+    sleeps: u64,
+}
+
+impl std::ops::AddAssign<Waited> for Waits {
+    fn add_assign(&mut self, w: Waited) {
+        self.time += w.time;
+        self.sleeps += u64::from(w.slept);
+    }
+}
+
+/// One thread's side of the barrier: when it last left it, and its waits so far.
+struct Waiter {
+    left: std::time::Instant,
+    waits: Waits,
+}
+
+impl Waiter {
+    fn new() -> Waiter {
+        Waiter {
+            left: std::time::Instant::now(),
+            waits: Waits::default(),
+        }
+    }
+
+    /// Waits at `barrier`, spinning for as long as `spin_for` the work since the last
+    /// wait.
+    fn wait(&mut self, barrier: &SpinBarrier) {
+        let arrived = std::time::Instant::now();
+        let slept = barrier.wait_from(arrived, spin_for(arrived - self.left));
+        self.left = std::time::Instant::now();
+        self.waits += Waited {
+            time: self.left - arrived,
+            slept,
+        };
+    }
+}
 
 impl SpinBarrier {
     fn new(n: usize) -> SpinBarrier {
@@ -350,35 +427,68 @@ impl SpinBarrier {
             count: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
             poisoned: AtomicBool::new(false),
+            sleepers: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
             panic: Mutex::new(None),
         }
     }
 
-    /// `wait`, returning the time it took.
-    fn timed_wait(&self) -> std::time::Duration {
-        let t = std::time::Instant::now();
-        self.wait();
-        t.elapsed()
+    /// Waits until all `n` threads have arrived, spinning for `SPIN_MIN`; true if this
+    /// thread slept.
+    #[cfg(test)]
+    fn wait(&self) -> bool {
+        self.wait_from(std::time::Instant::now(), SPIN_MIN)
     }
 
-    fn wait(&self) {
+    /// Waits until all `n` threads have arrived, spinning for up to `spin` from
+    /// `arrived`, then sleeping; true if this thread slept.
+    fn wait_from(&self, arrived: std::time::Instant, spin: std::time::Duration) -> bool {
         let generation = self.generation.load(Ordering::Acquire);
         if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
             self.count.store(0, Ordering::Relaxed);
-            self.generation.fetch_add(1, Ordering::Release);
-            return;
+            // SeqCst with the sleepers' count (here and in `sleep`): either this thread
+            // sees a sleeper's count, or the sleeper sees the new generation.
+            self.generation.fetch_add(1, Ordering::SeqCst);
+            if self.sleepers.load(Ordering::SeqCst) > 0 {
+                // Taken so the notification cannot fall between a sleeper's last look
+                // at the generation and its wait.
+                let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+                self.wake.notify_all();
+            }
+            return false;
         }
         let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == generation {
             if self.poisoned.load(Ordering::Relaxed) {
                 self.unwind();
             }
-            if spins < 2_000 {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
+            std::hint::spin_loop();
+            spins += 1;
+            if spins.is_multiple_of(SPINS_PER_CLOCK) && arrived.elapsed() >= spin {
+                self.sleep(generation);
+                return true;
             }
+        }
+        false
+    }
+
+    /// Sleeps until the barrier passes `generation` (or is poisoned).
+    #[cold]
+    #[inline(never)]
+    fn sleep(&self, generation: usize) {
+        let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        while self.generation.load(Ordering::SeqCst) == generation
+            && !self.poisoned.load(Ordering::SeqCst)
+        {
+            held = self.wake.wait(held).unwrap_or_else(|e| e.into_inner());
+        }
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        let passed = self.generation.load(Ordering::SeqCst) != generation;
+        drop(held);
+        if !passed {
+            self.unwind();
         }
     }
 
@@ -391,8 +501,8 @@ impl SpinBarrier {
     }
 
     /// Runs `f`, one thread's part of the run: if it panics, the barrier is poisoned
-    /// (so the other threads stop waiting for this one) and the first panic's payload
-    /// kept; `None` then.
+    /// (so the other threads stop waiting for this one, asleep or not) and the first
+    /// panic's payload kept; `None` then.
     fn guarded<T>(&self, f: impl FnOnce() -> T) -> Option<T> {
         match std::panic::catch_unwind(AssertUnwindSafe(f)) {
             Ok(out) => Some(out),
@@ -401,7 +511,10 @@ impl SpinBarrier {
                     let mut first = self.panic.lock().unwrap_or_else(|e| e.into_inner());
                     first.get_or_insert(payload);
                 }
-                self.poisoned.store(true, Ordering::Release);
+                self.poisoned.store(true, Ordering::SeqCst);
+                // A sleeper looks at the flag holding the lock: it saw it, or is waiting.
+                let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+                self.wake.notify_all();
                 None
             }
         }
@@ -443,6 +556,8 @@ struct Ending {
     peak_packets: u64,
     windows: u64,
     wait_secs: f64,
+    /// Waits at the barrier that slept.
+    sleeps: u64,
 }
 
 /// Runs `plan` on `threads` threads over `parts` partitions (`owner`: per node, its
@@ -490,7 +605,7 @@ pub fn run_parallel_observing(
             .collect(),
     };
     // The split is made once, from one replica's network, and shared by all.
-    let (mut windows, mut wait_secs) = (0, Vec::new());
+    let (mut windows, mut wait_secs, mut sleeps) = (0, Vec::new(), Vec::new());
     let first = Sim::new(plan.clone());
     let owner = owner.unwrap_or_else(|| {
         let flows = first.flows.iter().map(|f| &f.spec);
@@ -526,9 +641,11 @@ pub fn run_parallel_observing(
         let (mut out, ending) = main.expect("no thread panicked");
         windows = ending.windows;
         wait_secs.push(ending.wait_secs);
+        sleeps.push(ending.sleeps);
         for (sims, ending) in rest.into_iter().map(|r| r.expect("no thread panicked")) {
             out.extend(sims);
             wait_secs.push(ending.wait_secs);
+            sleeps.push(ending.sleeps);
         }
         out
     });
@@ -549,6 +666,7 @@ pub fn run_parallel_observing(
         windows,
         messages,
         wait_secs,
+        sleeps,
         part_events,
     });
     (results, merged.observed())
@@ -590,11 +708,11 @@ fn run_thread(
             s.long_lived,
         )
     };
-    let (mut windows, mut waited) = (0u64, std::time::Duration::ZERO);
+    let (mut windows, mut waiter) = (0u64, Waiter::new());
     for (i, sim) in &mut mine {
         publish(*i, sim, shared);
     }
-    waited += shared.barrier.timed_wait();
+    waiter.wait(&shared.barrier);
     let mut peak = 0u64;
     let mut until = 0;
     let mut next_report = report_every.unwrap_or(u64::MAX);
@@ -642,7 +760,7 @@ fn run_thread(
             if !at_check {
                 break;
             }
-            waited += deadlock_check(&mut mine, shared);
+            deadlock_check(&mut mine, shared, &mut waiter);
             if mine[0].1.lossless.deadlocks > 0 {
                 deadlock = Some(mine[0].1.now);
                 break;
@@ -663,7 +781,7 @@ fn run_thread(
                 &mut *shared.activations[*i].lock().expect("activations"),
             );
         }
-        waited += shared.barrier.timed_wait();
+        waiter.wait(&shared.barrier);
         let mut activations = Vec::new();
         for from in 0..parts {
             activations.extend_from_slice(&shared.activations[from].lock().expect("activations"));
@@ -691,14 +809,15 @@ fn run_thread(
                 }
             }
         }
-        waited += shared.barrier.timed_wait();
+        waiter.wait(&shared.barrier);
     };
     let ending = Ending {
         now,
         partial,
         peak_packets: peak,
         windows,
-        wait_secs: waited.as_secs_f64(),
+        wait_secs: waiter.waits.time.as_secs_f64(),
+        sleeps: waiter.waits.sleeps,
     };
     for (_, sim) in &mut mine {
         sim.settle_all_tx_done(ending.now);
@@ -711,24 +830,23 @@ fn run_thread(
 
 /// A PFC deadlock check, at which every partition has stopped: each publishes its
 /// view of its own ports, and every thread looks for a cycle in all of them, in
-/// partition order, so all find the same deadlock or none. Returns the time waited.
-fn deadlock_check(mine: &mut [(usize, Sim)], shared: &Shared) -> std::time::Duration {
+/// partition order, so all find the same deadlock or none.
+fn deadlock_check(mine: &mut [(usize, Sim)], shared: &Shared, waiter: &mut Waiter) {
     for (i, sim) in mine.iter_mut() {
         let part = sim.part.as_deref_mut().expect("a partition");
         let view = part.view.take().expect("stopped at a deadlock check");
         *shared.views[*i].lock().expect("views") = view;
     }
-    let mut waited = shared.barrier.timed_wait();
+    waiter.wait(&shared.barrier);
     let mut all = PausedView::default();
     for view in &shared.views {
         all.extend(&view.lock().expect("views"));
     }
     // No partition replaces its view before every thread has read them all.
-    waited += shared.barrier.timed_wait();
+    waiter.wait(&shared.barrier);
     for (_, sim) in mine.iter_mut() {
         sim.note_deadlock(&all);
     }
-    waited
 }
 
 /// What partition `i` tells the others at a window's end.
@@ -862,13 +980,15 @@ mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
 
-    /// Runs `threads` threads at one barrier, each passing it `waits` times, thread 0
-    /// panicking after `before_panic` of its waits, as `run_parallel` runs them
+    /// Runs `threads` threads at one barrier, each passing it 3 times, thread 0
+    /// panicking after `before_panic` of its waits (having slept `delay` first, so the
+    /// others may be asleep at the barrier by then), as `run_parallel` runs them
     /// (`guarded`, then `rethrow`). Returns each thread's outcome and the message the
     /// caller gets, or `None` if they are not all back within a deadline (a hang).
     fn panic_at_barrier(
         threads: usize,
         before_panic: usize,
+        delay: Duration,
     ) -> Option<(Vec<Option<usize>>, Option<String>)> {
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -881,6 +1001,7 @@ mod tests {
                             barrier.guarded(|| {
                                 for k in 0..3 {
                                     if t == 0 && k == before_panic {
+                                        std::thread::sleep(delay);
                                         panic!("partition 0 failed");
                                     }
                                     barrier.wait();
@@ -906,7 +1027,7 @@ mod tests {
     #[test]
     fn a_panic_before_the_barrier_ends_every_thread_with_its_message() {
         for (threads, before_panic) in [(2, 0), (4, 0), (3, 1)] {
-            let (outcomes, message) = panic_at_barrier(threads, before_panic)
+            let (outcomes, message) = panic_at_barrier(threads, before_panic, Duration::ZERO)
                 .unwrap_or_else(|| panic!("{threads} threads: still waiting (a hang)"));
             assert_eq!(outcomes, vec![None; threads]);
             assert_eq!(message.as_deref(), Some("partition 0 failed"));
@@ -915,8 +1036,94 @@ mod tests {
 
     #[test]
     fn threads_without_a_panic_pass_the_barrier_alike() {
-        let (outcomes, message) = panic_at_barrier(3, usize::MAX).expect("no hang");
+        let (outcomes, message) = panic_at_barrier(3, usize::MAX, Duration::ZERO).expect("no hang");
         assert_eq!(outcomes, [Some(0), Some(1), Some(2)]);
         assert_eq!(message, None);
+    }
+
+    #[test]
+    fn a_thread_spins_twice_its_own_work_within_bounds() {
+        let us = Duration::from_micros;
+        assert_eq!(spin_for(us(0)), SPIN_MIN);
+        assert_eq!(spin_for(us(10)), SPIN_MIN);
+        assert_eq!(spin_for(us(200)), us(400));
+        assert_eq!(spin_for(us(100_000)), SPIN_MAX);
+    }
+
+    #[test]
+    fn a_panic_while_the_others_sleep_at_the_barrier_wakes_and_ends_them() {
+        // The others spin for `SPIN_MIN`, then sleep: the panic must wake them.
+        for threads in [2, 4] {
+            let delay = SPIN_MIN * 1000;
+            let (outcomes, message) = panic_at_barrier(threads, 1, delay)
+                .unwrap_or_else(|| panic!("{threads} threads: still asleep (a hang)"));
+            assert_eq!(outcomes, vec![None; threads]);
+            assert_eq!(message.as_deref(), Some("partition 0 failed"));
+        }
+    }
+
+    #[test]
+    fn a_thread_waiting_longer_than_the_spin_sleeps_and_is_woken() {
+        let barrier = SpinBarrier::new(2);
+        let slept: Vec<bool> = std::thread::scope(|s| {
+            let late = s.spawn(|| {
+                std::thread::sleep(SPIN_MIN * 2000);
+                barrier.wait()
+            });
+            let early = barrier.wait();
+            vec![early, late.join().expect("no panic")]
+        });
+        // The late thread arrives last and never waits; the early one slept.
+        assert_eq!(slept, [true, false]);
+    }
+
+    /// Threads passing the barrier many times, one of them late by about the spin's
+    /// length, so the last arrival often meets a thread on its way to sleep: every
+    /// round, each thread sees the others' arrivals, and none is left asleep (which
+    /// would hang the run).
+    #[test]
+    fn arrivals_around_the_end_of_the_spin_lose_no_wake_up() {
+        const THREADS: usize = 3;
+        const ROUNDS: usize = 400;
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let barrier = SpinBarrier::new(THREADS);
+            let arrived = AtomicUsize::new(0);
+            let sleeps: usize = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..THREADS)
+                    .map(|t| {
+                        let (barrier, arrived) = (&barrier, &arrived);
+                        s.spawn(move || {
+                            let mut sleeps = 0;
+                            for round in 0..ROUNDS {
+                                if round % THREADS == t {
+                                    // 0 to 2 spins' length, in 16 steps.
+                                    let late = SPIN_MIN * (round % 17) as u32 / 8;
+                                    let t0 = std::time::Instant::now();
+                                    while t0.elapsed() < late {
+                                        std::hint::spin_loop();
+                                    }
+                                }
+                                arrived.fetch_add(1, Ordering::SeqCst);
+                                sleeps += usize::from(barrier.wait());
+                                assert!(arrived.load(Ordering::SeqCst) >= THREADS * (round + 1));
+                                barrier.wait();
+                            }
+                            sleeps
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("no panic"))
+                    .sum()
+            });
+            tx.send(sleeps).ok();
+        });
+        let sleeps = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("every round passed (no thread left asleep)");
+        // Late arrivals of up to twice the spin made some waits sleep.
+        assert!(sleeps > 0, "no wait slept");
     }
 }
