@@ -68,6 +68,41 @@ pub trait Pair {
     }
 }
 
+/// `Pair`'s calls that go to the client (endpoint 0) or to the server alike, for pairs
+/// whose two state machines have the same methods: `timers` (`on_timer(now)`,
+/// `timer_deadline()`) and, single-path, `segments` (`on_segment(now, seg)`).
+macro_rules! to_endpoint {
+    (timers) => {
+        fn on_timer(&mut self, now: SimTime, ep: usize) {
+            if ep == 0 {
+                self.client.on_timer(now)
+            } else {
+                self.server.on_timer(now)
+            }
+        }
+
+        #[inline]
+        fn timer_deadline(&self, ep: usize) -> Option<SimTime> {
+            if ep == 0 {
+                self.client.timer_deadline()
+            } else {
+                self.server.timer_deadline()
+            }
+        }
+    };
+    (segments) => {
+        #[inline]
+        fn on_segment(&mut self, now: SimTime, ep: usize, _sub: usize, seg: &Segment) {
+            if ep == 0 {
+                self.client.on_segment(now, seg)
+            } else {
+                self.server.on_segment(now, seg)
+            }
+        }
+    };
+}
+pub(crate) use to_endpoint;
+
 /// The loss-recovery counters a connection's server endpoint keeps (`recovery_counters`
 /// takes them from there).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

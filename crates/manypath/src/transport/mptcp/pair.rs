@@ -4,7 +4,7 @@ use super::sender::MptcpCounters;
 use super::{MptcpReceiver, MptcpSender};
 use crate::metrics::RecoveryCounters;
 use crate::time::SimTime;
-use crate::transport::pair::{Pair, ServerCounters};
+use crate::transport::pair::{to_endpoint, Pair, ServerCounters};
 use crate::transport::tcp::{Segment, SenderStats, TcpSender};
 
 /// A multipath client and server with their subflows.
@@ -58,22 +58,7 @@ impl Pair for MptcpPair {
         }
     }
 
-    fn on_timer(&mut self, now: SimTime, ep: usize) {
-        if ep == 0 {
-            self.client.on_timer(now)
-        } else {
-            self.server.on_timer(now)
-        }
-    }
-
-    #[inline]
-    fn timer_deadline(&self, ep: usize) -> Option<SimTime> {
-        if ep == 0 {
-            self.client.timer_deadline()
-        } else {
-            self.server.timer_deadline()
-        }
-    }
+    to_endpoint!(timers);
 
     fn swap_server(&mut self, other: &mut MptcpPair) {
         std::mem::swap(&mut self.server, &mut other.server)

@@ -5,7 +5,7 @@ use super::{NdpReceiver, NdpSender};
 use crate::engine::Rng;
 use crate::metrics::RecoveryCounters;
 use crate::time::SimTime;
-use crate::transport::pair::{Pair, ServerCounters};
+use crate::transport::pair::{to_endpoint, Pair, ServerCounters};
 use crate::transport::tcp::{Segment, SenderStats};
 
 /// NDP's sender and receiver (the receiver's PULLs paced by its host's pacer).
@@ -59,14 +59,7 @@ impl Pair for NdpPair {
         self.client.finish()
     }
 
-    #[inline]
-    fn on_segment(&mut self, now: SimTime, ep: usize, _sub: usize, seg: &Segment) {
-        if ep == 0 {
-            self.client.on_segment(now, seg)
-        } else {
-            self.server.on_segment(now, seg)
-        }
-    }
+    to_endpoint!(segments);
 
     #[inline]
     fn poll_transmit(&mut self, now: SimTime, ep: usize) -> Option<(usize, Segment)> {
@@ -77,22 +70,7 @@ impl Pair for NdpPair {
         }
     }
 
-    fn on_timer(&mut self, now: SimTime, ep: usize) {
-        if ep == 0 {
-            self.client.on_timer(now)
-        } else {
-            self.server.on_timer(now)
-        }
-    }
-
-    #[inline]
-    fn timer_deadline(&self, ep: usize) -> Option<SimTime> {
-        if ep == 0 {
-            self.client.timer_deadline()
-        } else {
-            self.server.timer_deadline()
-        }
-    }
+    to_endpoint!(timers);
 
     fn swap_server(&mut self, other: &mut NdpPair) {
         std::mem::swap(&mut self.server, &mut other.server)

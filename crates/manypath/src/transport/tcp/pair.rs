@@ -3,7 +3,7 @@
 use super::{Segment, SenderStats, TcpReceiver, TcpSender};
 use crate::metrics::RecoveryCounters;
 use crate::time::SimTime;
-use crate::transport::pair::{Pair, ServerCounters};
+use crate::transport::pair::{to_endpoint, Pair, ServerCounters};
 
 /// A TCP client (data sender) and server (receiver).
 pub struct TcpPair {
@@ -39,14 +39,7 @@ impl Pair for TcpPair {
         self.client.finish()
     }
 
-    #[inline]
-    fn on_segment(&mut self, now: SimTime, ep: usize, _sub: usize, seg: &Segment) {
-        if ep == 0 {
-            self.client.on_segment(now, seg)
-        } else {
-            self.server.on_segment(now, seg)
-        }
-    }
+    to_endpoint!(segments);
 
     #[inline]
     fn poll_transmit(&mut self, now: SimTime, ep: usize) -> Option<(usize, Segment)> {
@@ -57,22 +50,7 @@ impl Pair for TcpPair {
         }
     }
 
-    fn on_timer(&mut self, now: SimTime, ep: usize) {
-        if ep == 0 {
-            self.client.on_timer(now)
-        } else {
-            self.server.on_timer(now)
-        }
-    }
-
-    #[inline]
-    fn timer_deadline(&self, ep: usize) -> Option<SimTime> {
-        if ep == 0 {
-            self.client.timer_deadline()
-        } else {
-            self.server.timer_deadline()
-        }
-    }
+    to_endpoint!(timers);
 
     fn swap_server(&mut self, other: &mut TcpPair) {
         std::mem::swap(&mut self.server, &mut other.server)
