@@ -70,8 +70,27 @@ pub trait Pair {
 
 /// `Pair`'s calls that go to the client (endpoint 0) or to the server alike, for pairs
 /// whose two state machines have the same methods: `timers` (`on_timer(now)`,
-/// `timer_deadline()`) and, single-path, `segments` (`on_segment(now, seg)`).
+/// `timer_deadline()`), single-path `segments` (`on_segment(now, seg)`), `stream` (a
+/// client with `open`, `make_idle` and `offer`) and `swap` (the server swapped whole).
 macro_rules! to_endpoint {
+    (stream) => {
+        fn open(&mut self) {
+            self.client.open()
+        }
+
+        fn make_idle(&mut self) {
+            self.client.make_idle()
+        }
+
+        fn offer(&mut self, bytes: u64) {
+            self.client.offer(bytes)
+        }
+    };
+    (swap) => {
+        fn swap_server(&mut self, other: &mut Self) {
+            std::mem::swap(&mut self.server, &mut other.server)
+        }
+    };
     (timers) => {
         fn on_timer(&mut self, now: SimTime, ep: usize) {
             if ep == 0 {

@@ -14,17 +14,7 @@ pub struct MptcpPair {
 }
 
 impl Pair for MptcpPair {
-    fn open(&mut self) {
-        self.client.open()
-    }
-
-    fn make_idle(&mut self) {
-        self.client.make_idle()
-    }
-
-    fn offer(&mut self, bytes: u64) {
-        self.client.offer(bytes)
-    }
+    to_endpoint!(stream);
 
     #[inline]
     fn data_acked(&self) -> u64 {
@@ -60,9 +50,7 @@ impl Pair for MptcpPair {
 
     to_endpoint!(timers);
 
-    fn swap_server(&mut self, other: &mut MptcpPair) {
-        std::mem::swap(&mut self.server, &mut other.server)
-    }
+    to_endpoint!(swap);
 
     fn stats(&self) -> SenderStats {
         self.client.stats()

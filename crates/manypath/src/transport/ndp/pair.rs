@@ -33,17 +33,7 @@ impl NdpPair {
 }
 
 impl Pair for NdpPair {
-    fn open(&mut self) {
-        self.client.open()
-    }
-
-    fn make_idle(&mut self) {
-        self.client.make_idle()
-    }
-
-    fn offer(&mut self, bytes: u64) {
-        self.client.offer(bytes)
-    }
+    to_endpoint!(stream);
 
     #[inline]
     fn data_acked(&self) -> u64 {
@@ -72,9 +62,7 @@ impl Pair for NdpPair {
 
     to_endpoint!(timers);
 
-    fn swap_server(&mut self, other: &mut NdpPair) {
-        std::mem::swap(&mut self.server, &mut other.server)
-    }
+    to_endpoint!(swap);
 
     /// The sender's counters in TCP's terms (NACK-started resends are not fast
     /// retransmits: NDP has no duplicate ACKs).

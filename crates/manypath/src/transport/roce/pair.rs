@@ -46,17 +46,7 @@ impl RocePair {
 }
 
 impl Pair for RocePair {
-    fn open(&mut self) {
-        self.client.open()
-    }
-
-    fn make_idle(&mut self) {
-        self.client.make_idle()
-    }
-
-    fn offer(&mut self, bytes: u64) {
-        self.client.offer(bytes)
-    }
+    to_endpoint!(stream);
 
     #[inline]
     fn data_acked(&self) -> u64 {
@@ -85,9 +75,7 @@ impl Pair for RocePair {
 
     to_endpoint!(timers);
 
-    fn swap_server(&mut self, other: &mut RocePair) {
-        std::mem::swap(&mut self.server, &mut other.server)
-    }
+    to_endpoint!(swap);
 
     /// The requester's counters in TCP's terms: NAK-started recoveries count as fast
     /// retransmits (a recovery on the receiver's word, before any timeout).

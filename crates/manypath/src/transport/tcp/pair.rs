@@ -52,9 +52,7 @@ impl Pair for TcpPair {
 
     to_endpoint!(timers);
 
-    fn swap_server(&mut self, other: &mut TcpPair) {
-        std::mem::swap(&mut self.server, &mut other.server)
-    }
+    to_endpoint!(swap);
 
     fn stats(&self) -> SenderStats {
         self.client.stats()
