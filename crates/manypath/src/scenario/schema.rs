@@ -1148,6 +1148,30 @@ pub struct TrafficSpec {
     /// (compute time), in microseconds (default 0: a flow starts one synchronisation
     /// step, the fabric's smallest link delay, after its trigger fires).
     pub trigger_delay_us: Option<f64>,
+    /// `collective`: the operation: `allreduce`, `allgather`, `reduce_scatter`,
+    /// `alltoall` or `broadcast`.
+    pub collective: Option<String>,
+    /// `collective`: how it is carried out: `ring`, `recursive_doubling`,
+    /// `halving_doubling`, `butterfly`, `double_binary_tree`, `bruck`, `pairwise`,
+    /// `hierarchical` or `direct` (each collective has some of them).
+    pub algorithm: Option<String>,
+    /// `collective`: the number of ranks, one per host, taken from the entry's hosts by
+    /// `placement` (default: every host of the entry, in order).
+    pub ranks: Option<u32>,
+    /// `collective`: which of the entry's hosts the ranks take: `contiguous` (the
+    /// first, default), `strided` (evenly spread) or `random` (drawn with the seed).
+    pub placement: Option<String>,
+    /// `collective`: how many times the collective runs, one after the other (training
+    /// steps; default 1).
+    pub iterations: Option<u32>,
+    /// `collective`: the compute time between iterations, in microseconds: iteration
+    /// i + 1 starts this long after every rank has iteration i's result (default 0).
+    pub gap_us: Option<f64>,
+    /// `collective`: pieces each tree (double binary tree) or the chain (ring
+    /// broadcast) pipelines the buffer in (default 1).
+    pub chunks: Option<u32>,
+    /// `collective`, algorithm `hierarchical`: ranks per group (consecutive ranks).
+    pub group_size: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

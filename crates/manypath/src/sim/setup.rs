@@ -235,6 +235,18 @@ fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn
         }
     }
     w.closed.triggers.watch(builder.conns.len(), &w.flows);
+    // Where each flow's send-done happens: a Homa message's at its receiver.
+    let finish_host: Vec<u32> = w
+        .flows
+        .iter()
+        .map(|f| match builder.conns[f.conns[0] as usize].ep {
+            Endpoints::Homa(_) => f.spec.dst,
+            Endpoints::Tcp(_) | Endpoints::Mptcp(_) | Endpoints::Roce(_) | Endpoints::Ndp(_) => {
+                f.spec.src
+            }
+        })
+        .collect();
+    w.closed.triggers.localise(&w.flows, &finish_host);
     (builder.conns, w)
 }
 

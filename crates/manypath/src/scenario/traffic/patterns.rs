@@ -2,6 +2,7 @@
 //! pattern (one function per pattern that has fields of its own, which also rejects
 //! them on entries of other patterns), its repetitions and its arrivals, checked.
 
+use super::collective::{collective_fields, CollectiveSetting};
 use super::sizes::size_dist;
 use crate::scenario::checker::{show, Checker, MAX_TIME_US};
 use crate::scenario::schema::{ArrivalSpec, TrafficSpec};
@@ -31,7 +32,7 @@ struct PatternInfo {
 }
 
 /// Every pattern, in the order error messages list them.
-const PATTERNS: [Pattern; 9] = [
+const PATTERNS: [Pattern; 10] = [
     Pattern::Permutation,
     Pattern::RandomPairs,
     Pattern::Incast,
@@ -41,6 +42,7 @@ const PATTERNS: [Pattern; 9] = [
     Pattern::EachToRandom,
     Pattern::Jobs,
     Pattern::Matrix,
+    Pattern::Collective,
 ];
 
 fn info(p: Pattern) -> PatternInfo {
@@ -59,6 +61,8 @@ fn info(p: Pattern) -> PatternInfo {
         Pattern::EachToRandom => info("each_to_random", true, true),
         Pattern::Jobs => info("jobs", true, true),
         Pattern::Matrix => info("matrix", false, false),
+        // Its ranks are checked on their own (`collective`).
+        Pattern::Collective => info("collective", false, false),
     }
 }
 
@@ -73,6 +77,12 @@ pub(super) struct Setting<'a> {
     pub(super) host_rate_bps: f64,
     /// The run's triggers before this entry's (a matrix numbers its own from there).
     pub(super) trigger_base: u32,
+    /// The run's seed and the entry's index (a collective's random placement).
+    pub(super) seed: u64,
+    pub(super) entry: usize,
+    /// The collective jobs, and their iterations, of the entries before this one.
+    pub(super) collective_jobs: u32,
+    pub(super) collectives: u32,
 }
 
 /// A traffic entry under check.
@@ -106,7 +116,17 @@ pub(super) fn traffic_gen(
     let hosts = e.hosts(c);
     e.check_start(c);
     let size = e.size(at.base_dir, c);
-    let matrix = e.matrix_fields(at, c);
+    let setting = CollectiveSetting {
+        hosts: &hosts,
+        seed: at.seed,
+        entry: at.entry,
+        trigger_base: at.trigger_base,
+        job: at.collective_jobs,
+        first: at.collectives,
+    };
+    let matrix = e
+        .matrix_fields(at, c)
+        .or_else(|| collective_fields(t, path, &setting, c));
     e.jobs_fields(&hosts, c);
     e.requests_fields(requests.is_some(), before, c);
     if info(e.pattern).from_hosts && hosts.len() < 2 && c.problems.len() == before {
@@ -492,8 +512,8 @@ impl Entry<'_> {
     fn arrival_spec(&self) -> Option<ArrivalSpec> {
         match self.pattern {
             Pattern::Requests => Some(ArrivalSpec::Poisson),
-            // The file gives the starts.
-            Pattern::Matrix => None,
+            // The file, or the algorithm, gives the starts.
+            Pattern::Matrix | Pattern::Collective => None,
             Pattern::Permutation
             | Pattern::RandomPairs
             | Pattern::Incast
@@ -596,7 +616,8 @@ impl Entry<'_> {
             | Pattern::AllToAll
             | Pattern::EachToRandom
             | Pattern::Jobs
-            | Pattern::Matrix => hosts.len() as f64,
+            | Pattern::Matrix
+            | Pattern::Collective => hosts.len() as f64,
         };
         let sizes_below = requests.and_then(|r| r.sizes_below);
         if let (Some(b), Some(sz)) = (sizes_below, size) {
@@ -710,6 +731,8 @@ impl Entry<'_> {
             (_, Pattern::Requests) => 0.0,
             // The file's connections, counted as they are read (`matrix`).
             (_, Pattern::Matrix) => 0.0,
+            // Bounded on its own (`collective`).
+            (_, Pattern::Collective) => 0.0,
             (_, Pattern::EachToRandom) => hosts.len() as f64 * t.repeat as f64,
             (_, Pattern::Jobs) => t.jobs.as_ref().map_or(0.0, |j| {
                 let per_server = if j.request_bytes.unwrap_or(0) > 0 {

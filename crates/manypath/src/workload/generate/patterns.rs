@@ -39,6 +39,11 @@ pub enum Pattern {
     /// receive-done).
     // See `MatrixGen`.
     Matrix,
+    /// A collective operation (all-reduce, all-gather, reduce-scatter, all-to-all,
+    /// broadcast) by a chosen algorithm over ranks placed on hosts: its steps are flows
+    /// that start when the data they need has arrived.
+    // Generated as a `MatrixGen` (`collective`).
+    Collective,
 }
 
 /// A random permutation of `hosts` without fixed points (every host sends elsewhere).
@@ -136,7 +141,7 @@ impl TrafficGen {
             // Handled by `generate_requests`.
             (Pattern::Requests, Arrival::AtStart) => {}
             // Validation gives a matrix no Poisson arrivals: its file has the starts.
-            (Pattern::Matrix, _) => {
+            (Pattern::Matrix | Pattern::Collective, _) => {
                 if let Some(m) = &self.matrix {
                     m.generate(self, out);
                 }
@@ -167,7 +172,8 @@ impl TrafficGen {
                         | Pattern::AllToAll
                         | Pattern::Jobs
                         | Pattern::Requests
-                        | Pattern::Matrix => {
+                        | Pattern::Matrix
+                        | Pattern::Collective => {
                             let src = self.hosts[rng.below(self.hosts.len() as u64) as usize];
                             (src, self.random_other(src, rng))
                         }
