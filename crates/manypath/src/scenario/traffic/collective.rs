@@ -172,7 +172,7 @@ pub(super) fn collective_fields(
              the hosts under one switch)"
                 .into(),
         ),
-        (true, Some(g)) if n >= 2 && (g < 2 || g >= n || n % g != 0) => c.err(
+        (true, Some(g)) if n >= 2 && (g < 2 || g >= n || !n.is_multiple_of(g)) => c.err(
             &field("group_size"),
             format!("must divide the {n} ranks into at least two groups of at least two, got {g}"),
         ),

@@ -783,7 +783,7 @@ mod tests {
         }
         let trees: Vec<Vec<Option<u32>>> = (0..2).map(|t| in_order_tree(8, t)).collect();
         assert_eq!(trees[0].iter().filter(|p| p.is_none()).count(), 1);
-        let inner = |t: &Vec<Option<u32>>, x: u32| t.iter().any(|&p| p == Some(x));
+        let inner = |t: &Vec<Option<u32>>, x: u32| t.contains(&Some(x));
         let both = (0..8)
             .filter(|&x| inner(&trees[0], x) && inner(&trees[1], x))
             .count();
