@@ -33,7 +33,9 @@ pub fn write(m: &MatrixGen, n_hosts: u32, start: SimTime) -> Result<String, Stri
     use std::fmt::Write;
     if let Some(c) = m.conns.iter().find(|c| c.wait.is_some() && c.delay > 0) {
         return Err(format!(
-            "connection {} starts {} µs after its trigger fires: htsim's connection matrices              start a triggered connection when its trigger fires, so a delay (a collective's              gap_us between iterations, a matrix's trigger_delay_us) cannot be written",
+            "connection {} starts {} µs after its trigger fires: htsim's connection matrices \
+             start a triggered connection when its trigger fires, so a delay (a collective's \
+             gap_us between iterations, a matrix's trigger_delay_us) cannot be written",
             c.id,
             crate::time::to_secs(c.delay) * 1e6
         ));
