@@ -156,7 +156,9 @@ def test_no_step_starts_before_the_data_it_waits_for(tmp_path: Path, collective:
 def test_a_collective_and_its_matrix_read_back_run_alike(tmp_path: Path, collective: str, algorithm: str,
                                                          transport: str, extra: str) -> None:
     fabric = DCTCP_FABRIC if transport == "dctcp" else NDP_FABRIC
-    text = fabric + entry(collective, algorithm, 300_000, transport, extra + "start_us = 7\n")
+    # Each line of a matrix is a connection of its own: so is each transfer here.
+    text = fabric + entry(collective, algorithm, 300_000, transport,
+                          extra + "start_us = 7\nconnections = \"transfer\"\n")
     cm_path, _ = matrix_of(text, tmp_path)
     back = fabric + f"""
 [[traffic]]
@@ -208,6 +210,23 @@ def test_ndp_allreduce_is_within_10_percent_of_the_alpha_beta_bound(algorithm: s
         assert row["ideal_cct_s"] <= row["cct_s"] <= 1.10 * row["ideal_cct_s"], (size, row["slowdown"])
         assert row["jct_s"] == row["cct_s"]
         assert 0 <= row["straggler_rank"] < n
+
+
+def test_tcp_collectives_ride_one_connection_per_pair() -> None:
+    # The ring's 2(N−1) pieces between two neighbours are messages on one connection,
+    # opened once at the start: no handshake per step, so the run is faster than with a
+    # connection per transfer, and every message is received in its connection's order.
+    text = DCTCP_FABRIC + entry("allreduce", "ring", 800_000, "dctcp", "ranks = 8\niterations = 2\n")
+    pairs = runner.run(text)
+    transfers = runner.run(text + 'connections = "transfer"\n')
+    assert pairs.collectives["completed"].all() and transfers.collectives["completed"].all()
+    assert (pairs.collectives["cct_s"] < transfers.collectives["cct_s"]).all()
+    f = pairs.flows
+    assert (f["received_s"] <= f["finish_s"]).all()
+    for _, g in f.groupby(["src", "dst"]):
+        assert g["received_s"].is_monotonic_increasing and g["start_s"].is_monotonic_increasing
+    # Threads see the same (the receivers' replicas know the messages' ends in advance).
+    pd.testing.assert_frame_equal(pairs.flows, runner.run(text, threads=2).flows)
 
 
 def test_a_congested_collective_is_slower_than_its_bound() -> None:
@@ -291,12 +310,20 @@ def test_bad_collectives_are_named(tmp_path: Path) -> None:
         "hosts = [1, 2, 2]\n": "traffic[0].hosts: host 2 is listed twice",
         "hosts = [1, 40]\n": "traffic[0].hosts: host 40 does not exist",
         "iterations = 0\n": "traffic[0].iterations",
+        'connections = "ring"\n': 'traffic[0].connections: expected "pair" or "transfer", got "ring"',
     }
     for extra, want in cases.items():
         src = tmp_path / "bad.toml"
         src.write_text(DCTCP_FABRIC + entry("allreduce", "ring", 400_000, "dctcp", extra), encoding="utf-8")
         r = cli.invoke(app, ["validate", str(src)])
         assert r.exit_code != 0 and want in r.output, (extra, r.output)
+    src = tmp_path / "ndp.toml"
+    src.write_text(NDP_FABRIC + entry("allreduce", "ring", 400_000, "ndp", 'connections = "pair"\n'),
+                   encoding="utf-8")
+    r = cli.invoke(app, ["validate", str(src)])
+    assert r.exit_code != 0
+    assert ('traffic[0].connections: transport "ndp" does not carry messages one after another on a '
+            'persistent connection') in r.output
     src = tmp_path / "gap.toml"
     src.write_text(DCTCP_FABRIC + entry("allreduce", "ring", 400_000, "dctcp", "iterations = 2\ngap_us = 5\n"),
                    encoding="utf-8")

@@ -1172,6 +1172,12 @@ pub struct TrafficSpec {
     pub chunks: Option<u32>,
     /// `collective`, algorithm `hierarchical`: ranks per group (consecutive ranks).
     pub group_size: Option<u32>,
+    /// `collective`: `pair` (default): the transfers between two ranks are messages on
+    /// one persistent connection, opened at the entry's start (NCCL's and MPI's channels
+    /// between peers; TCP and its variants); `transfer`: each transfer opens a
+    /// connection of its own, as each line of a connection matrix does (the default for
+    /// NDP, RoCE and Homa, and for transports with copies).
+    pub connections: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

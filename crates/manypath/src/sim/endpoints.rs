@@ -244,6 +244,18 @@ impl Sim {
                 (false, None) => conn.ep.open(),
                 (true, size) => {
                     let size = size.expect("messages have a size");
+                    if self.pools.opened_by(id) == Some(f) {
+                        conn.ep.open();
+                    }
+                    let watched = self.closed.triggers.persistent_end.get(f as usize);
+                    if let Some(&end) = watched.filter(|&&end| end > 0) {
+                        // The receive-done watch counted on this order (`Triggers::watch`).
+                        assert_eq!(
+                            conn.offered + size,
+                            end,
+                            "message {f} started out of its connection's order"
+                        );
+                    }
                     self.flows[f as usize]
                         .persistent
                         .get_or_insert_with(Default::default)

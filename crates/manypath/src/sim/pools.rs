@@ -5,7 +5,7 @@
 //! connections, so that no flow waits behind another). Empty, and never consulted,
 //! without either.
 
-use super::Sim;
+use super::{Sim, NO_FLOW};
 use crate::workload::ConnSpec;
 use std::collections::HashMap;
 
@@ -17,6 +17,10 @@ const NO_POOL: u32 = u32::MAX;
 pub(super) struct ConnPools {
     of_conn: Vec<u32>,
     open: Vec<Vec<u32>>,
+    /// Per connection outside any pool that opens with its first message (a
+    /// collective's between two ranks), that message; `NO_FLOW` for the others. Empty
+    /// when there is none.
+    opened_by: Vec<u32>,
 }
 
 /// The pools as the run's setup files its persistent connections: with the pool of
@@ -32,6 +36,14 @@ impl PoolFiling {
     /// among the pool's open connections unless it opens on demand.
     pub(super) fn add(&mut self, id: u32, spec: &ConnSpec, entry: u32) {
         let Some(pool) = spec.pool else {
+            if spec.on_demand {
+                let lazy = &mut self.pools.opened_by;
+                if lazy.len() <= id as usize {
+                    lazy.resize(id as usize + 1, NO_FLOW);
+                }
+                // Its message is known once the flows are filed (`opens_with`).
+                lazy[id as usize] = NO_FLOW - 1;
+            }
             return;
         };
         let pools = &mut self.pools;
@@ -49,6 +61,16 @@ impl PoolFiling {
         }
     }
 
+    /// Flow `f` is a message on connection `id`: the first opens it if it opens with
+    /// its first message.
+    pub(super) fn opens_with(&mut self, id: u32, f: u32) {
+        if let Some(x) = self.pools.opened_by.get_mut(id as usize) {
+            if *x == NO_FLOW - 1 {
+                *x = f;
+            }
+        }
+    }
+
     pub(super) fn done(self) -> ConnPools {
         self.pools
     }
@@ -61,6 +83,14 @@ impl ConnPools {
             Some(&p) if p != NO_POOL => Some(p as usize),
             _ => None,
         }
+    }
+
+    /// The message that opens connection `id` (it opens with its first message).
+    pub(super) fn opened_by(&self, id: u32) -> Option<u32> {
+        self.opened_by
+            .get(id as usize)
+            .copied()
+            .filter(|&f| f < NO_FLOW - 1)
     }
 
     /// How many connections the pools hold open (those opened at the start and those
@@ -102,9 +132,10 @@ impl Sim {
     /// FCT has the handshake in it.
     pub(super) fn opened_connection(&self, f: usize) -> bool {
         let flow = &self.flows[f];
-        flow.spec
-            .conn
-            .is_some_and(|own| self.pools.of(own).is_some() && flow.conns[0] == own)
+        flow.spec.conn.is_some_and(|own| {
+            (self.pools.of(own).is_some() && flow.conns[0] == own)
+                || self.pools.opened_by(own) == Some(f as u32)
+        })
     }
 }
 

@@ -225,14 +225,15 @@ fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn
         }
         persistent_conns.push((ids, copies as u8));
     }
-    w.pools = pools.done();
     for (i, f) in specs.iter().enumerate() {
         if let Some(pc) = f.conn {
             let (ids, copies) = persistent_conns[pc as usize];
             w.flows[i].conns = ids;
             w.flows[i].copies = copies;
+            pools.opens_with(ids[0], i as u32);
         }
     }
+    w.pools = pools.done();
     w.closed.triggers.watch(builder.conns.len(), &w.flows);
     // Where each flow's send-done happens: a Homa message's at its receiver.
     let finish_host: Vec<u32> = w

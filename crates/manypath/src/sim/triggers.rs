@@ -49,6 +49,10 @@ pub(super) struct Triggers {
     pub received: Vec<SimTime>,
     /// Per trigger: all its activations and waiters are at one host (see above).
     pub local: Vec<bool>,
+    /// Per collective message on a persistent connection, where it ends in the
+    /// connection's stream (`watch`; 0 for other flows); empty unless some such message
+    /// exists and some flow's receive-done is watched.
+    pub persistent_end: Vec<u64>,
     /// Per connection, the flows whose receive-done its server watches for, with the
     /// byte of the connection's stream that ends each. Empty when no flow has one: the
     /// per-packet path then tests one length (`Sim::flush_ep`).
@@ -137,22 +141,42 @@ impl Triggers {
 
     /// The run has `n` connections and `flows`: the server of each connection of a flow
     /// with a receive-done trigger watches for the flow's last byte, on every replica of
-    /// a run over threads (the one running the server acts on it). Such flows have
-    /// connections of their own (validation keeps receive-done triggers off persistent
-    /// connections, whose streams only their clients' replicas know).
+    /// a run over threads (the one running the server acts on it). A flow with
+    /// connections of its own ends at its size; a message on a persistent connection (a
+    /// collective's between two ranks) ends where the sizes of the connection's messages
+    /// before it and its own add up, in flow order: the order its messages start in,
+    /// which the collective's triggers ensure and `start_flow` checks
+    /// (`persistent_end`), so the server's replica need not see the offers.
     pub(super) fn watch(&mut self, n: usize, flows: &[Flow]) {
         if self.on_received.is_empty() {
             return;
         }
         self.recv_watch = vec![VecDeque::new(); n];
+        let mut offered: Vec<u64> = Vec::new();
         for (i, f) in flows.iter().enumerate() {
+            let Some(size) = f.spec.size else {
+                continue;
+            };
+            // A collective's messages on its persistent connections (a pool's flows
+            // take whichever connection is idle: none of them has a receive-done).
+            if f.spec.conn.is_some() && f.spec.deps.collective.is_some() {
+                if offered.is_empty() {
+                    offered = vec![0; n];
+                    self.persistent_end = vec![0; flows.len()];
+                }
+                let c = f.conns[0] as usize;
+                offered[c] += size;
+                self.persistent_end[i] = offered[c];
+                if self.on_received[i] != NO_TRIGGER {
+                    self.recv_watch[c].push_back((i as u32, offered[c]));
+                }
+                continue;
+            }
             if self.on_received[i] == NO_TRIGGER || f.spec.conn.is_some() {
                 continue;
             }
-            if let Some(size) = f.spec.size {
-                for &c in &f.conns[..f.copies as usize] {
-                    self.recv_watch[c as usize].push_back((i as u32, size));
-                }
+            for &c in &f.conns[..f.copies as usize] {
+                self.recv_watch[c as usize].push_back((i as u32, size));
             }
         }
     }

@@ -27,11 +27,19 @@ pub(super) struct CollectiveSetting<'a> {
     pub(super) trigger_base: u32,
     pub(super) job: u32,
     pub(super) first: u32,
+    /// The entry's transport carries messages one after another on a persistent
+    /// connection (TCP and its variants; not yet NDP's or RoCE's queue pairs, and Homa's
+    /// messages have no connections), and sends each flow once (no copies): what a
+    /// connection per pair needs.
+    pub(super) persistent: bool,
+    pub(super) replicas: u32,
+    pub(super) transport: &'a str,
 }
 
 /// The fields only a collective takes, rejected on other patterns.
-fn own_fields(t: &TrafficSpec) -> [(&'static str, bool); 8] {
+fn own_fields(t: &TrafficSpec) -> [(&'static str, bool); 9] {
     [
+        ("connections", t.connections.is_some()),
         ("collective", t.collective.is_some()),
         ("algorithm", t.algorithm.is_some()),
         ("ranks", t.ranks.is_some()),
@@ -182,6 +190,39 @@ pub(super) fn collective_fields(
         ),
         (true, Some(_)) | (false, None) => {}
     }
+    let pairs = match t.connections.as_deref() {
+        None => at.persistent && at.replicas == 1,
+        Some("pair") => {
+            if !at.persistent {
+                c.err(
+                    &field("connections"),
+                    format!(
+                        "transport {:?} does not carry messages one after another on a \
+                         persistent connection (TCP and its variants do): give \"transfer\"",
+                        at.transport
+                    ),
+                );
+            } else if at.replicas > 1 {
+                c.err(
+                    &field("connections"),
+                    format!(
+                        "a connection per pair carries each transfer once: transports.{}.replicas \
+                         must be 1, got {} (or give \"transfer\")",
+                        at.transport, at.replicas
+                    ),
+                );
+            }
+            true
+        }
+        Some("transfer") => false,
+        Some(other) => {
+            c.err(
+                &field("connections"),
+                format!("expected \"pair\" or \"transfer\", got {other:?}"),
+            );
+            false
+        }
+    };
     if let Some(a) = algorithm {
         if a.needs_power_of_two() && n >= 2 && !n.is_power_of_two() {
             c.err(
@@ -248,6 +289,7 @@ pub(super) fn collective_fields(
             bytes: spec.bytes,
             iterations,
             first: at.first,
+            pairs,
         }),
     })
 }

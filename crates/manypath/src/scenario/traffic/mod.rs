@@ -96,6 +96,12 @@ pub(super) fn traffic(
             entry: i,
             collective_jobs,
             collectives,
+            transport: &transports[transport as usize].name,
+            persistent: {
+                let p = &transports[transport as usize];
+                p.homa.is_none() && p.ndp.is_none() && p.roce.is_none()
+            },
+            replicas: transports[transport as usize].replicas,
         };
         if t.connection_pool {
             check_connection_pool(t, &path, transport, split.as_ref(), transports, c);

@@ -83,6 +83,11 @@ pub(super) struct Setting<'a> {
     /// The collective jobs, and their iterations, of the entries before this one.
     pub(super) collective_jobs: u32,
     pub(super) collectives: u32,
+    /// The entry's transport: its name, whether it carries messages on persistent
+    /// connections (`collective`), its copies of each flow.
+    pub(super) transport: &'a str,
+    pub(super) persistent: bool,
+    pub(super) replicas: u32,
 }
 
 /// A traffic entry under check.
@@ -123,6 +128,9 @@ pub(super) fn traffic_gen(
         trigger_base: at.trigger_base,
         job: at.collective_jobs,
         first: at.collectives,
+        persistent: at.persistent,
+        replicas: at.replicas,
+        transport: at.transport,
     };
     let matrix = e
         .matrix_fields(at, c)

@@ -154,6 +154,8 @@ pub struct Transfer {
     pub bytes: u64,
     /// The algorithm's step (a pipelined tree's: the chunk plus the sender's height).
     pub step: u16,
+    /// Its channel between the two ranks (the double binary tree's tree; else 0).
+    pub channel: u8,
     /// Indices in `Shape::triggers`.
     pub wait: Option<u32>,
     pub on_send_done: Option<u32>,
@@ -174,6 +176,7 @@ impl Shape {
             dst,
             bytes: bytes.max(1),
             step: step.min(u16::MAX as usize) as u16,
+            channel: 0,
             wait: None,
             on_send_done: None,
             on_recv_done: None,
@@ -475,6 +478,7 @@ impl CollectiveSpec {
                         continue;
                     };
                     let i = s.transfer(x, p, bytes, k as usize + height[x as usize] as usize);
+                    s.transfers[i].channel = tree as u8;
                     up[x as usize] = Some(i);
                     let kids: Vec<usize> = children[x as usize]
                         .iter()
@@ -501,6 +505,7 @@ impl CollectiveSpec {
                         .map(|&y| {
                             let step = k as usize + top + 1 + depth[x as usize] as usize;
                             let i = s.transfer(x, y, bytes, step);
+                            s.transfers[i].channel = tree as u8;
                             down[y as usize] = Some(i);
                             i
                         })
@@ -637,6 +642,7 @@ pub fn place(
                 tag: Some(CollectiveTag {
                     iteration: it,
                     step: t.step,
+                    channel: t.channel,
                 }),
             });
         }

@@ -4,8 +4,9 @@
 //! generated instead of read, with each flow's place in it.
 
 use super::collective::{Algorithm, Collective};
-use super::{CollectiveStep, Deps, FlowSpec, TrafficGen, Trigger};
+use super::{CollectiveStep, ConnSpec, Deps, FlowSpec, TrafficGen, Trigger};
 use crate::time::SimTime;
+use std::collections::HashMap;
 
 /// One connection of a matrix file: a flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +33,9 @@ pub struct MatrixConn {
 pub struct CollectiveTag {
     pub iteration: u32,
     pub step: u16,
+    /// The channel it takes between its two ranks (the double binary tree's tree): with
+    /// `CollectiveJob::pairs`, each (source, destination, channel) has one connection.
+    pub channel: u8,
 }
 
 /// A connection matrix, checked: its connections in file order and its triggers.
@@ -60,13 +64,26 @@ pub struct CollectiveJob {
     /// The index of its first iteration in the run's list of collectives
     /// (`Plan::collectives`).
     pub first: u32,
+    /// Its transfers between two ranks are messages on one persistent connection per
+    /// (source, destination, channel), opened by the first of them, as NCCL's and MPI's
+    /// channels between peers stay open; else each transfer opens a connection of its
+    /// own.
+    pub pairs: bool,
 }
 
 impl MatrixGen {
     /// Appends the matrix's flows, in file order, with entry `g`'s transport, class and
-    /// priority; timed ones start at the entry's start plus their own.
-    pub(super) fn generate(&self, g: &TrafficGen, out: &mut Vec<FlowSpec>) {
+    /// priority; timed ones start at the entry's start plus their own. A collective on
+    /// persistent connections (`CollectiveJob::pairs`) appends them to `conns`, one per
+    /// (source, destination, channel) in order of first use.
+    pub(super) fn generate(
+        &self,
+        g: &TrafficGen,
+        out: &mut Vec<FlowSpec>,
+        conns: &mut Vec<ConnSpec>,
+    ) {
         let global = |t: Option<u32>| t.map(|t| self.trigger_base + t);
+        let first = out.len();
         out.extend(self.conns.iter().map(|c| {
             FlowSpec {
                 src: c.src,
@@ -96,6 +113,27 @@ impl MatrixGen {
                 },
             }
         }));
+        if self.collective.as_ref().is_some_and(|j| j.pairs) {
+            let mut index: HashMap<(u32, u32, u8), u32> = HashMap::new();
+            for (f, c) in out[first..].iter_mut().zip(&self.conns) {
+                let key = (c.src, c.dst, c.tag.map_or(0, |t| t.channel));
+                let next = conns.len() as u32;
+                let id = *index.entry(key).or_insert_with(|| {
+                    conns.push(ConnSpec {
+                        src: c.src,
+                        dst: c.dst,
+                        transport: g.transport,
+                        priority: g.priority,
+                        start: g.start,
+                        pool: None,
+                        // Opened by its first message, when that starts.
+                        on_demand: true,
+                    });
+                    next
+                });
+                f.conn = Some(id);
+            }
+        }
     }
 }
 

@@ -280,7 +280,7 @@ impl TrafficGen {
             return;
         }
         let first = out.len();
-        self.generate_flows(rng, next_job, out);
+        self.generate_flows(rng, next_job, out, conns);
         if let Some(until) = self.arrivals_until {
             // Open-loop flows only (validation keeps closed loops and jobs out), so no
             // flow refers to another by index.

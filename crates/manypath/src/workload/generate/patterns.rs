@@ -2,7 +2,7 @@
 //! or as Poisson arrivals. The requests pattern is drawn in `requests.rs`, jobs in
 //! `jobs.rs`.
 
-use super::{Arrival, FlowSpec, TrafficGen};
+use super::{Arrival, ConnSpec, FlowSpec, TrafficGen};
 use crate::engine::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -71,6 +71,7 @@ impl TrafficGen {
         rng: &mut Rng,
         next_job: &mut i64,
         out: &mut Vec<FlowSpec>,
+        conns: &mut Vec<ConnSpec>,
     ) {
         match (self.pattern, self.arrival) {
             (Pattern::Permutation, Arrival::AtStart) => {
@@ -143,7 +144,7 @@ impl TrafficGen {
             // Validation gives a matrix no Poisson arrivals: its file has the starts.
             (Pattern::Matrix | Pattern::Collective, _) => {
                 if let Some(m) = &self.matrix {
-                    m.generate(self, out);
+                    m.generate(self, out, conns);
                 }
             }
             (pattern, Arrival::Poisson { rate_per_s }) => {
