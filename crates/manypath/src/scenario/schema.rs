@@ -1037,6 +1037,19 @@ pub enum ArrivalSpec {
     Poisson,
 }
 
+/// `goal`: where the schedule's ranks run, among the entry's hosts (`hosts`,
+/// `host_range`, or all).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PlacementSpec {
+    /// Rank r on the entry's r-th host (with `hosts = [...]`: rank r on `hosts[r]`).
+    Contiguous,
+    /// Spread evenly: rank r on the entry's (r·⌊H/R⌋)-th host, for H hosts and R ranks.
+    Strided,
+    /// On R distinct hosts of the entry drawn at random (the entry's own random stream).
+    Random,
+}
+
 /// Flow sizes, e.g. `{ fixed = 131072 }`, `{ cdf = "websearch" }` or `"long_lived"`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -1142,12 +1155,21 @@ pub struct TrafficSpec {
     pub jobs: Option<JobsSpec>,
     /// Flows of at least `at_bytes` take another transport and class.
     pub size_split: Option<SizeSplitSpec>,
-    /// `matrix`: the connection-matrix file (htsim's format), relative to the scenario.
+    /// `matrix`: the connection-matrix file (htsim's format), relative to the scenario;
+    /// `goal`: the GOAL schedule (LogGOPSim's text format).
     pub file: Option<String>,
     /// `matrix`: the time from a trigger's firing to the start of the flows it starts
     /// (compute time), in microseconds (default 0: a flow starts one synchronisation
     /// step, the fabric's smallest link delay, after its trigger fires).
     pub trigger_delay_us: Option<f64>,
+    /// `goal`: where the ranks run (default `contiguous`: rank r on the entry's r-th
+    /// host, so `hosts = [...]` maps rank r to `hosts[r]`).
+    pub placement: Option<PlacementSpec>,
+    /// `goal`: sends of at least this many bytes also wait for their receive to be
+    /// posted (LogGOPSim's rendezvous protocol above its threshold S); default none:
+    /// every message leaves when its send's dependencies are done (eager, as ATLAHS's
+    /// htsim back end sends).
+    pub rendezvous_bytes: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

@@ -235,6 +235,7 @@ fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn
         }
     }
     w.closed.triggers.watch(builder.conns.len(), &w.flows);
+    w.start_triggered(plan, events);
     (builder.conns, w)
 }
 
@@ -252,6 +253,19 @@ impl Workload {
             unfinished: 0,
             long_lived: 0,
             pools: ConnPools::default(),
+        }
+    }
+
+    /// Links the triggers and counts the activations made before the run: the flows
+    /// their firings start begin then, with no synchronisation step (nothing crosses the
+    /// fabric to tell them).
+    fn start_triggered(&mut self, plan: &Plan, events: &mut EventQueue) {
+        let triggers = &mut self.closed.triggers;
+        triggers.link(&plan.trigger_links());
+        for (f, fired) in triggers.start(&plan.trigger_starts()) {
+            let at = fired.saturating_add(self.closed.think[f as usize]);
+            self.flows[f as usize].spec.start = at;
+            events.schedule(at, EventKind::FlowStart, f, 0);
         }
     }
 

@@ -1,18 +1,26 @@
 //! Traffic as a dependency graph: triggers that flows' finishes (send-done) and
 //! deliveries in full (receive-done) activate, and that start the flows waiting for them.
 //! A closed-loop job is one of them: a barrier its flows' finishes activate, which starts
-//! the job after it.
+//! the job after it. A trigger's firing may also activate other triggers, at once or a
+//! delay later (`TriggerLink`: a GOAL schedule's operations passing their start or
+//! completion on, a computation's time in between), and a trigger may be activated
+//! before the run, at a time of its own (`Triggers::start`: a GOAL operation with
+//! nothing to wait for).
 //!
 //! A trigger's firing is news that crosses the fabric: the flows it starts start a
 //! synchronisation step (the smallest link delay) after it at the earliest, as a job's
 //! waiters do (`Sim::start_later`). In a run over several threads every activation is
 //! counted at its window's end by every partition, in (time, flow, trigger) order
 //! (`parallel::count_activations`), so every partition keeps the same trigger state and
-//! starts its own flows: the same starts for any number of threads.
+//! starts its own flows: the same starts for any number of threads. A link's delay may
+//! date an activation after others still to be counted: a barrier fires at the latest of
+//! its activations' times, whatever the order they are counted in, so the order changes
+//! nothing. Triggers that fire before the run (every activation known then) start their
+//! flows at their firing, with no step: no news has to cross the fabric.
 
 use super::{Flow, Sim, NOT_STARTED};
 use crate::time::SimTime;
-use crate::workload::{FlowSpec, Trigger, TriggerKind};
+use crate::workload::{FlowSpec, Trigger, TriggerKind, TriggerLink};
 use std::collections::VecDeque;
 
 /// No trigger.
@@ -42,6 +50,12 @@ pub(super) struct Triggers {
     pub recv_watch: Vec<VecDeque<(u32, u64)>>,
     /// The jobs' barriers, which come first.
     pub jobs: u32,
+    /// Per trigger, the latest time it was activated at: a barrier fires then.
+    pub at: Vec<SimTime>,
+    /// Per trigger, the triggers its firing activates and the delay to each
+    /// (`link_to[link_start[t]..link_start[t + 1]]`). Empty when no trigger has links.
+    pub link_start: Vec<u32>,
+    pub link_to: Vec<(u32, SimTime)>,
 }
 
 impl Triggers {
@@ -110,7 +124,44 @@ impl Triggers {
         }
     }
 
+    /// The links between the traffic entries' triggers (numbered as the flows' `deps`).
+    pub(super) fn link(&mut self, links: &[TriggerLink]) {
+        if links.is_empty() || self.kind.is_empty() {
+            return;
+        }
+        let n = self.kind.len();
+        let mut start = vec![0u32; n + 1];
+        for l in links {
+            start[(self.jobs + l.from) as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        self.link_to = vec![(0, 0); links.len()];
+        for l in links {
+            let from = (self.jobs + l.from) as usize;
+            self.link_to[next[from] as usize] = (self.jobs + l.to, l.delay);
+            next[from] += 1;
+        }
+        self.link_start = start;
+    }
+
+    /// The activations made before the run, `(time, trigger)` (numbered as the flows'
+    /// `deps`): the flows they start, each with its trigger's firing time.
+    pub(super) fn start(&mut self, starts: &[(SimTime, u32)]) -> Vec<(u32, SimTime)> {
+        let mut started = Vec::new();
+        if self.kind.is_empty() {
+            return started;
+        }
+        for &(at, t) in starts {
+            self.activate(self.jobs + t, at, &mut started);
+        }
+        started
+    }
+
     fn push(&mut self, kind: TriggerKind) {
+        self.at.push(0);
         self.left.push(match kind {
             TriggerKind::Oneshot => 1,
             TriggerKind::Multishot => 0,
@@ -138,25 +189,38 @@ impl Triggers {
         }
     }
 
-    /// Activates trigger `t`: the flows it starts.
-    pub(super) fn activate(&mut self, t: u32) -> Vec<u32> {
-        let t = t as usize;
-        if self.left[t] == 0 {
-            return Vec::new();
-        }
-        self.left[t] -= 1;
-        match self.kind[t] {
-            TriggerKind::Oneshot | TriggerKind::Barrier { .. } => {
-                if self.left[t] == 0 {
-                    std::mem::take(&mut self.waiters[t])
-                } else {
-                    Vec::new()
-                }
+    /// Activates trigger `t` at `at`, and the triggers its firing activates through its
+    /// links, and theirs: appends the flows they start to `started`, each with the time
+    /// its trigger fired (a barrier's latest activation, a multishot's activation).
+    pub(super) fn activate(&mut self, t: u32, at: SimTime, started: &mut Vec<(u32, SimTime)>) {
+        let mut work = vec![(t, at)];
+        while let Some((t, at)) = work.pop() {
+            let t = t as usize;
+            if self.left[t] == 0 {
+                continue;
             }
-            TriggerKind::Multishot => {
-                let k = self.next[t] as usize;
-                self.next[t] += 1;
-                vec![self.waiters[t][k]]
+            self.left[t] -= 1;
+            let when = match self.kind[t] {
+                TriggerKind::Oneshot | TriggerKind::Barrier { .. } => {
+                    self.at[t] = self.at[t].max(at);
+                    if self.left[t] > 0 {
+                        continue;
+                    }
+                    let when = self.at[t];
+                    started.extend(self.waiters[t].drain(..).map(|w| (w, when)));
+                    when
+                }
+                TriggerKind::Multishot => {
+                    let k = self.next[t] as usize;
+                    self.next[t] += 1;
+                    started.push((self.waiters[t][k], at));
+                    at
+                }
+            };
+            if let Some(&[a, b]) = self.link_start.get(t..t + 2) {
+                for &(to, delay) in &self.link_to[a as usize..b as usize] {
+                    work.push((to, when.saturating_add(delay)));
+                }
             }
         }
     }
@@ -174,13 +238,15 @@ impl Sim {
         self.fire(t, now, true);
     }
 
-    /// Counts an activation of trigger `t` made at `at`: the flows it starts start a
-    /// step after `at` at the earliest (`start_later`); `all`: this replica starts every
-    /// one, else only its own.
+    /// Counts an activation of trigger `t` made at `at`: the flows it starts (it, or the
+    /// triggers its links activate) start a step after their trigger's firing at the
+    /// earliest (`start_later`); `all`: this replica starts every one, else only its own.
     pub(super) fn fire(&mut self, t: u32, at: SimTime, all: bool) {
-        for w in self.closed.triggers.activate(t) {
+        let mut started = Vec::new();
+        self.closed.triggers.activate(t, at, &mut started);
+        for (w, fired) in started {
             if all || self.owns_flow(w) {
-                self.start_later(w, at, self.windows.step);
+                self.start_later(w, fired, self.windows.step);
             }
         }
     }

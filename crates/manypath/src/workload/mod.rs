@@ -8,4 +8,5 @@ pub use cdf::EmpiricalCdf;
 pub use generate::{
     ConnPick, ConnSpec, Deps, FlowSpec, Pattern, RequestsGen, Trigger, TriggerKind,
 };
+pub use generate::TriggerLink;
 pub use size::SizeDist;

@@ -3,6 +3,7 @@
 //! fields and arrivals (`patterns`), the size distribution (`sizes`), and the jobs and
 //! requests tables (`requests`).
 
+mod goal;
 mod matrix;
 mod patterns;
 mod requests;
@@ -98,6 +99,7 @@ pub(super) fn traffic(
             g.jobs = jobs;
             g.split = split;
             trigger_base += g.matrix.as_ref().map_or(0, |m| m.triggers.len() as u32);
+            trigger_base += g.goal.as_ref().map_or(0, |m| m.triggers.len() as u32);
             out.gens.push(g);
             out.entry_paths.push(paths);
             out.entry_stop.push(stop);
@@ -128,6 +130,12 @@ fn check_connection_pool(
         c.err(
             &field,
             "does not apply to pattern \"matrix\": each connection of the file is a flow on a connection of its own".into(),
+        );
+    }
+    if t.pattern == Pattern::Goal {
+        c.err(
+            &field,
+            "does not apply to pattern \"goal\": each message of the file is a flow on a connection of its own".into(),
         );
     }
     if matches!(t.size, Some(SizeSpec::LongLived)) {

@@ -5,11 +5,13 @@
 //! pattern's own drawing is in `patterns.rs`, the requests workload's persistent
 //! connections in `requests.rs` and closed-loop jobs in `jobs.rs`.
 
+mod goal;
 mod jobs;
 mod matrix;
 mod patterns;
 mod requests;
 
+pub use goal::{GoalFlow, GoalGen, GoalPlacement};
 pub use jobs::JobsGen;
 pub use matrix::{MatrixConn, MatrixGen};
 pub use patterns::{derangement, Pattern};
@@ -70,6 +72,8 @@ pub struct TrafficGen {
     pub connection_pool: bool,
     /// `Matrix`: the connection matrix.
     pub matrix: Option<Arc<MatrixGen>>,
+    /// `Goal`: the GOAL schedule, as flows and triggers.
+    pub goal: Option<Arc<GoalGen>>,
 }
 
 /// Flows of at least `at` bytes use `transport` and are labelled `class` (a workload whose
@@ -141,6 +145,16 @@ pub struct Trigger {
     /// The id its traffic entry gives it (a connection matrix's trigger id), for
     /// messages.
     pub id: u32,
+}
+
+/// A trigger's firing activates another trigger `delay` later (a GOAL operation's start
+/// or completion passed on to the operations that wait for it, a computation's time in
+/// between). Indices in the run's trigger list (`Plan::triggers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TriggerLink {
+    pub from: u32,
+    pub to: u32,
+    pub delay: SimTime,
 }
 
 /// A persistent connection the run opens at `start` and keeps; flows are messages on it.
@@ -337,6 +351,7 @@ mod tests {
             split: None,
             connection_pool: false,
             matrix: None,
+            goal: None,
         }
     }
 

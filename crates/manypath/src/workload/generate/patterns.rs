@@ -39,6 +39,11 @@ pub enum Pattern {
     /// receive-done).
     // See `MatrixGen`.
     Matrix,
+    /// The operations of a GOAL schedule (`file`, LogGOPSim's and ATLAHS's format): its
+    /// ranks' sends and receives, matched, as flows between the ranks' hosts, started as
+    /// their dependencies and computations allow.
+    // See `GoalGen`.
+    Goal,
 }
 
 /// A random permutation of `hosts` without fixed points (every host sends elsewhere).
@@ -141,6 +146,12 @@ impl TrafficGen {
                     m.generate(self, out);
                 }
             }
+            // Likewise: the schedule gives the flows and what starts them.
+            (Pattern::Goal, _) => {
+                if let Some(m) = &self.goal {
+                    m.generate(self, rng, out);
+                }
+            }
             (pattern, Arrival::Poisson { rate_per_s }) => {
                 let perm = if pattern == Pattern::Permutation {
                     derangement(&self.hosts, rng)
@@ -167,7 +178,8 @@ impl TrafficGen {
                         | Pattern::AllToAll
                         | Pattern::Jobs
                         | Pattern::Requests
-                        | Pattern::Matrix => {
+                        | Pattern::Matrix
+                        | Pattern::Goal => {
                             let src = self.hosts[rng.below(self.hosts.len() as u64) as usize];
                             (src, self.random_other(src, rng))
                         }
