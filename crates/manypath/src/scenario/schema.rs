@@ -1085,7 +1085,7 @@ pub struct TrafficSpec {
     /// Strict-priority class: 0 (high, default) or 1 (low).
     #[serde(default)]
     pub priority: u8,
-    /// The flows' sizes (every pattern but `matrix`, whose file gives them).
+    /// The flows' sizes (every pattern but `matrix` and `goal`, whose files give them).
     pub size: Option<SizeSpec>,
     /// When the entry starts, in microseconds.
     #[serde(default)]
