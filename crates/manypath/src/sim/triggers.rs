@@ -134,8 +134,10 @@ impl Triggers {
         for l in links {
             start[(self.jobs + l.from) as usize + 1] += 1;
         }
-        for i in 0..n {
-            start[i + 1] += start[i];
+        let mut sum = 0;
+        for s in &mut start {
+            sum += *s;
+            *s = sum;
         }
         let mut next = start.clone();
         self.link_to = vec![(0, 0); links.len()];

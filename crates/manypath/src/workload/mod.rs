@@ -5,8 +5,8 @@ pub mod generate;
 pub mod size;
 
 pub use cdf::EmpiricalCdf;
+pub use generate::TriggerLink;
 pub use generate::{
     ConnPick, ConnSpec, Deps, FlowSpec, Pattern, RequestsGen, Trigger, TriggerKind,
 };
-pub use generate::TriggerLink;
 pub use size::SizeDist;

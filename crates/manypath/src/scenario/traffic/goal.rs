@@ -37,10 +37,20 @@ pub(super) fn read(file: &str, base_dir: &Path, entry: &Entry) -> Result<GoalGen
 /// What an operation does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum OpKind {
-    Send { peer: u32, size: u64, tag: u32 },
-    Recv { peer: u32, size: u64, tag: u32 },
+    Send {
+        peer: u32,
+        size: u64,
+        tag: u32,
+    },
+    Recv {
+        peer: u32,
+        size: u64,
+        tag: u32,
+    },
     /// A computation of `ns` nanoseconds.
-    Calc { ns: u64 },
+    Calc {
+        ns: u64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,9 +70,7 @@ impl Op {
         };
         let (what, detail) = match self.kind {
             OpKind::Send { peer, tag, .. } => ("send", format!(" (to rank {peer}, tag {tag})")),
-            OpKind::Recv { peer, tag, .. } => {
-                ("recv", format!(" (from rank {peer}, tag {tag})"))
-            }
+            OpKind::Recv { peer, tag, .. } => ("recv", format!(" (from rank {peer}, tag {tag})")),
             OpKind::Calc { .. } => ("calc", String::new()),
         };
         format!("rank {}'s {what} {label}{detail}", self.rank)
@@ -165,9 +173,7 @@ fn is_label(s: &str) -> bool {
 
 fn number<T: std::str::FromStr>(tokens: &[&str], i: usize, what: &str) -> Result<T, String> {
     let key = tokens[i - 1];
-    let v = tokens
-        .get(i)
-        .ok_or_else(|| format!("{key} needs {what}"))?;
+    let v = tokens.get(i).ok_or_else(|| format!("{key} needs {what}"))?;
     v.parse::<T>()
         .map_err(|_| format!("{key} needs {what}, got {v:?}"))
 }
@@ -188,7 +194,9 @@ fn size(tokens: &[&str], i: &mut usize, op: &str) -> Result<u64, String> {
     *i += 1;
     match digits.parse::<i128>() {
         Ok(n) if n > 0 && n <= u64::MAX as i128 => Ok(n as u64),
-        Ok(_) => Err(format!("size must be a positive number of bytes, got {t:?}")),
+        Ok(_) => Err(format!(
+            "size must be a positive number of bytes, got {t:?}"
+        )),
         Err(_) => Err(format!(
             "{op} needs a size in bytes such as 100b, got {t:?}"
         )),
@@ -234,7 +242,9 @@ fn operation(tokens: &[&str], ranks: u32) -> Result<OpKind, String> {
                 return Err(format!("{key} is given twice"));
             }
             seen.push(key);
-            let v = tokens.get(i + 1).ok_or_else(|| format!("{key} needs a value"))?;
+            let v = tokens
+                .get(i + 1)
+                .ok_or_else(|| format!("{key} needs a value"))?;
             match key {
                 "tag" if *v == "-1" => {
                     return Err(
@@ -314,8 +324,8 @@ fn parse(text: &str, name: &str) -> Result<Schedule, String> {
                         if let Some(n) = ranks {
                             return Err(at(line, format!("num_ranks is given twice (first {n})")));
                         }
-                        let n = number::<u32>(rest, 1, "a count of ranks")
-                            .map_err(|e| at(line, e))?;
+                        let n =
+                            number::<u32>(rest, 1, "a count of ranks").map_err(|e| at(line, e))?;
                         if n == 0 {
                             return Err(at(line, "num_ranks must be at least 1".into()));
                         }
@@ -324,7 +334,10 @@ fn parse(text: &str, name: &str) -> Result<Schedule, String> {
                         if tail.len() > 1 {
                             return Err(at(
                                 line,
-                                format!("expected the end of the line after num_ranks {n}, got {:?}", tail[1]),
+                                format!(
+                                    "expected the end of the line after num_ranks {n}, got {:?}",
+                                    tail[1]
+                                ),
                             ));
                         }
                     }
@@ -352,7 +365,9 @@ fn parse(text: &str, name: &str) -> Result<Schedule, String> {
                         if let Some(first) = seen.insert(r, line) {
                             return Err(at(
                                 line,
-                                format!("rank {r} has a second block (the first is on line {first})"),
+                                format!(
+                                    "rank {r} has a second block (the first is on line {first})"
+                                ),
                             ));
                         }
                         block = Some(Block {
@@ -366,7 +381,9 @@ fn parse(text: &str, name: &str) -> Result<Schedule, String> {
                     [other, ..] => {
                         return Err(at(
                             line,
-                            format!("expected num_ranks N or a rank block (rank R {{), got {other:?}"),
+                            format!(
+                                "expected num_ranks N or a rank block (rank R {{), got {other:?}"
+                            ),
                         ))
                     }
                     [] => unreachable!("k < len"),
@@ -380,7 +397,10 @@ fn parse(text: &str, name: &str) -> Result<Schedule, String> {
                     for (op, on, start, line) in b.deps {
                         let find = |l: &str| {
                             b.labels.get(l).copied().ok_or_else(|| {
-                                at(line, format!("rank {} has no operation labelled {l}", b.rank))
+                                at(
+                                    line,
+                                    format!("rank {} has no operation labelled {l}", b.rank),
+                                )
                             })
                         };
                         deps.push(Dep {
@@ -445,13 +465,12 @@ fn parse(text: &str, name: &str) -> Result<Schedule, String> {
                     });
                 }
                 ["rank" | "num_ranks", ..] => {
-                    return Err(at(
-                        line,
-                        format!(
-                            "rank {}'s block (opened on line {}) is not closed: a \"}}\" comes first",
-                            b.rank, b.line
-                        ),
-                    ))
+                    let (r, opened) = (b.rank, b.line);
+                    let msg = format!(
+                        "rank {r}'s block (opened on line {opened}) is not closed: \
+                         a \"}}\" comes first"
+                    );
+                    return Err(at(line, msg));
                 }
                 [label, ":", other, ..] if is_label(label) => {
                     return Err(at(
@@ -484,7 +503,9 @@ fn parse(text: &str, name: &str) -> Result<Schedule, String> {
         ));
     }
     let Some(ranks) = ranks else {
-        return Err(format!("{name}: no num_ranks line (num_ranks N comes first)"));
+        return Err(format!(
+            "{name}: no num_ranks line (num_ranks N comes first)"
+        ));
     };
     Ok(Schedule { ranks, ops, deps })
 }
@@ -527,26 +548,37 @@ fn place(ranks: u32, name: &str, entry: &Entry) -> Result<GoalPlacement, String>
     })
 }
 
+/// Messages from a rank to a rank with a tag: (source, destination, tag).
+type Channel = (u32, u32, u32);
+
+/// A channel's sends and receives (operation indices), in file order.
+type Queues = (Vec<u32>, Vec<u32>);
+
 /// Each send's matching receive, in the order they were posted (MPI's non-overtaking
 /// rule: the k-th send from rank a to rank b with tag t, in a's file order, matches the
 /// k-th receive on b from a with tag t, in b's); an error names the first operation in
 /// file order that nothing matches.
 fn match_messages(s: &Schedule, name: &str) -> Result<Vec<Option<u32>>, String> {
     // (source, destination, tag) → (sends, receives), in file order.
-    let mut queues: HashMap<(u32, u32, u32), (Vec<u32>, Vec<u32>)> = HashMap::new();
+    let mut queues: HashMap<Channel, Queues> = HashMap::new();
     for (i, op) in s.ops.iter().enumerate() {
         match op.kind {
-            OpKind::Send { peer, tag, .. } => {
-                queues.entry((op.rank, peer, tag)).or_default().0.push(i as u32)
-            }
-            OpKind::Recv { peer, tag, .. } => {
-                queues.entry((peer, op.rank, tag)).or_default().1.push(i as u32)
-            }
+            OpKind::Send { peer, tag, .. } => queues
+                .entry((op.rank, peer, tag))
+                .or_default()
+                .0
+                .push(i as u32),
+            OpKind::Recv { peer, tag, .. } => queues
+                .entry((peer, op.rank, tag))
+                .or_default()
+                .1
+                .push(i as u32),
             OpKind::Calc { .. } => {}
         }
     }
     let mut matched = vec![None; s.ops.len()];
-    let mut unmatched: Option<(u32, (u32, u32, u32), usize, usize)> = None;
+    // The first operation nothing matches, its channel and the sends and receives there.
+    let mut unmatched: Option<(u32, Channel, usize, usize)> = None;
     for (&key, (sends, recvs)) in &queues {
         for (&a, &b) in sends.iter().zip(recvs) {
             matched[a as usize] = Some(b);
@@ -628,7 +660,10 @@ fn build(s: &Schedule, name: &str, entry: &Entry) -> Result<GoalGen, String> {
             OpKind::Calc { ns } => {
                 let ps = ns.checked_mul(1000).filter(|&ps| ps < SimTime::MAX / 4);
                 let ps = ps.ok_or_else(|| {
-                    format!("{name} line {}: calc {ns} (nanoseconds) is too long", op.line)
+                    format!(
+                        "{name} line {}: calc {ns} (nanoseconds) is too long",
+                        op.line
+                    )
                 })?;
                 link(start_of(i), done_of(i), ps, &mut count);
             }
@@ -785,23 +820,67 @@ rank 1 {
     fn a_schedule_reads_as_operations_and_dependencies() {
         let s = parse(PING_PONG, "x.goal").unwrap();
         assert_eq!(s.ranks, 2);
-        let kinds: Vec<_> = s.ops.iter().map(|o| (o.rank, o.label.clone(), o.kind)).collect();
+        let kinds: Vec<_> = s
+            .ops
+            .iter()
+            .map(|o| (o.rank, o.label.clone(), o.kind))
+            .collect();
         let l = |s: &str| Some(s.to_string());
         assert_eq!(
             kinds,
             [
-                (0, l("l1"), OpKind::Send { peer: 1, size: 100, tag: 5 }),
-                (0, l("l2"), OpKind::Recv { peer: 1, size: 200, tag: 6 }),
-                (1, l("l1"), OpKind::Recv { peer: 0, size: 100, tag: 5 }),
+                (
+                    0,
+                    l("l1"),
+                    OpKind::Send {
+                        peer: 1,
+                        size: 100,
+                        tag: 5
+                    }
+                ),
+                (
+                    0,
+                    l("l2"),
+                    OpKind::Recv {
+                        peer: 1,
+                        size: 200,
+                        tag: 6
+                    }
+                ),
+                (
+                    1,
+                    l("l1"),
+                    OpKind::Recv {
+                        peer: 0,
+                        size: 100,
+                        tag: 5
+                    }
+                ),
                 (1, l("l2"), OpKind::Calc { ns: 1500 }),
-                (1, l("l3"), OpKind::Send { peer: 0, size: 200, tag: 6 }),
+                (
+                    1,
+                    l("l3"),
+                    OpKind::Send {
+                        peer: 0,
+                        size: 200,
+                        tag: 6
+                    }
+                ),
             ]
         );
         assert_eq!(
             s.deps,
             [
-                Dep { op: 3, on: 2, start: false },
-                Dep { op: 4, on: 3, start: false }
+                Dep {
+                    op: 3,
+                    on: 2,
+                    start: false
+                },
+                Dep {
+                    op: 4,
+                    on: 3,
+                    start: false
+                }
             ]
         );
         // Schedgen's style: no spaces to spare, operations without labels, irequires.
@@ -811,8 +890,22 @@ rank 1 {
         )
         .unwrap();
         assert_eq!(s.ops[0].label, None);
-        assert_eq!(s.ops[0].kind, OpKind::Send { peer: 1, size: 1, tag: 0 });
-        assert_eq!(s.deps, [Dep { op: 3, on: 2, start: true }]);
+        assert_eq!(
+            s.ops[0].kind,
+            OpKind::Send {
+                peer: 1,
+                size: 1,
+                tag: 0
+            }
+        );
+        assert_eq!(
+            s.deps,
+            [Dep {
+                op: 3,
+                on: 2,
+                start: true
+            }]
+        );
     }
 
     /// The ping-pong as triggers: operation i's start is trigger 2i, its completion
@@ -824,7 +917,17 @@ rank 1 {
         let flows: Vec<_> = g
             .flows
             .iter()
-            .map(|f| (f.src_rank, f.dst_rank, f.size, f.send, f.wait, f.on_send_done, f.on_recv_done))
+            .map(|f| {
+                (
+                    f.src_rank,
+                    f.dst_rank,
+                    f.size,
+                    f.send,
+                    f.wait,
+                    f.on_send_done,
+                    f.on_recv_done,
+                )
+            })
             .collect();
         // Rank 0's send l1 (op 0) to rank 1's recv l1 (op 2); rank 1's send l3 (op 4) to
         // rank 0's recv l2 (op 1).
@@ -921,7 +1024,8 @@ rank 1 {
 
     #[test]
     fn bad_input_is_named_by_file_and_line() {
-        let two = |a: &str, b: &str| format!("num_ranks 2\nrank 0 {{\n{a}\n}}\nrank 1 {{\n{b}\n}}\n");
+        let two =
+            |a: &str, b: &str| format!("num_ranks 2\nrank 0 {{\n{a}\n}}\nrank 1 {{\n{b}\n}}\n");
         let cases = [
             (
                 two("l1: send 10b to 1", "l1: recv 10b from 0\nl2: jump 5"),

@@ -6,9 +6,7 @@ use super::sizes::size_dist;
 use crate::scenario::checker::{show, Checker, MAX_TIME_US};
 use crate::scenario::schema::{ArrivalSpec, PlacementSpec, TrafficSpec};
 use crate::time::{from_us, SimTime};
-use crate::workload::generate::{
-    Arrival, GoalGen, MatrixGen, Pattern, RequestsGen, TrafficGen,
-};
+use crate::workload::generate::{Arrival, GoalGen, MatrixGen, Pattern, RequestsGen, TrafficGen};
 use crate::workload::SizeDist;
 use std::path::Path;
 use std::sync::Arc;
@@ -331,7 +329,10 @@ impl Entry<'_> {
                 ("rendezvous_bytes", t.rendezvous_bytes.is_some()),
             ] {
                 if given {
-                    c.err(&self.field(field), "applies only to pattern \"goal\"".into());
+                    c.err(
+                        &self.field(field),
+                        "applies only to pattern \"goal\"".into(),
+                    );
                 }
             }
             return None;
@@ -359,8 +360,7 @@ impl Entry<'_> {
         let Some(file) = &t.file else {
             c.err(
                 &self.field("file"),
-                "pattern \"goal\" needs a file (a GOAL schedule, relative to the scenario)"
-                    .into(),
+                "pattern \"goal\" needs a file (a GOAL schedule, relative to the scenario)".into(),
             );
             return None;
         };

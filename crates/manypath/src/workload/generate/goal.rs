@@ -185,7 +185,9 @@ mod tests {
         assert_eq!(a.len(), 3);
         assert!(a.iter().all(|&h| h < 8) && a[0] != a[1] && a[1] != a[2] && a[0] != a[2]);
         assert_eq!(a, s.hosts(&mut Rng::new(1, 0, 0)));
-        let others: Vec<_> = (2..20).map(|seed| s.hosts(&mut Rng::new(seed, 0, 0))).collect();
+        let others: Vec<_> = (2..20)
+            .map(|seed| s.hosts(&mut Rng::new(seed, 0, 0)))
+            .collect();
         assert!(others.iter().any(|o| *o != a));
     }
 }
