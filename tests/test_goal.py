@@ -1,10 +1,10 @@
 """GOAL schedules as traffic (`pattern = "goal"`): a message starts when its send's
-dependencies are done (a computation exactly its time after, a dependency on a message a
-synchronisation step after that message's send-done or receive-done), `irequires` starts
-operations together, sends match receives in order by source, destination and tag, a
-ring all-reduce gives the flows of the same ring written as an htsim matrix, the tables
-are the same on 1, 2 and 4 threads, and bad schedules are refused naming the file and
-line."""
+dependencies are done (a computation exactly its time after, a dependency on a message at
+that message's send-done or receive-done, or a synchronisation step later when the
+rank's triggers are not local, as with Homa), `irequires` starts operations together,
+sends match receives in order by source, destination and tag, a ring all-reduce gives
+the flows of the same ring written as an htsim matrix, the tables are the same on 1, 2
+and 4 threads, and bad schedules are refused naming the file and line."""
 
 from __future__ import annotations
 
@@ -89,22 +89,22 @@ rank 1 {
 """
 
 
-def test_a_reply_starts_its_computation_and_a_step_after_the_request_is_received(
+def test_a_reply_starts_its_computation_after_the_request_is_received(
         tmp_path: Path) -> None:
-    # Homa's messages are received and finished at once, so the flows table shows the
-    # receive-done: the reply starts 5 µs of computation and a step after it, exactly.
-    f = run(tmp_path, PING_PONG, transport="homa")
-    assert f.loc[1, "start_s"] == 0.0
-    assert f.loc[2, "start_s"] == pytest.approx(f.loc[1, "finish_s"] + 5e-6 + STEP, abs=1e-12)
-    # Over DCTCP the request is received before its last ACK is back: between its start
-    # and its finish.
+    # Everything that completes rank 1's operations happens at its host: the reply
+    # starts 5 µs of computation after the request's receive-done, exactly, before the
+    # request's last ACK is back.
     f = run(tmp_path, PING_PONG)
-    received = f.loc[2, "start_s"] - 5e-6 - STEP
-    assert f.loc[1, "start_s"] < received < f.loc[1, "finish_s"]
+    assert f.loc[1, "start_s"] == 0.0
+    assert f.loc[2, "start_s"] == pytest.approx(f.loc[1, "received_s"] + 5e-6, abs=1e-12)
+    assert f.loc[2, "start_s"] < f.loc[1, "finish_s"] + 5e-6
+    # Homa's messages are received and finished at once, at the receiver: the same.
+    f = run(tmp_path, PING_PONG, transport="homa")
+    assert f.loc[1, "received_s"] == f.loc[1, "finish_s"]
+    assert f.loc[2, "start_s"] == pytest.approx(f.loc[1, "finish_s"] + 5e-6, abs=1e-12)
 
 
-def test_a_computation_after_a_send_waits_for_its_send_done(tmp_path: Path) -> None:
-    f = run(tmp_path, """\
+SEND_THEN_COMPUTE = """\
 num_ranks 2
 rank 0 {
   a: send 100000b to 1
@@ -117,14 +117,22 @@ rank 1 {
   ra: recv 100000b from 0
   rb: recv 50000b from 0
 }
-""")
+"""
+
+
+def test_a_computation_after_a_send_waits_for_its_send_done(tmp_path: Path) -> None:
+    f = run(tmp_path, SEND_THEN_COMPUTE)
+    assert f.loc[2, "start_s"] == pytest.approx(f.loc[1, "finish_s"] + 3e-6, abs=1e-12)
+    # A Homa message's send-done happens at its receiver: rank 0 hears of it a
+    # synchronisation step later.
+    f = run(tmp_path, SEND_THEN_COMPUTE, transport="homa")
     assert f.loc[2, "start_s"] == pytest.approx(f.loc[1, "finish_s"] + 3e-6 + STEP, abs=1e-12)
 
 
 def test_irequires_starts_operations_together(tmp_path: Path) -> None:
     # b waits for rank 1's message; c starts when b starts, d when c does: all three at
-    # once, a step after the message is in. e waits for nothing, f for e's start: both
-    # start with the schedule.
+    # once, as the message is in. e waits for nothing, f for e's start: both start with
+    # the schedule.
     f = run(tmp_path, """\
 num_ranks 6
 rank 0 {
@@ -155,17 +163,17 @@ rank 4 {
 rank 5 {
   x: recv 20000b from 0
 }
-""", transport="homa")
+""")
     start = f["start_s"]
     # Sends in file order: b, c, d, e, f (1-5), then rank 1's a (6).
-    assert start[1] == start[2] == start[3] == pytest.approx(f.loc[6, "finish_s"] + STEP, abs=1e-12)
+    assert start[1] == start[2] == start[3] == pytest.approx(f.loc[6, "received_s"], abs=1e-12)
     assert start[4] == start[5] == start[6] == 0.0
 
 
 def test_sends_match_receives_in_order_by_source_destination_and_tag(tmp_path: Path) -> None:
     # Rank 1 posts tag 2 first, then tag 1 twice: x matches b, y matches a, z matches c,
     # whatever the order of the posts across tags. Each receive starts a reply whose size
-    # names it, a step after the message it matched is received.
+    # names it, as the message it matched is received.
     f = run(tmp_path, """\
 num_ranks 5
 rank 0 {
@@ -193,11 +201,11 @@ rank 3 {
 rank 4 {
   r: recv 3333b from 1
 }
-""", transport="homa")
+""")
     by_size = f.set_index("size")
     for request, reply in [(10000, 1111), (20000, 2222), (30000, 3333)]:
         assert by_size.loc[reply, "start_s"] == pytest.approx(
-            by_size.loc[request, "finish_s"] + STEP, abs=1e-12)
+            by_size.loc[request, "received_s"], abs=1e-12)
 
 
 def ring(ranks: int, size: int) -> tuple[str, str]:
@@ -350,7 +358,8 @@ def test_goal_fields_are_checked_against_the_pattern(tmp_path: Path) -> None:
         (scenario("missing.goal"), "traffic[0].file: cannot read GOAL schedule missing.goal"),
         (FABRIC + '\n[[traffic]]\npattern = "goal"\n',
          'traffic[0].file: pattern "goal" needs a file (a GOAL schedule, relative to the scenario)'),
-        (other + 'placement = "random"\n', 'traffic[0].placement: applies only to pattern "goal"'),
+        (other + 'placement = "random"\n',
+         'traffic[0].placement: applies only to pattern "collective" or "goal"'),
         (other + "rendezvous_bytes = 10\n",
          'traffic[0].rendezvous_bytes: applies only to pattern "goal"'),
         (other + 'file = "s.goal"\n', 'traffic[0].file: applies only to pattern "matrix" or "goal"'),

@@ -568,6 +568,24 @@ def topology_export(
     _note(f"wrote {out}")
 
 
+@app.command("matrix", cls=_Command)
+def matrix_cmd(
+    file: Path = typer.Argument(..., help="Scenario TOML file with a collective (or connection-matrix) entry."),
+    entry: Optional[int] = typer.Option(
+        None, "--entry", "-e", min=0,
+        help="The traffic entry to write, by index (default: the scenario's only collective or matrix entry).",
+    ),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here (default: stdout)."),
+) -> None:
+    """Write a collective (or connection-matrix) traffic entry as htsim's connection matrix."""
+    text = _guarded(str(file), lambda: runner.matrix_text(file, entry=entry))
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    out.write_text(text, encoding="utf-8")
+    _note(f"wrote {out}")
+
+
 @app.command(cls=_Command)
 def schema() -> None:
     """Print the scenario file JSON Schema."""

@@ -384,6 +384,45 @@ def cwnd_traces(samples: pd.DataFrame, flow_id: int) -> Figure:
     return fig
 
 
+def cct_cdf(collectives: pd.DataFrame) -> Figure:
+    """CDF of the completion times (ms) of the completed collective runs, one line per
+    job, with each job's α–β bound as a dotted vertical line."""
+    fig, ax = _figure()
+    jobs = sorted(collectives["job"].unique())
+    for i, job in enumerate(jobs):
+        g = collectives[collectives["job"] == job]
+        done = g[g["completed"].astype(bool)]
+        first = g.iloc[0]
+        label = f"job {job}: {first['collective']} by {first['algorithm']}, {len(done)} / {len(g)}"
+        _cdf(ax, done["cct_s"].to_numpy(dtype=float) * 1e3, label)
+        ideal = float(g["ideal_cct_s"].astype(float).mean()) * 1e3
+        if math.isfinite(ideal):
+            ax.axvline(ideal, linestyle=":", color=ax.lines[-1].get_color() if ax.lines else None)
+    ax.set_xlabel("collective completion time (ms); dotted: the α–β bound")
+    ax.set_ylabel("fraction of completed runs")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3)
+    ax.legend(title="job: completed / runs", fontsize="small", title_fontsize="small")
+    return fig
+
+
+def step_timeline(steps: pd.DataFrame, collective_id: int, title: str = "") -> Figure:
+    """One collective run's steps as bars from their first flow's start to their last
+    byte's arrival (ms), step 0 at the top."""
+    fig, ax = _figure()
+    s = steps[steps["collective_id"] == collective_id].sort_values("step")
+    start = s["start_s"].to_numpy(dtype=float) * 1e3
+    length = s["duration_s"].to_numpy(dtype=float) * 1e3
+    ax.barh(s["step"].to_numpy(), length, left=start, height=0.8)
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("step")
+    if title:
+        ax.set_title(title)
+    ax.grid(True, axis="x", alpha=0.3)
+    return fig
+
+
 def line(
     df: pd.DataFrame,
     x: str,

@@ -11,6 +11,7 @@ if TYPE_CHECKING:  # only annotations: the command line imports this module at e
 
     from .experiments.registry import Experiment
 
+from .collectives import collective_rows
 from .signals import SIGNALS
 
 
@@ -74,6 +75,10 @@ def run_summary(summary: Mapping[str, Any], counters: Mapping[str, Any]) -> str:
     classes += "".join(f"\nwarning: {w}" for w in summary.get("warnings", []))
     if summary.get("long_lived_goodput"):
         classes += "\n\n" + long_lived_table(summary["long_lived_goodput"])
+    if summary.get("collectives"):
+        headers, rows = collective_rows(summary["collectives"])
+        classes += "\n\ncollectives (CCT: first start to last byte received; ideal: the α–β bound):\n"
+        classes += table(headers, rows)
     signals = [(label, fmt(summary.get("congestion_signals", {}).get(key))) for key, label, _ in SIGNALS
                if summary.get("congestion_signals", {}).get(key)]
     drops, marks = summary["drops"], summary["ecn_marks"]

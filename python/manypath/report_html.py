@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Union
 import pandas as pd
 
 from . import _toml, analysis, plots
+from .collectives import collective_rows
 from .fabric_svg import fabric_svg
 from .provenance import PROVENANCE_FILE, SCENARIO_FILE
 from .results import COUNTERS_FILE, FLOWS_FILE, REPORT_FILE, Results, load_run
@@ -152,7 +153,19 @@ def _run_report(src: Path, res: Results) -> str:
         body.append('<ul class="failed">' + "".join(f"<li>{html.escape(w)}</li>" for w in warnings) + "</ul>")
     if summary["long_lived_goodput"]:
         body += _long_lived(summary["long_lived_goodput"])
+    if summary["collectives"]:
+        body += _collectives(summary["collectives"])
     figures = []
+    if len(res.collectives):
+        figures.append(_figure(plots.cct_cdf(res.collectives), "collective completion time CDF per job"))
+        # The slowest completed run's steps.
+        done = res.collectives[res.collectives["completed"].astype(bool)]
+        if len(done):
+            worst = int(done["cct_s"].astype(float).idxmax())
+            row = res.collectives.loc[worst]
+            what = f"{row['collective']} by {row['algorithm']}, job {row['job']} iteration {row['iteration']}"
+            figures.append(_figure(plots.step_timeline(res.collective_steps, worst, what),
+                                   f"the steps of the slowest collective run ({what})"))
     if _has_flows(res.flows):
         figures.append(_figure(plots.fct_cdf(res.flows, by="class"), "FCT CDF per class"))
     duration = res.duration_s
@@ -201,6 +214,18 @@ def _run_report(src: Path, res: Results) -> str:
     if scenario.is_file():
         body += ["<h2>Scenario</h2>", f"<pre>{html.escape(scenario.read_text(encoding='utf-8'))}</pre>"]
     return _page(f"manypath run: {res.name or src.name}", body)
+
+
+def _collectives(jobs: list[dict[str, Any]]) -> list[str]:
+    """Each collective job's completion times against the α–β bound
+    (``summary()["collectives"]``)."""
+    headers, rows = collective_rows(jobs)
+    return ["<h2>Collectives</h2>",
+            "<p>A collective's completion time (CCT) runs from its first flow's start to the last byte of its "
+            "last flow reaching its receiver; the ideal is the α–β bound: the algorithm's transfers alone on "
+            "their idle paths, in the order the run starts them. JCT: the job's first start to its last "
+            "completed iteration's end.</p>",
+            _table(pd.DataFrame(rows, columns=headers))]
 
 
 def _long_lived(doc: dict[str, Any]) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any, Union
 
 import pandas as pd
 
-from . import _toml, analysis, run_dir, totals
+from . import _toml, analysis, collectives, run_dir, totals
 from ._json import jsonable as jsonable
 from .provenance import PROVENANCE_FILE, RESOLVED_FILE, SCENARIO_FILE
 from .run_dir import RunDirError as RunDirError
@@ -50,11 +50,18 @@ _OPTIONAL_TABLES = (
     ("flow_samples", FLOW_SAMPLES_FILE, FLOW_SAMPLE_COLUMNS),
     ("queue_samples", QUEUE_SAMPLES_FILE, QUEUE_SAMPLE_COLUMNS),
 )
+#: The collectives' tables (``pattern = "collective"``): written only by runs that
+#: have collectives (attribute, file, columns).
+_COLLECTIVE_TABLES = (
+    ("collectives", collectives.COLLECTIVES_FILE, collectives.COLLECTIVE_COLUMNS),
+    ("collective_steps", collectives.COLLECTIVE_STEPS_FILE, collectives.COLLECTIVE_STEP_COLUMNS),
+)
 #: A run's HTML report, written into its directory by default (`manypath report`).
 REPORT_FILE = "report.html"
 #: Every file a run's directory may hold: a new run replaces such a directory whole.
 RUN_FILES = frozenset({
     FLOWS_FILE, QUEUES_FILE, *(file for _, file, _ in _OPTIONAL_TABLES), COUNTERS_FILE,
+    *(file for _, file, _ in _COLLECTIVE_TABLES),
     TRACE_FILE, CAPTURE_FILE, SCENARIO_FILE, RESOLVED_FILE, PROVENANCE_FILE, REPORT_FILE,
 })
 
@@ -80,6 +87,14 @@ class Results:
     #: Time series of the switch queues (``output.queue_sample_us``).
     queue_samples: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=QUEUE_SAMPLE_COLUMNS)
+    )
+    #: One row per run (iteration) of each collective job, and one per step of each
+    #: (``collectives``); empty without collectives.
+    collectives: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=collectives.COLLECTIVE_COLUMNS)
+    )
+    collective_steps: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=collectives.COLLECTIVE_STEP_COLUMNS)
     )
     #: The scenario exactly as run (overrides applied, seed included), as a dict; empty
     #: for results read from a directory written before scenarios were kept.
@@ -122,6 +137,7 @@ class Results:
             counters=dict(raw.get("counters", {})),
             name=str(raw.get("name", "")),
             **{attr: _table(raw.get(attr), cols) for attr, _, cols in _OPTIONAL_TABLES},
+            **{attr: _table(raw.get(attr), cols) for attr, _, cols in _COLLECTIVE_TABLES},
             scenario_warnings=[(str(p), str(m)) for p, m in raw.get("warnings", [])],
             trace=_trace_frame(raw["trace"]) if "trace" in raw else None,
             pcap=bytes(raw["pcap"]) if "pcap" in raw else None,
@@ -147,7 +163,9 @@ class Results:
         which never finish, are in ``long_lived_goodput``: per class, the bytes delivered
         in the measurement window, their goodput and share (``None`` without long-lived
         flows; :func:`totals.long_lived_summary`). ``congestion_signals`` holds the PFC
-        frames, CNPs, trims and NACKs the run counted, those above zero only.
+        frames, CNPs, trims and NACKs the run counted, those above zero only;
+        ``collectives`` each collective job's completion times against the α–β bound
+        (``None`` without collectives; :func:`collectives.job_summary`).
         """
         flows = self.flows
         classes: dict[str, dict[str, Any]] = {}
@@ -189,6 +207,7 @@ class Results:
             "timeouts": int(flows["timeouts"].sum()) if len(flows) else 0,
             "long_lived_goodput": long_lived,
             "congestion_signals": totals.congestion_signals(flows, self.queues, self.counters),
+            "collectives": collectives.job_summary(self.collectives),
         }
 
     def summary_frame(self) -> pd.DataFrame:
@@ -225,6 +244,9 @@ class Results:
             *((getattr(self, attr), file) for attr, file, _ in _OPTIONAL_TABLES),
         ):
             frame.to_parquet(directory / name, index=False, engine="pyarrow")
+        for attr, file, _ in _COLLECTIVE_TABLES:
+            if len(getattr(self, attr)):
+                getattr(self, attr).to_parquet(directory / file, index=False, engine="pyarrow")
         if self.trace is not None:
             self.trace.to_parquet(directory / TRACE_FILE, index=False, engine="pyarrow")
         if self.pcap is not None:
@@ -267,7 +289,7 @@ def load_run(directory: PathLike) -> Results:
             attr: pd.read_parquet(src / file, engine="pyarrow")
             if (src / file).is_file()
             else pd.DataFrame(columns=cols)
-            for attr, file, cols in _OPTIONAL_TABLES
+            for attr, file, cols in (*_OPTIONAL_TABLES, *_COLLECTIVE_TABLES)
         },
         trace=pd.read_parquet(src / TRACE_FILE, engine="pyarrow") if (src / TRACE_FILE).is_file() else None,
         pcap=(src / CAPTURE_FILE).read_bytes() if (src / CAPTURE_FILE).is_file() else None,

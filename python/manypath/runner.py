@@ -183,6 +183,22 @@ def validate(
     return [(str(p), str(m)) for p, m in _core.validate(src.text, src.base_dir)]
 
 
+def matrix_text(
+    scenario: Scenario,
+    *,
+    entry: int | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> str:
+    """Traffic entry ``entry`` of the scenario (a collective's or a connection matrix's;
+    by default the only such entry) as htsim's connection-matrix text: the same flows and
+    triggers, with hosts numbered as the scenario's fabric numbers them, so htsim and
+    manypath can run the same traffic. Raises ``ScenarioError`` naming the field."""
+    src = resolve(scenario, base_dir)
+    from . import _core
+
+    return str(_core.matrix_text(src.text, src.base_dir, entry))
+
+
 def export_topology(
     scenario: Scenario,
     *,

@@ -5,7 +5,7 @@ use manypath::capture::trace::{TraceEvent, NO_FLOW};
 use manypath::capture::Observed;
 use manypath::metrics::Results;
 use manypath::scenario::Level;
-use manypath::time::to_secs;
+use manypath::time::{to_secs, SimTime};
 use manypath::Plan;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -99,6 +99,69 @@ fn flows_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDic
             x.matrix_id.filter(|&i| i > 0).map_or(-1, i64::from)
         })?;
     }
+    // When the receiver had every byte, only in runs that watch some flow's
+    // receive-done (NaN: not watched, or not yet).
+    if r.received {
+        t.add("received_s", |x| x.received.map_or(nan, to_secs))?;
+    }
+    // A collective's flows: the row of their run in the collectives table and their
+    // step (-1 for other flows), only in runs with collectives.
+    if !r.collectives.is_empty() {
+        t.add("collective_id", |x| {
+            x.collective.map_or(-1, |c| i64::from(c.instance))
+        })?;
+        t.add("step", |x| x.collective.map_or(-1, |c| i64::from(c.step)))?;
+    }
+    Ok(t.dict)
+}
+
+/// One row per run (iteration) of a collective job.
+fn collectives_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
+    let nan = f64::NAN;
+    let secs = |t: Option<SimTime>| t.map_or(nan, to_secs);
+    let t = Columns::new(py, &r.collectives);
+    t.add("job", |x| x.job)?;
+    t.add("iteration", |x| x.iteration)?;
+    t.add("collective", |x| x.collective)?;
+    t.add("algorithm", |x| x.algorithm)?;
+    t.add("ranks", |x| x.ranks)?;
+    t.add("bytes", |x| x.bytes)?;
+    t.add("flows", |x| x.flows)?;
+    t.add("completed", |x| x.end.is_some())?;
+    t.add("start_s", |x| secs(x.start))?;
+    t.add("end_s", |x| secs(x.end))?;
+    t.add("cct_s", |x| secs(x.end.zip(x.start).map(|(e, s)| e - s)))?;
+    t.add("ideal_cct_s", |x| secs(x.ideal))?;
+    t.add("slowdown", |x| match (x.end.zip(x.start), x.ideal) {
+        (Some((e, s)), Some(i)) if i > 0 => (e - s) as f64 / i as f64,
+        _ => nan,
+    })?;
+    t.add("jct_s", |x| {
+        secs(x.end.zip(x.job_start).map(|(e, s)| e - s))
+    })?;
+    t.add("straggler_rank", |x| {
+        x.straggler.map_or(-1, |s| i64::from(s.0))
+    })?;
+    t.add("straggler_host", |x| {
+        x.straggler.map_or(-1, |s| i64::from(s.1))
+    })?;
+    Ok(t.dict)
+}
+
+/// One row per step of each collective run.
+fn collective_steps_columns<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
+    let nan = f64::NAN;
+    let secs = |t: Option<SimTime>| t.map_or(nan, to_secs);
+    let t = Columns::new(py, &r.collective_steps);
+    t.add("collective_id", |x| x.collective)?;
+    t.add("step", |x| x.step)?;
+    t.add("flows", |x| x.flows)?;
+    t.add("bytes", |x| x.bytes)?;
+    t.add("start_s", |x| secs(x.start))?;
+    t.add("end_s", |x| secs(x.end))?;
+    t.add("duration_s", |x| {
+        secs(x.end.zip(x.start).map(|(e, s)| e.saturating_sub(s)))
+    })?;
     Ok(t.dict)
 }
 
@@ -372,6 +435,8 @@ fn run<'py>(
     d.set_item("subflows", subflows_columns(py, &r)?)?;
     d.set_item("flow_samples", flow_samples_columns(py, &r)?)?;
     d.set_item("queue_samples", queue_samples_columns(py, &r)?)?;
+    d.set_item("collectives", collectives_columns(py, &r)?)?;
+    d.set_item("collective_steps", collective_steps_columns(py, &r)?)?;
     d.set_item("counters", counters(py, &r)?)?;
     d.set_item("warnings", r.warnings.clone())?;
     if let Some(o) = &observed {
@@ -403,6 +468,15 @@ fn resolve(toml_text: &str, base_dir: &str) -> PyResult<String> {
 #[pyo3(signature = (toml_text, base_dir, json = false))]
 fn export_topology(toml_text: &str, base_dir: &str, json: bool) -> PyResult<String> {
     manypath::export_topology(toml_text, Path::new(base_dir), json)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A collective's or connection matrix's traffic entry (`entry`, or the only one) as
+/// htsim's connection-matrix text; raises ValueError naming the field.
+#[pyfunction]
+#[pyo3(signature = (toml_text, base_dir, entry = None))]
+fn matrix_text(toml_text: &str, base_dir: &str, entry: Option<usize>) -> PyResult<String> {
+    manypath::matrix_text(toml_text, Path::new(base_dir), entry)
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
@@ -450,6 +524,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(export_topology, m)?)?;
+    m.add_function(wrap_pyfunction!(matrix_text, m)?)?;
     m.add_function(wrap_pyfunction!(line_of, m)?)?;
     Ok(())
 }

@@ -147,6 +147,20 @@ pub fn resolve_toml(text: &str, base_dir: &std::path::Path) -> Result<String, Sc
     })
 }
 
+/// A collective's or connection matrix's traffic entry (`entry`, or the only one) of a
+/// scenario given as TOML text, as htsim's connection-matrix text.
+pub fn matrix_text(
+    text: &str,
+    base_dir: &std::path::Path,
+    entry: Option<usize>,
+) -> Result<String, ScenarioError> {
+    let plan = Plan::from_toml(text, base_dir)?;
+    plan.matrix_text(entry)
+        .map_err(|(path, msg)| ScenarioError {
+            problems: vec![(path, msg)],
+        })
+}
+
 /// The topology of a scenario given as TOML text, as a `[topology.custom]` file: TOML
 /// (`json` false) or JSON with its `tiers`, `nodes` (hosts first) and `links` in the
 /// order that numbers the ports, so the file builds the same network port for port.

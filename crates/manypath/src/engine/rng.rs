@@ -39,6 +39,8 @@ pub mod stream {
     pub const NIC: u64 = 8;
     /// Homa's sample of its workload's sizes (where its unscheduled levels are cut).
     pub const HOMA: u64 = 9;
+    /// A collective's random placement of its ranks, by traffic entry.
+    pub const PLACEMENT: u64 = 10;
 }
 
 impl Rng {

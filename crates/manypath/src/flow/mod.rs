@@ -180,6 +180,8 @@ fn report(
             copies: 1,
             recovery: Default::default(),
             matrix_id: f.deps.matrix_id,
+            received: None,
+            collective: None,
         });
     }
     let wire_bits = plan
@@ -222,6 +224,8 @@ fn report(
         queues,
         flow_samples: Vec::new(),
         queue_samples: Vec::new(),
+        collectives: Vec::new(),
+        collective_steps: Vec::new(),
         counters,
         transports: plan.transports.iter().map(|t| t.name.clone()).collect(),
         classes: plan.classes.clone(),
@@ -240,6 +244,7 @@ fn report(
         trim: false,
         homa: false,
         matrix: false,
+        received: false,
         fabric: false,
         parallel: None,
     }

@@ -48,18 +48,31 @@ pub fn ideal_delivery(size: u64, seg: Segments, data: &[Hop]) -> SimTime {
 }
 
 pub fn ideal_fct(size: u64, seg: Segments, data: &[Hop], ack: &[Hop], handshake: bool) -> SimTime {
-    let one_way = |path: &[Hop], bytes: u32| -> SimTime {
-        path.iter()
-            .map(|h| h.rate.serialization(bytes) + h.delay)
-            .sum()
-    };
-    let header_trip = one_way(ack, seg.header);
+    ideal_received(size, seg, data, ack, handshake) + one_way(ack, seg.header)
+}
+
+/// The time from a flow's start to its last byte's arrival (its receive-done) alone
+/// on an idle path: `ideal_fct` without the last acknowledgment's trip back.
+pub fn ideal_received(
+    size: u64,
+    seg: Segments,
+    data: &[Hop],
+    ack: &[Hop],
+    handshake: bool,
+) -> SimTime {
     let opening = if handshake {
-        one_way(data, seg.header) + header_trip
+        one_way(data, seg.header) + one_way(ack, seg.header)
     } else {
         0
     };
-    opening + data_time(size.max(1), seg, data) + header_trip
+    opening + data_time(size.max(1), seg, data)
+}
+
+/// A packet of `bytes` across `path`.
+fn one_way(path: &[Hop], bytes: u32) -> SimTime {
+    path.iter()
+        .map(|h| h.rate.serialization(bytes) + h.delay)
+        .sum()
 }
 
 /// From handing every segment to the NIC to the last one's arrival at the destination.

@@ -4,6 +4,7 @@ pub mod ideal;
 
 use crate::net::network::{Network, NodeKind};
 use crate::time::SimTime;
+use crate::workload::CollectiveStep;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowRecord {
@@ -51,6 +52,46 @@ pub struct FlowRecord {
     /// The flow's connection id in its connection-matrix file (`None`: not from a
     /// matrix, or the file gave it none).
     pub matrix_id: Option<u32>,
+    /// When its receiver had every byte (receive-done), for flows whose receive-done
+    /// is watched (it activates a trigger); `None` otherwise or not yet.
+    pub received: Option<SimTime>,
+    /// A collective's flow: which run of which collective, and its step.
+    pub collective: Option<CollectiveStep>,
+}
+
+/// One run (iteration) of a collective job: the `collectives` table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectiveRecord {
+    pub job: u32,
+    pub iteration: u32,
+    pub collective: &'static str,
+    pub algorithm: &'static str,
+    pub ranks: u32,
+    /// The buffer, in bytes.
+    pub bytes: u64,
+    pub flows: u32,
+    /// Its first flow's start (`None`: none started).
+    pub start: Option<SimTime>,
+    /// Its last flow's receive-done (`None`: not complete).
+    pub end: Option<SimTime>,
+    /// The α–β lower bound on its completion time (`collectives::ideal_cct`).
+    pub ideal: Option<SimTime>,
+    /// The job's first iteration's start (for its completion time so far).
+    pub job_start: Option<SimTime>,
+    /// The rank, and its host, that received last.
+    pub straggler: Option<(u32, u32)>,
+}
+
+/// One step of a collective run: the `collective_steps` table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectiveStepRecord {
+    /// Its run's row in the `collectives` table.
+    pub collective: u32,
+    pub step: u16,
+    pub flows: u32,
+    pub bytes: u64,
+    pub start: Option<SimTime>,
+    pub end: Option<SimTime>,
 }
 
 /// A TCP flow's per-packet loss-recovery counters.
@@ -295,6 +336,9 @@ pub struct Results {
     pub queues: Vec<QueueRecord>,
     pub flow_samples: Vec<FlowSample>,
     pub queue_samples: Vec<QueueSample>,
+    /// Collective runs and their steps (empty without `pattern = "collective"`).
+    pub collectives: Vec<CollectiveRecord>,
+    pub collective_steps: Vec<CollectiveStepRecord>,
     pub counters: RunCounters,
     pub transports: Vec<String>,
     pub classes: Vec<String>,
@@ -318,6 +362,9 @@ pub struct Results {
     /// Some flow comes from a connection matrix: the flows table has its `matrix_id`
     /// column.
     pub matrix: bool,
+    /// Some flow's receive-done is watched: the flows table has its `received_s`
+    /// column.
+    pub received: bool,
     /// Some switch has a shared buffer or PFC: the queue tables and counters have their
     /// columns (buffer occupancy and drops, pause frames and time, headroom drops,
     /// deadlocks), which runs without them do not carry.

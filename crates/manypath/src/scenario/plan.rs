@@ -28,7 +28,7 @@ use crate::net::queue::QueueConfig;
 use crate::net::topology::Topology;
 use crate::time::{from_ms, SimTime};
 use crate::transport::tcp::TcpConfig;
-use crate::workload::generate::TrafficGen;
+use crate::workload::generate::{CollectiveRun, TrafficGen};
 use crate::workload::{ConnSpec, FlowSpec, Trigger, TriggerLink};
 use std::fmt;
 use std::path::Path;
@@ -267,6 +267,67 @@ impl Plan {
             .filter_map(|g| g.goal.as_ref().map(|m| (g.start, m)))
             .flat_map(|(at, m)| m.starts().map(move |t| (at, t)))
             .collect()
+    }
+
+    /// The run's collectives (`pattern = "collective"`), which the flows'
+    /// `deps.collective` number: each job's iterations, in entry order.
+    pub fn collectives(&self) -> Vec<CollectiveRun> {
+        self.traffic
+            .iter()
+            .filter_map(|g| g.matrix.as_ref()?.collective.as_ref())
+            .flat_map(|j| {
+                (0..j.iterations).map(move |iteration| CollectiveRun {
+                    job: j.job,
+                    iteration,
+                    collective: j.collective,
+                    algorithm: j.algorithm,
+                    hosts: j.hosts.clone(),
+                    bytes: j.bytes,
+                })
+            })
+            .collect()
+    }
+
+    /// Traffic entry `entry`'s flows (a collective's or a connection matrix's) as
+    /// htsim's connection-matrix text; with no `entry`, the one entry that has such
+    /// flows. The error names the field.
+    pub fn matrix_text(&self, entry: Option<usize>) -> Result<String, (String, String)> {
+        let with: Vec<usize> = (0..self.traffic.len())
+            .filter(|&i| self.traffic[i].matrix.is_some())
+            .collect();
+        let i = match (entry, with.as_slice()) {
+            (Some(i), _) => i,
+            (None, [i]) => *i,
+            (None, _) => {
+                return Err((
+                    "traffic".into(),
+                    format!(
+                        "{} entries are collectives or connection matrices ({}): name one",
+                        with.len(),
+                        with.iter()
+                            .map(|i| format!("traffic[{i}]"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ))
+            }
+        };
+        let field = format!("traffic[{i}]");
+        let g = self.traffic.get(i).ok_or_else(|| {
+            (
+                field.clone(),
+                format!("the scenario has {} traffic entries", self.traffic.len()),
+            )
+        })?;
+        let m = g.matrix.as_ref().ok_or_else(|| {
+            (
+                format!("{field}.pattern"),
+                "only a collective's or a connection matrix's flows can be written as a \
+                 connection matrix"
+                    .into(),
+            )
+        })?;
+        super::traffic::write_matrix(m, self.topology.n_hosts, g.start).map_err(|e| (field, e))
     }
 
     /// The run's flows and the persistent connections that carry some of them.

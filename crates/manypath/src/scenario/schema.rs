@@ -1037,19 +1037,6 @@ pub enum ArrivalSpec {
     Poisson,
 }
 
-/// `goal`: where the schedule's ranks run, among the entry's hosts (`hosts`,
-/// `host_range`, or all).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum PlacementSpec {
-    /// Rank r on the entry's r-th host (with `hosts = [...]`: rank r on `hosts[r]`).
-    Contiguous,
-    /// Spread evenly: rank r on the entry's (r·⌊H/R⌋)-th host, for H hosts and R ranks.
-    Strided,
-    /// On R distinct hosts of the entry drawn at random (the entry's own random stream).
-    Random,
-}
-
 /// Flow sizes, e.g. `{ fixed = 131072 }`, `{ cdf = "websearch" }` or `"long_lived"`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -1162,9 +1149,32 @@ pub struct TrafficSpec {
     /// (compute time), in microseconds (default 0: a flow starts one synchronisation
     /// step, the fabric's smallest link delay, after its trigger fires).
     pub trigger_delay_us: Option<f64>,
-    /// `goal`: where the ranks run (default `contiguous`: rank r on the entry's r-th
-    /// host, so `hosts = [...]` maps rank r to `hosts[r]`).
-    pub placement: Option<PlacementSpec>,
+    /// `collective`: the operation: `allreduce`, `allgather`, `reduce_scatter`,
+    /// `alltoall` or `broadcast`.
+    pub collective: Option<String>,
+    /// `collective`: how it is carried out: `ring`, `recursive_doubling`,
+    /// `halving_doubling`, `butterfly`, `double_binary_tree`, `bruck`, `pairwise`,
+    /// `hierarchical` or `direct` (each collective has some of them).
+    pub algorithm: Option<String>,
+    /// `collective`: the number of ranks, one per host, taken from the entry's hosts by
+    /// `placement` (default: every host of the entry, in order).
+    pub ranks: Option<u32>,
+    /// `collective` and `goal`: which of the entry's hosts the ranks take: `contiguous`
+    /// (the first, default; for `goal`, with `hosts = [...]`, rank r on `hosts[r]`),
+    /// `strided` (evenly spread: rank r on the (r·⌊H/R⌋)-th of H hosts) or `random`
+    /// (drawn with the seed).
+    pub placement: Option<String>,
+    /// `collective`: how many times the collective runs, one after the other (training
+    /// steps; default 1).
+    pub iterations: Option<u32>,
+    /// `collective`: the compute time between iterations, in microseconds: iteration
+    /// i + 1 starts this long after every rank has iteration i's result (default 0).
+    pub gap_us: Option<f64>,
+    /// `collective`: pieces each tree (double binary tree) or the chain (ring
+    /// broadcast) pipelines the buffer in (default 1).
+    pub chunks: Option<u32>,
+    /// `collective`, algorithm `hierarchical`: ranks per group (consecutive ranks).
+    pub group_size: Option<u32>,
     /// `goal`: sends of at least this many bytes also wait for their receive to be
     /// posted (LogGOPSim's rendezvous protocol above its threshold S); default none:
     /// every message leaves when its send's dependencies are done (eager, as ATLAHS's

@@ -15,6 +15,7 @@
 //! tables).
 
 mod capture;
+mod collectives;
 mod endpoints;
 pub mod estimate;
 mod events;

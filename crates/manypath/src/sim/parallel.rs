@@ -318,8 +318,9 @@ impl Sim {
     /// the partition of its source host. Every partition counts every activation, so
     /// they all keep the same triggers.
     fn count_activations(&mut self, done: &[(SimTime, u32, u32)]) {
+        let step = self.windows.step;
         for &(at, _, t) in done {
-            self.fire(t, at, false);
+            self.fire(t, at, false, step);
         }
     }
 }
@@ -937,6 +938,11 @@ fn merge(mut sims: Vec<Sim>, owner: &[u32]) -> Sim {
             let src = base.flows[f].spec.src;
             if owner[src as usize] == o {
                 std::mem::swap(&mut base.flows[f], &mut other.flows[f]);
+            }
+            // When its receiver got it all, from the receiver's replica.
+            let dst = base.flows[f].spec.dst;
+            if owner[dst as usize] == o && !base.closed.triggers.received.is_empty() {
+                base.closed.triggers.received[f] = other.closed.triggers.received[f];
             }
             // A flow that completes on another host than its source (a Homa message,
             // at its receiver) takes its finish from there.

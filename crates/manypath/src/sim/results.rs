@@ -3,10 +3,11 @@
 //! counters), and the result tables and run counters at the end.
 
 use super::events::EventKind;
+use super::triggers::NOT_RECEIVED;
 use super::WireKind;
 use super::{Sim, SAMPLE_FLOWS};
 use crate::connection::Endpoints;
-use crate::metrics::ideal::{ideal_delivery, ideal_fct, Hop, Segments};
+use crate::metrics::ideal::{ideal_delivery, ideal_fct, ideal_received, Hop, Segments};
 use crate::metrics::{
     histogram_quantile, FlowRecord, FlowSample, QueueRecord, QueueSample, RecoveryCounters,
     Results, RunCounters, SubflowRecord,
@@ -98,6 +99,19 @@ impl Tally {
             },
         }
     }
+}
+
+/// A flow's times alone on an idle path (`Sim::ideal_times`), and its bytes on the wire.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct IdealTimes {
+    pub fct: SimTime,
+    pub received: SimTime,
+    /// Its payload and each segment's header.
+    pub wire: u64,
+}
+
+fn wire(size: u64, seg: Segments) -> u64 {
+    size + size.div_ceil(seg.mss.max(1) as u64) * seg.header as u64
 }
 
 impl Sim {
@@ -233,10 +247,15 @@ impl Sim {
         queued + on_links
     }
 
-    /// Flow `i`'s ideal FCT (`metrics::ideal`): on the best path of its copies'
-    /// subflows, as routed at the end of the run. `None` for long-lived flows and flows
-    /// with no route.
-    fn ideal_fct(&mut self, i: usize, data: &mut Vec<u32>, ack: &mut Vec<u32>) -> Option<SimTime> {
+    /// Flow `i`'s ideal FCT (`metrics::ideal`) and ideal receive-done (its last byte's
+    /// arrival): on the best path of its copies' subflows, as routed at the end of the
+    /// run. `None` for long-lived flows and flows with no route.
+    pub(super) fn ideal_times(
+        &mut self,
+        i: usize,
+        data: &mut Vec<u32>,
+        ack: &mut Vec<u32>,
+    ) -> Option<IdealTimes> {
         let f = &self.flows[i];
         let size = f.spec.size?;
         let t = &self.plan.transports[f.spec.transport as usize];
@@ -278,7 +297,7 @@ impl Sim {
                 })
                 .collect()
         };
-        let mut best: Option<SimTime> = None;
+        let mut best: Option<IdealTimes> = None;
         for &c in f.copies() {
             let conn = &self.conns[c as usize];
             for h in &conn.hash {
@@ -300,18 +319,25 @@ impl Sim {
                 if reached {
                     // A Homa message is done when its last byte arrives: no
                     // handshake, no acknowledgment back.
-                    let fct = if t.homa.is_some() {
-                        ideal_delivery(size, seg, &hops(&self.net, data))
+                    let times = if t.homa.is_some() {
+                        let d = ideal_delivery(size, seg, &hops(&self.net, data));
+                        IdealTimes {
+                            fct: d,
+                            received: d,
+                            wire: wire(size, seg),
+                        }
                     } else {
-                        ideal_fct(
-                            size,
-                            seg,
-                            &hops(&self.net, data),
-                            &hops(&self.net, ack),
-                            handshake,
-                        )
+                        let (d, a) = (hops(&self.net, data), hops(&self.net, ack));
+                        IdealTimes {
+                            fct: ideal_fct(size, seg, &d, &a, handshake),
+                            received: ideal_received(size, seg, &d, &a, handshake),
+                            wire: wire(size, seg),
+                        }
                     };
-                    best = Some(best.map_or(fct, |b| b.min(fct)));
+                    best = Some(match best {
+                        Some(b) if b.fct <= times.fct => b,
+                        _ => times,
+                    });
                 }
             }
         }
@@ -415,6 +441,14 @@ impl Sim {
             copies: f.copies as u32,
             recovery: t.recovery,
             matrix_id: spec.deps.matrix_id,
+            received: self
+                .closed
+                .triggers
+                .received
+                .get(i)
+                .copied()
+                .filter(|&t| t != NOT_RECEIVED),
+            collective: spec.deps.collective,
         }
     }
 
@@ -467,9 +501,13 @@ impl Sim {
             .map(|i| self.flow_record(i, end))
             .collect();
         let (mut data, mut ack) = (Vec::new(), Vec::new());
-        for (i, r) in flows.iter_mut().enumerate() {
-            r.ideal_fct = self.ideal_fct(i, &mut data, &mut ack);
+        let ideal: Vec<Option<IdealTimes>> = (0..flows.len())
+            .map(|i| self.ideal_times(i, &mut data, &mut ack))
+            .collect();
+        for (r, x) in flows.iter_mut().zip(&ideal) {
+            r.ideal_fct = x.map(|x| x.fct);
         }
+        let (collectives, collective_steps) = self.collective_records(&ideal);
         // Subflows of the multipath flows that have connections of their own.
         let subflows = self
             .flows
@@ -584,6 +622,8 @@ impl Sim {
             queues,
             flow_samples: std::mem::take(&mut self.sampling.flow_samples),
             queue_samples: std::mem::take(&mut self.sampling.queue_samples),
+            collectives,
+            collective_steps,
             counters,
             transports: self
                 .plan
@@ -602,6 +642,7 @@ impl Sim {
             trim: self.net.ports.iter().any(|p| p.queue.trims()),
             homa: self.homa.is_some(),
             matrix: self.flows.iter().any(|f| f.spec.deps.matrix_id.is_some()),
+            received: !self.closed.triggers.received.is_empty(),
             fabric: self.fabric_on,
             parallel: None,
         }

@@ -235,6 +235,19 @@ fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn
         }
     }
     w.closed.triggers.watch(builder.conns.len(), &w.flows);
+    w.closed.triggers.link(&plan.trigger_links());
+    // Where each flow's send-done happens: a Homa message's at its receiver.
+    let finish_host: Vec<u32> = w
+        .flows
+        .iter()
+        .map(|f| match builder.conns[f.conns[0] as usize].ep {
+            Endpoints::Homa(_) => f.spec.dst,
+            Endpoints::Tcp(_) | Endpoints::Mptcp(_) | Endpoints::Roce(_) | Endpoints::Ndp(_) => {
+                f.spec.src
+            }
+        })
+        .collect();
+    w.closed.triggers.localise(&w.flows, &finish_host);
     w.start_triggered(plan, events);
     (builder.conns, w)
 }
@@ -256,13 +269,11 @@ impl Workload {
         }
     }
 
-    /// Links the triggers and counts the activations made before the run: the flows
+    /// Counts the activations made before the run (the triggers linked): the flows
     /// their firings start begin then, with no synchronisation step (nothing crosses the
     /// fabric to tell them).
     fn start_triggered(&mut self, plan: &Plan, events: &mut EventQueue) {
-        let triggers = &mut self.closed.triggers;
-        triggers.link(&plan.trigger_links());
-        for (f, fired) in triggers.start(&plan.trigger_starts()) {
+        for (f, fired) in self.closed.triggers.start(&plan.trigger_starts()) {
             let at = fired.saturating_add(self.closed.think[f as usize]);
             self.flows[f as usize].spec.start = at;
             events.schedule(at, EventKind::FlowStart, f, 0);

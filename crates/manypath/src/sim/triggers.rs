@@ -17,6 +17,16 @@
 //! its activations' times, whatever the order they are counted in, so the order changes
 //! nothing. Triggers that fire before the run (every activation known then) start their
 //! flows at their firing, with no step: no news has to cross the fabric.
+//!
+//! A *local* trigger is the exception: every activation happens at one host (the
+//! receiver of the flows whose receive-done activates it, the sender of those whose
+//! send-done does) and every flow it starts is sent from that host: a collective's
+//! rank going on with what it just received, a GOAL rank's next operations. Its firing
+//! crosses nothing, so its flows start at the firing plus their delay, as htsim starts
+//! them; the one partition that runs the host counts it at once, and no other partition
+//! needs to. Triggers joined by links are local together or not at all (a local
+//! trigger's firing is counted in one partition only, so everything it activates must
+//! be too): all of them at one host.
 
 use super::{Flow, Sim, NOT_STARTED};
 use crate::time::SimTime;
@@ -25,6 +35,9 @@ use std::collections::VecDeque;
 
 /// No trigger.
 pub(super) const NO_TRIGGER: u32 = u32::MAX;
+
+/// A flow not (yet) received in full.
+pub(super) const NOT_RECEIVED: SimTime = SimTime::MAX;
 
 /// The run's triggers: closed-loop jobs' barriers first (trigger j is job j's), then the
 /// triggers of the traffic entries (`Plan::triggers`). Empty when no flow waits for one.
@@ -40,10 +53,13 @@ pub(super) struct Triggers {
     /// Per flow, the trigger its finish activates (`NO_TRIGGER`: none). Empty when no
     /// flow's finish activates one.
     pub on_finish: Vec<u32>,
-    /// Per flow, the trigger its receive-done activates, and whether it was seen (the
-    /// first of its copies to deliver every byte). Empty when no flow has one.
+    /// Per flow, the trigger its receive-done activates, and when it was seen (the
+    /// first of its copies to deliver every byte; `NOT_RECEIVED`: not yet). Empty when
+    /// no flow has one.
     pub on_received: Vec<u32>,
-    pub received: Vec<bool>,
+    pub received: Vec<SimTime>,
+    /// Per trigger: all its activations and waiters are at one host (see above).
+    pub local: Vec<bool>,
     /// Per connection, the flows whose receive-done its server watches for, with the
     /// byte of the connection's stream that ends each. Empty when no flow has one: the
     /// per-packet path then tests one length (`Sim::flush_ep`).
@@ -97,9 +113,76 @@ impl Triggers {
                 .iter()
                 .map(|f| f.deps.on_recv_done.map_or(NO_TRIGGER, |r| jobs as u32 + r))
                 .collect();
-            t.received = vec![false; specs.len()];
+            t.received = vec![NOT_RECEIVED; specs.len()];
         }
         t
+    }
+
+    /// Marks the local triggers (see above): `finish_host[f]` is where flow `f`'s
+    /// send-done happens. A job's barrier is never local (its flows finish on many
+    /// hosts). Call it once the triggers are linked (`link`).
+    pub(super) fn localise(&mut self, flows: &[Flow], finish_host: &[u32]) {
+        const NONE: u32 = u32::MAX;
+        const MANY: u32 = u32::MAX - 1;
+        if self.kind.is_empty() {
+            return;
+        }
+        let mut host = vec![NONE; self.kind.len()];
+        let mut note = |t: u32, h: u32| {
+            let x = &mut host[t as usize];
+            *x = if *x == NONE || *x == h { h } else { MANY };
+        };
+        for (i, f) in flows.iter().enumerate() {
+            if let Some(&t) = self.on_finish.get(i).filter(|&&t| t != NO_TRIGGER) {
+                note(t, finish_host[i]);
+            }
+            if let Some(&t) = self.on_received.get(i).filter(|&&t| t != NO_TRIGGER) {
+                note(t, f.spec.dst);
+            }
+        }
+        for (t, ws) in self.waiters.iter().enumerate() {
+            for &w in ws {
+                note(t as u32, flows[w as usize].spec.src);
+            }
+        }
+        if !self.link_to.is_empty() {
+            // Triggers joined by links are local together, at one host, or not at all.
+            let join = |x: u32, h: u32| match (x, h) {
+                (x, NONE) => x,
+                (NONE, h) => h,
+                (x, h) if x == h => h,
+                _ => MANY,
+            };
+            let n = self.kind.len();
+            let mut root: Vec<u32> = (0..n as u32).collect();
+            fn find(root: &mut [u32], mut x: u32) -> u32 {
+                while root[x as usize] != x {
+                    root[x as usize] = root[root[x as usize] as usize];
+                    x = root[x as usize];
+                }
+                x
+            }
+            for from in 0..n {
+                let links = self.link_start[from] as usize..self.link_start[from + 1] as usize;
+                for &(to, _) in &self.link_to[links] {
+                    let (a, b) = (find(&mut root, from as u32), find(&mut root, to));
+                    root[a as usize] = b;
+                }
+            }
+            let mut at_root = vec![NONE; n];
+            for (t, &h) in host.iter().enumerate() {
+                let r = find(&mut root, t as u32) as usize;
+                at_root[r] = join(at_root[r], h);
+            }
+            for (t, h) in host.iter_mut().enumerate() {
+                *h = at_root[find(&mut root, t as u32) as usize];
+            }
+        }
+        self.local = host
+            .iter()
+            .enumerate()
+            .map(|(t, &h)| t as u32 >= self.jobs && h < MANY)
+            .collect();
     }
 
     /// The run has `n` connections and `flows`: the server of each connection of a flow
@@ -232,23 +315,27 @@ impl Sim {
     /// Flow `f` activates trigger `t` at `at` (now): counted now with one thread, at the
     /// window's end with several (a trigger's activations come from many partitions).
     pub(super) fn activate(&mut self, t: u32, f: u32) {
+        let now = self.now;
+        if self.closed.triggers.local[t as usize] {
+            return self.fire(t, now, true, 0);
+        }
         if let Some(part) = self.part.as_deref_mut() {
-            part.activations.push((self.now, f, t));
+            part.activations.push((now, f, t));
             return;
         }
-        let now = self.now;
-        self.fire(t, now, true);
+        self.fire(t, now, true, self.windows.step);
     }
 
     /// Counts an activation of trigger `t` made at `at`: the flows it starts (it, or the
-    /// triggers its links activate) start a step after their trigger's firing at the
-    /// earliest (`start_later`); `all`: this replica starts every one, else only its own.
-    pub(super) fn fire(&mut self, t: u32, at: SimTime, all: bool) {
+    /// triggers its links activate) start `signal` after their trigger's firing at the
+    /// earliest (`start_later`: a step, or nothing for a local trigger); `all`: this
+    /// replica starts every one, else only its own.
+    pub(super) fn fire(&mut self, t: u32, at: SimTime, all: bool, signal: SimTime) {
         let mut started = Vec::new();
         self.closed.triggers.activate(t, at, &mut started);
         for (w, fired) in started {
             if all || self.owns_flow(w) {
-                self.start_later(w, fired, self.windows.step);
+                self.start_later(w, fired, signal);
             }
         }
     }
@@ -274,10 +361,10 @@ impl Sim {
     /// them all): its receive-done trigger is activated.
     pub(super) fn flow_received(&mut self, f: u32) {
         let tr = &mut self.closed.triggers;
-        if tr.on_received.is_empty() || tr.received[f as usize] {
+        if tr.on_received.is_empty() || tr.received[f as usize] != NOT_RECEIVED {
             return;
         }
-        tr.received[f as usize] = true;
+        tr.received[f as usize] = self.now;
         let t = tr.on_received[f as usize];
         if t != NO_TRIGGER {
             self.activate(t, f);

@@ -7,6 +7,6 @@ pub mod size;
 pub use cdf::EmpiricalCdf;
 pub use generate::TriggerLink;
 pub use generate::{
-    ConnPick, ConnSpec, Deps, FlowSpec, Pattern, RequestsGen, Trigger, TriggerKind,
+    CollectiveStep, ConnPick, ConnSpec, Deps, FlowSpec, Pattern, RequestsGen, Trigger, TriggerKind,
 };
 pub use size::SizeDist;

@@ -8,18 +8,28 @@
 //! where there is one). Then each operation becomes two triggers, its start and its
 //! completion, and each message between hosts a flow (`workload::generate::goal`).
 
-use crate::scenario::schema::PlacementSpec;
+use crate::engine::Rng;
 use crate::time::SimTime;
-use crate::workload::generate::{GoalFlow, GoalGen, GoalPlacement};
+use crate::workload::generate::{GoalFlow, GoalGen};
 use crate::workload::{Trigger, TriggerKind, TriggerLink};
 use std::collections::HashMap;
 use std::path::Path;
+
+/// Which of the entry's hosts the ranks take (`placement`).
+pub(super) enum Placement {
+    /// Rank r on the entry's r-th host.
+    Contiguous,
+    /// Rank r on the entry's (r·⌊H/R⌋)-th host, for H hosts and R ranks.
+    Strided,
+    /// On R distinct hosts of the entry drawn from this stream, as a collective's are.
+    Random(Rng),
+}
 
 /// What the traffic entry gives the schedule.
 pub(super) struct Entry<'a> {
     /// The entry's hosts, where the ranks run.
     pub hosts: &'a [u32],
-    pub placement: PlacementSpec,
+    pub placement: Placement,
     pub rendezvous_bytes: Option<u64>,
     /// The run's triggers before this entry's.
     pub trigger_base: u32,
@@ -510,8 +520,8 @@ fn parse(text: &str, name: &str) -> Result<Schedule, String> {
     Ok(Schedule { ranks, ops, deps })
 }
 
-/// Which rank runs where: the host of each rank, or the hosts to draw them from.
-fn place(ranks: u32, name: &str, entry: &Entry) -> Result<GoalPlacement, String> {
+/// The host of each rank.
+fn place(ranks: u32, name: &str, entry: &Entry) -> Result<Vec<u32>, String> {
     let hosts = entry.hosts;
     let n = ranks as usize;
     if n > hosts.len() {
@@ -534,16 +544,24 @@ fn place(ranks: u32, name: &str, entry: &Entry) -> Result<GoalPlacement, String>
         }
         Ok(())
     };
-    Ok(match entry.placement {
-        PlacementSpec::Contiguous => GoalPlacement::Fixed(hosts[..n].to_vec()),
-        PlacementSpec::Strided => {
+    Ok(match &entry.placement {
+        Placement::Contiguous => hosts[..n].to_vec(),
+        Placement::Strided => {
             distinct("strided")?;
-            let stride = hosts.len() / n;
-            GoalPlacement::Fixed((0..n).map(|r| hosts[r * stride]).collect())
+            let stride = hosts.len() / n.max(1);
+            (0..n).map(|r| hosts[r * stride]).collect()
         }
-        PlacementSpec::Random => {
+        Placement::Random(rng) => {
             distinct("random")?;
-            GoalPlacement::Random(hosts.to_vec())
+            let mut rng = rng.clone();
+            let mut pool = hosts.to_vec();
+            // A partial Fisher–Yates shuffle: the first n are a uniform draw.
+            for i in 0..n {
+                let j = i + rng.below((pool.len() - i) as u64) as usize;
+                pool.swap(i, j);
+            }
+            pool.truncate(n);
+            pool
         }
     })
 }
@@ -622,11 +640,8 @@ fn done_of(i: u32) -> u32 {
 
 /// The schedule as flows and triggers (`GoalGen`), for traffic entry `entry`.
 fn build(s: &Schedule, name: &str, entry: &Entry) -> Result<GoalGen, String> {
-    let placement = place(s.ranks, name, entry)?;
-    let same_host = |a: u32, b: u32| match &placement {
-        GoalPlacement::Fixed(h) => h[a as usize] == h[b as usize],
-        GoalPlacement::Random(_) => a == b,
-    };
+    let hosts = place(s.ranks, name, entry)?;
+    let same_host = |a: u32, b: u32| hosts[a as usize] == hosts[b as usize];
     let matched = match_messages(s, name)?;
     let n = s.ops.len() as u32;
     let mut count = vec![0u32; 2 * n as usize];
@@ -704,7 +719,7 @@ fn build(s: &Schedule, name: &str, entry: &Entry) -> Result<GoalGen, String> {
     }
     Ok(GoalGen {
         ranks: s.ranks,
-        placement,
+        hosts,
         flows,
         triggers: count
             .iter()
@@ -788,7 +803,7 @@ mod tests {
     fn entry(hosts: &[u32]) -> Entry<'_> {
         Entry {
             hosts,
-            placement: PlacementSpec::Contiguous,
+            placement: Placement::Contiguous,
             rendezvous_bytes: None,
             trigger_base: 0,
         }
@@ -913,7 +928,7 @@ rank 1 {
     #[test]
     fn a_schedule_becomes_flows_and_linked_triggers() {
         let g = read(PING_PONG).unwrap();
-        assert_eq!(g.placement, GoalPlacement::Fixed(vec![0, 1]));
+        assert_eq!(g.hosts, [0, 1]);
         let flows: Vec<_> = g
             .flows
             .iter()
@@ -982,15 +997,23 @@ rank 1 {
         assert!(g.links.iter().any(|l| (l.from, l.to) == (0, 1)));
         assert!(g.links.iter().any(|l| (l.from, l.to) == (0, 5)));
         let strided = Entry {
-            placement: PlacementSpec::Strided,
+            placement: Placement::Strided,
             ..entry(&HOSTS)
         };
-        assert_eq!(
-            build(&s, "x.goal", &strided).unwrap().placement,
-            GoalPlacement::Fixed(vec![0, 2, 4])
-        );
+        assert_eq!(build(&s, "x.goal", &strided).unwrap().hosts, [0, 2, 4]);
+        let drawn = |seed| {
+            let random = Entry {
+                placement: Placement::Random(Rng::new(seed, 0, 0)),
+                ..entry(&HOSTS)
+            };
+            build(&s, "x.goal", &random).unwrap().hosts
+        };
+        let a = drawn(1);
+        assert!(a[0] != a[1] && a[1] != a[2] && a[0] != a[2], "{a:?}");
+        assert_eq!(a, drawn(1));
+        assert!((2..20).any(|seed| drawn(seed) != a));
         let random = Entry {
-            placement: PlacementSpec::Random,
+            placement: Placement::Random(Rng::new(1, 0, 0)),
             ..entry(&[4, 4, 6])
         };
         assert_eq!(

@@ -25,6 +25,61 @@ pub(super) fn read(
     parse(&text, file, n_hosts, trigger_base, delay)
 }
 
+/// Matrix `m` as htsim's connection-matrix text, for a fabric of `n_hosts` hosts, its
+/// timed connections starting at `start` plus their own: the file `read` gives `m` back
+/// from. A connection that starts some time after its trigger fires (a compute gap) has
+/// no equivalent in the format; the error says what does.
+pub fn write(m: &MatrixGen, n_hosts: u32, start: SimTime) -> Result<String, String> {
+    use std::fmt::Write;
+    if let Some(c) = m.conns.iter().find(|c| c.wait.is_some() && c.delay > 0) {
+        return Err(format!(
+            "connection {} starts {} µs after its trigger fires: htsim's connection matrices \
+             start a triggered connection when its trigger fires, so a delay (a collective's \
+             gap_us between iterations, a matrix's trigger_delay_us) cannot be written",
+            c.id,
+            crate::time::to_secs(c.delay) * 1e6
+        ));
+    }
+    let id = |t: Option<u32>| t.map(|t| m.triggers[t as usize].id);
+    let mut out = String::new();
+    let _ = writeln!(out, "Nodes {n_hosts}");
+    let _ = writeln!(out, "Connections {}", m.conns.len());
+    let _ = writeln!(out, "Triggers {}", m.triggers.len());
+    for c in &m.conns {
+        let _ = write!(out, "{}->{}", c.src, c.dst);
+        if c.id > 0 {
+            let _ = write!(out, " id {}", c.id);
+        }
+        match (c.start, id(c.wait)) {
+            (Some(s), _) => {
+                let _ = write!(out, " start {}", start.saturating_add(s));
+            }
+            (None, Some(t)) => {
+                let _ = write!(out, " trigger {t}");
+            }
+            (None, None) => {}
+        }
+        let _ = write!(out, " size {}", c.size);
+        if let Some(t) = id(c.on_send_done) {
+            let _ = write!(out, " send_done_trigger {t}");
+        }
+        if let Some(t) = id(c.on_recv_done) {
+            let _ = write!(out, " recv_done_trigger {t}");
+        }
+        out.push('\n');
+    }
+    for t in &m.triggers {
+        let _ = match t.kind {
+            TriggerKind::Oneshot => writeln!(out, "trigger id {} oneshot", t.id),
+            TriggerKind::Multishot => writeln!(out, "trigger id {} multishot", t.id),
+            TriggerKind::Barrier { count } => {
+                writeln!(out, "trigger id {} barrier count {count}", t.id)
+            }
+        };
+    }
+    Ok(out)
+}
+
 /// A trigger as its line defines it.
 struct TriggerLine {
     kind: TriggerKind,
@@ -152,6 +207,7 @@ pub(super) fn parse(
     let mut out = Vec::with_capacity(conns.len());
     for c in &conns {
         let mut conn = c.conn;
+        conn.delay = delay;
         conn.wait = resolve(c, c.wait, "trigger")?;
         conn.on_send_done = resolve(c, c.send_done, "send_done_trigger")?;
         conn.on_recv_done = resolve(c, c.recv_done, "recv_done_trigger")?;
@@ -173,7 +229,7 @@ pub(super) fn parse(
             })
             .collect(),
         trigger_base,
-        delay,
+        collective: None,
     })
 }
 
@@ -261,9 +317,11 @@ fn conn_line(tokens: &[&str], n_hosts: u32) -> Result<ConnLine, String> {
             id: 0,
             start: None,
             size: 0,
+            delay: 0,
             wait: None,
             on_send_done: None,
             on_recv_done: None,
+            tag: None,
         },
         line: 0,
         wait: 0,

@@ -3,6 +3,7 @@
 //! fields and arrivals (`patterns`), the size distribution (`sizes`), and the jobs and
 //! requests tables (`requests`).
 
+mod collective;
 mod goal;
 mod matrix;
 mod patterns;
@@ -17,6 +18,8 @@ use crate::workload::generate::{SizeSplit, TrafficGen};
 use patterns::{traffic_gen, Setting};
 use requests::{jobs_gen, one_copy_each, requests_gen};
 use std::path::Path;
+
+pub(super) use matrix::write as write_matrix;
 
 /// The traffic entries, checked: one generator per entry, with its routing.
 pub(super) struct Traffic {
@@ -52,6 +55,7 @@ pub(super) fn traffic(
         c.err("traffic", "at least one traffic entry is needed".into());
     }
     let mut trigger_base = 0;
+    let (mut collective_jobs, mut collectives) = (0, 0);
     for (i, t) in s.traffic.iter().enumerate() {
         let path = format!("traffic[{i}]");
         let transport = entry_transport(s, t, &path, transports, c);
@@ -89,6 +93,10 @@ pub(super) fn traffic(
             base_dir,
             host_rate_bps,
             trigger_base,
+            seed: s.seed,
+            entry: i,
+            collective_jobs,
+            collectives,
         };
         if t.connection_pool {
             check_connection_pool(t, &path, transport, split.as_ref(), transports, c);
@@ -99,6 +107,10 @@ pub(super) fn traffic(
             g.jobs = jobs;
             g.split = split;
             trigger_base += g.matrix.as_ref().map_or(0, |m| m.triggers.len() as u32);
+            if let Some(j) = g.matrix.as_ref().and_then(|m| m.collective.as_ref()) {
+                collective_jobs += 1;
+                collectives += j.iterations;
+            }
             trigger_base += g.goal.as_ref().map_or(0, |m| m.triggers.len() as u32);
             out.gens.push(g);
             out.entry_paths.push(paths);

@@ -2,9 +2,12 @@
 //! pattern (one function per pattern that has fields of its own, which also rejects
 //! them on entries of other patterns), its repetitions and its arrivals, checked.
 
+use super::collective::{collective_fields, CollectiveSetting};
+use super::goal::Placement;
 use super::sizes::size_dist;
+use crate::engine::{rng::stream, Rng};
 use crate::scenario::checker::{show, Checker, MAX_TIME_US};
-use crate::scenario::schema::{ArrivalSpec, PlacementSpec, TrafficSpec};
+use crate::scenario::schema::{ArrivalSpec, TrafficSpec};
 use crate::time::{from_us, SimTime};
 use crate::workload::generate::{Arrival, GoalGen, MatrixGen, Pattern, RequestsGen, TrafficGen};
 use crate::workload::SizeDist;
@@ -31,7 +34,7 @@ struct PatternInfo {
 }
 
 /// Every pattern, in the order error messages list them.
-const PATTERNS: [Pattern; 10] = [
+const PATTERNS: [Pattern; 11] = [
     Pattern::Permutation,
     Pattern::RandomPairs,
     Pattern::Incast,
@@ -41,6 +44,7 @@ const PATTERNS: [Pattern; 10] = [
     Pattern::EachToRandom,
     Pattern::Jobs,
     Pattern::Matrix,
+    Pattern::Collective,
     Pattern::Goal,
 ];
 
@@ -60,6 +64,8 @@ fn info(p: Pattern) -> PatternInfo {
         Pattern::EachToRandom => info("each_to_random", true, true),
         Pattern::Jobs => info("jobs", true, true),
         Pattern::Matrix => info("matrix", false, false),
+        // Its ranks are checked on their own (`collective`).
+        Pattern::Collective => info("collective", false, false),
         Pattern::Goal => info("goal", false, false),
     }
 }
@@ -75,6 +81,12 @@ pub(super) struct Setting<'a> {
     pub(super) host_rate_bps: f64,
     /// The run's triggers before this entry's (a matrix numbers its own from there).
     pub(super) trigger_base: u32,
+    /// The run's seed and the entry's index (a collective's random placement).
+    pub(super) seed: u64,
+    pub(super) entry: usize,
+    /// The collective jobs, and their iterations, of the entries before this one.
+    pub(super) collective_jobs: u32,
+    pub(super) collectives: u32,
 }
 
 /// A traffic entry under check.
@@ -108,7 +120,17 @@ pub(super) fn traffic_gen(
     let hosts = e.hosts(c);
     e.check_start(c);
     let size = e.size(at.base_dir, c);
-    let matrix = e.matrix_fields(at, c);
+    let setting = CollectiveSetting {
+        hosts: &hosts,
+        seed: at.seed,
+        entry: at.entry,
+        trigger_base: at.trigger_base,
+        job: at.collective_jobs,
+        first: at.collectives,
+    };
+    let matrix = e
+        .matrix_fields(at, c)
+        .or_else(|| collective_fields(t, path, &setting, c));
     let goal = e.goal_fields(at, &hosts, c);
     e.jobs_fields(&hosts, c);
     e.requests_fields(requests.is_some(), before, c);
@@ -324,16 +346,12 @@ impl Entry<'_> {
     fn goal_fields(&self, at: &Setting, hosts: &[u32], c: &mut Checker) -> Option<GoalGen> {
         let t = self.t;
         if self.pattern != Pattern::Goal {
-            for (field, given) in [
-                ("placement", t.placement.is_some()),
-                ("rendezvous_bytes", t.rendezvous_bytes.is_some()),
-            ] {
-                if given {
-                    c.err(
-                        &self.field(field),
-                        "applies only to pattern \"goal\"".into(),
-                    );
-                }
+            // (`placement` is a collective's too: `collective_fields` checks it.)
+            if t.rendezvous_bytes.is_some() {
+                c.err(
+                    &self.field("rendezvous_bytes"),
+                    "applies only to pattern \"goal\"".into(),
+                );
             }
             return None;
         }
@@ -364,9 +382,24 @@ impl Entry<'_> {
             );
             return None;
         };
+        let placement = match t.placement.as_deref().unwrap_or("contiguous") {
+            "contiguous" => Placement::Contiguous,
+            "strided" => Placement::Strided,
+            // Drawn as a collective's ranks are, from the entry's own stream.
+            "random" => Placement::Random(Rng::new(at.seed, stream::PLACEMENT, at.entry as u64)),
+            other => {
+                c.err(
+                    &self.field("placement"),
+                    format!(
+                        "unknown placement {other:?} (known: \"contiguous\", \"strided\", \"random\")"
+                    ),
+                );
+                return None;
+            }
+        };
         let entry = super::goal::Entry {
             hosts,
-            placement: t.placement.unwrap_or(PlacementSpec::Contiguous),
+            placement,
             rendezvous_bytes: t.rendezvous_bytes,
             trigger_base: at.trigger_base,
         };
@@ -567,8 +600,8 @@ impl Entry<'_> {
     fn arrival_spec(&self) -> Option<ArrivalSpec> {
         match self.pattern {
             Pattern::Requests => Some(ArrivalSpec::Poisson),
-            // The file gives the starts.
-            Pattern::Matrix | Pattern::Goal => None,
+            // The file, or the algorithm, gives the starts.
+            Pattern::Matrix | Pattern::Collective | Pattern::Goal => None,
             Pattern::Permutation
             | Pattern::RandomPairs
             | Pattern::Incast
@@ -672,6 +705,7 @@ impl Entry<'_> {
             | Pattern::EachToRandom
             | Pattern::Jobs
             | Pattern::Matrix
+            | Pattern::Collective
             | Pattern::Goal => hosts.len() as f64,
         };
         let sizes_below = requests.and_then(|r| r.sizes_below);
@@ -786,6 +820,8 @@ impl Entry<'_> {
             (_, Pattern::Requests) => 0.0,
             // The file's connections, counted as they are read (`matrix`).
             (_, Pattern::Matrix | Pattern::Goal) => 0.0,
+            // Bounded on its own (`collective`).
+            (_, Pattern::Collective) => 0.0,
             (_, Pattern::EachToRandom) => hosts.len() as f64 * t.repeat as f64,
             (_, Pattern::Jobs) => t.jobs.as_ref().map_or(0.0, |j| {
                 let per_server = if j.request_bytes.unwrap_or(0) > 0 {

@@ -8,7 +8,6 @@
 //! activated at the entry's start.
 
 use super::{Deps, FlowSpec, TrafficGen, Trigger, TriggerLink};
-use crate::engine::Rng;
 
 /// A message of the schedule carried by the fabric: a flow between two ranks' hosts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,21 +25,12 @@ pub struct GoalFlow {
     pub on_recv_done: u32,
 }
 
-/// Where the ranks run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum GoalPlacement {
-    /// Rank r on host `hosts[r]`.
-    Fixed(Vec<u32>),
-    /// On distinct hosts drawn at random from these, in random order (the entry's own
-    /// random stream).
-    Random(Vec<u32>),
-}
-
 /// A GOAL schedule, checked: its messages as flows, its triggers and their links.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GoalGen {
     pub ranks: u32,
-    pub placement: GoalPlacement,
+    /// Rank r runs on host `hosts[r]`.
+    pub hosts: Vec<u32>,
     /// In the order of their sends in the file.
     pub flows: Vec<GoalFlow>,
     pub triggers: Vec<Trigger>,
@@ -68,23 +58,10 @@ impl GoalGen {
         self.starts.iter().map(move |&t| self.trigger_base + t)
     }
 
-    /// The host of each rank.
-    fn hosts(&self, rng: &mut Rng) -> Vec<u32> {
-        match &self.placement {
-            GoalPlacement::Fixed(hosts) => hosts.clone(),
-            GoalPlacement::Random(pool) => {
-                let mut hosts = pool.clone();
-                rng.shuffle(&mut hosts);
-                hosts.truncate(self.ranks as usize);
-                hosts
-            }
-        }
-    }
-
     /// Appends the schedule's flows, in the order of their sends in the file, with
     /// entry `g`'s transport, class and priority; each waits for its send's start.
-    pub(super) fn generate(&self, g: &TrafficGen, rng: &mut Rng, out: &mut Vec<FlowSpec>) {
-        let hosts = self.hosts(rng);
+    pub(super) fn generate(&self, g: &TrafficGen, out: &mut Vec<FlowSpec>) {
+        let hosts = &self.hosts;
         let global = |t: u32| Some(self.trigger_base + t);
         out.extend(self.flows.iter().map(|f| FlowSpec {
             src: hosts[f.src_rank as usize],
@@ -103,6 +80,7 @@ impl GoalGen {
                 on_send_done: global(f.on_send_done),
                 on_recv_done: global(f.on_recv_done),
                 matrix_id: Some(f.send),
+                collective: None,
             },
         }));
     }
@@ -113,17 +91,18 @@ mod tests {
     use super::super::tests::gen;
     use super::super::Pattern;
     use super::*;
+    use crate::engine::Rng;
     use crate::workload::TriggerKind;
     use std::sync::Arc;
 
-    fn schedule(placement: GoalPlacement) -> GoalGen {
+    fn schedule(hosts: Vec<u32>) -> GoalGen {
         let barrier = |count| Trigger {
             kind: TriggerKind::Barrier { count },
             id: 0,
         };
         GoalGen {
             ranks: 3,
-            placement,
+            hosts,
             flows: vec![
                 GoalFlow {
                     src_rank: 0,
@@ -154,7 +133,7 @@ mod tests {
     #[test]
     fn a_schedule_gives_its_flows_on_the_ranks_hosts_with_the_runs_trigger_numbers() {
         let g = TrafficGen {
-            goal: Some(Arc::new(schedule(GoalPlacement::Fixed(vec![5, 3, 9])))),
+            goal: Some(Arc::new(schedule(vec![5, 3, 9]))),
             ..gen(Pattern::Goal)
         };
         let mut out = Vec::new();
@@ -168,6 +147,7 @@ mod tests {
             on_send_done: Some(s),
             on_recv_done: Some(r),
             matrix_id: Some(id),
+            collective: None,
         };
         assert_eq!(
             got,
@@ -176,18 +156,5 @@ mod tests {
                 (9, 3, Some(200), 0, deps(14, 15, 17, 3)),
             ]
         );
-    }
-
-    #[test]
-    fn a_random_placement_puts_the_ranks_on_distinct_hosts_drawn_from_the_entrys_stream() {
-        let s = schedule(GoalPlacement::Random((0..8).collect()));
-        let a = s.hosts(&mut Rng::new(1, 0, 0));
-        assert_eq!(a.len(), 3);
-        assert!(a.iter().all(|&h| h < 8) && a[0] != a[1] && a[1] != a[2] && a[0] != a[2]);
-        assert_eq!(a, s.hosts(&mut Rng::new(1, 0, 0)));
-        let others: Vec<_> = (2..20)
-            .map(|seed| s.hosts(&mut Rng::new(seed, 0, 0)))
-            .collect();
-        assert!(others.iter().any(|o| *o != a));
     }
 }

@@ -1,8 +1,10 @@
 //! The `matrix` pattern: the flows of a connection matrix (htsim's file format, read
 //! and checked in `scenario::traffic::matrix`), with the triggers that start some of
-//! them when others finish or are delivered.
+//! them when others finish or are delivered. A collective (`collective`) is one too,
+//! generated instead of read, with each flow's place in it.
 
-use super::{Deps, FlowSpec, TrafficGen, Trigger};
+use super::collective::{Algorithm, Collective};
+use super::{CollectiveStep, Deps, FlowSpec, TrafficGen, Trigger};
 use crate::time::SimTime;
 
 /// One connection of a matrix file: a flow.
@@ -15,10 +17,21 @@ pub struct MatrixConn {
     /// Its start after the entry's start, or `None` when a trigger starts it.
     pub start: Option<SimTime>,
     pub size: u64,
+    /// From its trigger's firing to its start (compute time).
+    pub delay: SimTime,
     /// Indices in the file's triggers (`MatrixGen::triggers`).
     pub wait: Option<u32>,
     pub on_send_done: Option<u32>,
     pub on_recv_done: Option<u32>,
+    /// A collective's connection: its iteration and step.
+    pub tag: Option<CollectiveTag>,
+}
+
+/// Where a connection of a collective belongs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CollectiveTag {
+    pub iteration: u32,
+    pub step: u16,
 }
 
 /// A connection matrix, checked: its connections in file order and its triggers.
@@ -29,8 +42,24 @@ pub struct MatrixGen {
     /// The index of the file's first trigger in the run's list (`Plan::triggers`): the
     /// triggers of earlier entries come before.
     pub trigger_base: u32,
-    /// From a trigger's firing to the start of the flows it starts (compute time).
-    pub delay: SimTime,
+    /// A generated collective: what it is.
+    pub collective: Option<CollectiveJob>,
+}
+
+/// A collective job (one traffic entry): its operation, ranks and iterations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectiveJob {
+    /// The job's number among the run's collective entries.
+    pub job: u32,
+    pub collective: Collective,
+    pub algorithm: Algorithm,
+    /// Rank r runs on `hosts[r]`.
+    pub hosts: Vec<u32>,
+    pub bytes: u64,
+    pub iterations: u32,
+    /// The index of its first iteration in the run's list of collectives
+    /// (`Plan::collectives`).
+    pub first: u32,
 }
 
 impl MatrixGen {
@@ -38,24 +67,34 @@ impl MatrixGen {
     /// priority; timed ones start at the entry's start plus their own.
     pub(super) fn generate(&self, g: &TrafficGen, out: &mut Vec<FlowSpec>) {
         let global = |t: Option<u32>| t.map(|t| self.trigger_base + t);
-        out.extend(self.conns.iter().map(|c| FlowSpec {
-            src: c.src,
-            dst: c.dst,
-            size: Some(c.size),
-            start: c.start.map_or(self.delay, |s| g.start.saturating_add(s)),
-            transport: g.transport,
-            class: g.class,
-            priority: g.priority,
-            job: -1,
-            after: None,
-            conn: None,
-            after_job: None,
-            deps: Deps {
-                wait: global(c.wait),
-                on_send_done: global(c.on_send_done),
-                on_recv_done: global(c.on_recv_done),
-                matrix_id: Some(c.id),
-            },
+        out.extend(self.conns.iter().map(|c| {
+            FlowSpec {
+                src: c.src,
+                dst: c.dst,
+                size: Some(c.size),
+                start: c.start.map_or(c.delay, |s| g.start.saturating_add(s)),
+                transport: g.transport,
+                class: g.class,
+                priority: g.priority,
+                job: -1,
+                after: None,
+                conn: None,
+                after_job: None,
+                deps: Deps {
+                    wait: global(c.wait),
+                    on_send_done: global(c.on_send_done),
+                    on_recv_done: global(c.on_recv_done),
+                    matrix_id: Some(c.id),
+                    collective: self
+                        .collective
+                        .as_ref()
+                        .zip(c.tag)
+                        .map(|(j, t)| CollectiveStep {
+                            instance: j.first + t.iteration,
+                            step: t.step,
+                        }),
+                },
+            }
         }));
     }
 }
@@ -77,9 +116,11 @@ mod tests {
             id,
             start,
             size: 1000 * id as u64,
+            delay: 9,
             wait,
             on_send_done: Some(0),
             on_recv_done: None,
+            tag: None,
         };
         let m = MatrixGen {
             conns: vec![conn(1, 1, Some(5), None), conn(2, 2, None, Some(0))],
@@ -88,7 +129,7 @@ mod tests {
                 id: 7,
             }],
             trigger_base: 3,
-            delay: 9,
+            collective: None,
         };
         let g = TrafficGen {
             start: 100,

@@ -5,15 +5,20 @@
 //! pattern's own drawing is in `patterns.rs`, the requests workload's persistent
 //! connections in `requests.rs` and closed-loop jobs in `jobs.rs`.
 
+mod collective;
 mod goal;
 mod jobs;
 mod matrix;
 mod patterns;
 mod requests;
 
-pub use goal::{GoalFlow, GoalGen, GoalPlacement};
+pub use collective::{
+    place, Algorithm, Collective, CollectiveRun, CollectiveSpec, Shape, Transfer, ALGORITHMS,
+    COLLECTIVES,
+};
+pub use goal::{GoalFlow, GoalGen};
 pub use jobs::JobsGen;
-pub use matrix::{MatrixConn, MatrixGen};
+pub use matrix::{CollectiveJob, CollectiveTag, MatrixConn, MatrixGen};
 pub use patterns::{derangement, Pattern};
 pub use requests::{ConnPick, RequestsGen};
 
@@ -124,6 +129,16 @@ pub struct Deps {
     pub on_recv_done: Option<u32>,
     /// The flow's id in the connection-matrix file it comes from.
     pub matrix_id: Option<u32>,
+    /// A collective's flow: which run of which collective, and its step.
+    pub collective: Option<CollectiveStep>,
+}
+
+/// A flow's place in a collective: the collective's index in the run's list
+/// (`Plan::collectives`: one per job and iteration) and the algorithm's step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CollectiveStep {
+    pub instance: u32,
+    pub step: u16,
 }
 
 /// What a trigger does when activated.

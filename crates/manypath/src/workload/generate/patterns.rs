@@ -39,6 +39,11 @@ pub enum Pattern {
     /// receive-done).
     // See `MatrixGen`.
     Matrix,
+    /// A collective operation (all-reduce, all-gather, reduce-scatter, all-to-all,
+    /// broadcast) by a chosen algorithm over ranks placed on hosts: its steps are flows
+    /// that start when the data they need has arrived.
+    // Generated as a `MatrixGen` (`collective`).
+    Collective,
     /// The operations of a GOAL schedule (`file`, LogGOPSim's and ATLAHS's format): its
     /// ranks' sends and receives, matched, as flows between the ranks' hosts, started as
     /// their dependencies and computations allow.
@@ -141,7 +146,7 @@ impl TrafficGen {
             // Handled by `generate_requests`.
             (Pattern::Requests, Arrival::AtStart) => {}
             // Validation gives a matrix no Poisson arrivals: its file has the starts.
-            (Pattern::Matrix, _) => {
+            (Pattern::Matrix | Pattern::Collective, _) => {
                 if let Some(m) = &self.matrix {
                     m.generate(self, out);
                 }
@@ -149,7 +154,7 @@ impl TrafficGen {
             // Likewise: the schedule gives the flows and what starts them.
             (Pattern::Goal, _) => {
                 if let Some(m) = &self.goal {
-                    m.generate(self, rng, out);
+                    m.generate(self, out);
                 }
             }
             (pattern, Arrival::Poisson { rate_per_s }) => {
@@ -179,6 +184,7 @@ impl TrafficGen {
                         | Pattern::Jobs
                         | Pattern::Requests
                         | Pattern::Matrix
+                        | Pattern::Collective
                         | Pattern::Goal => {
                             let src = self.hosts[rng.below(self.hosts.len() as u64) as usize];
                             (src, self.random_other(src, rng))
