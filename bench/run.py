@@ -14,7 +14,8 @@ The machine's speed drifts from minute to minute, so the packet-level scenarios 
 times in turn (one round over all of them, then the next) and each reports its fastest
 run; ratios between scenarios (MPTCP against DCTCP) then compare runs made under the
 same conditions (and the lossless fabric's DCQCN and HPCC runs, NDP's and Homa's W4 run
-against DCTCP, where at least 0.7 is wanted). Flow-level scenarios run once. Results are also written to
+against DCTCP, and the 1,024-host collectives against fattree16-dctcp, where at least 0.7
+is wanted). Flow-level scenarios run once. Results are also written to
 bench/out/results.json.
 
 A full run (no names given) ends with `bench/busy.py`: fattree8-dctcp on 1 and 2 threads
@@ -45,6 +46,8 @@ ORDER = [
     "fattree8-hpcc-pfc",
     "fattree8-ndp",
     "fattree8-homa-w4",
+    "fattree16-ring-allreduce",
+    "fattree16-alltoall",
     "flow-fattree16-mptcp8",
     "flow-fattree32-mptcp8",
     "flow-fattree48-mptcp8",
@@ -167,6 +170,13 @@ def main() -> None:
             ratio = by_name[name]["hops_per_s"] / by_name["fattree8-dctcp"]["hops_per_s"]
             verdict = "ok" if ratio >= LOSSLESS_RATIO_WANTED else "BELOW"
             print(f"hops/s of {what} relative to DCTCP at k=8: {ratio:.3f} "
+                  f"({verdict}: at least {LOSSLESS_RATIO_WANTED} wanted)")
+    for name, what in (("fattree16-ring-allreduce", "the ring all-reduce"),
+                       ("fattree16-alltoall", "the pairwise all-to-all")):
+        if "fattree16-dctcp" in by_name and name in by_name:
+            ratio = by_name[name]["hops_per_s"] / by_name["fattree16-dctcp"]["hops_per_s"]
+            verdict = "ok" if ratio >= LOSSLESS_RATIO_WANTED else "BELOW"
+            print(f"hops/s of {what} relative to DCTCP at k=16: {ratio:.3f} "
                   f"({verdict}: at least {LOSSLESS_RATIO_WANTED} wanted)")
     (HERE / "out").mkdir(exist_ok=True)
     (HERE / "out" / "results.json").write_text(json.dumps(rows, indent=2))

@@ -244,7 +244,10 @@ impl Sim {
                 (false, None) => conn.ep.open(),
                 (true, size) => {
                     let size = size.expect("messages have a size");
-                    self.flows[f as usize].base[k] = Tally::of(&conn.ep);
+                    self.flows[f as usize]
+                        .persistent
+                        .get_or_insert_with(Default::default)
+                        .base[k] = Tally::of(&conn.ep);
                     conn.offered += size;
                     conn.ep.offer(size);
                     conn.pending.push_back((f, conn.offered));
@@ -263,7 +266,10 @@ impl Sim {
         flow.finish = Some(self.now);
         if flow.spec.conn.is_some() {
             let share = self.persistent_share(f);
-            self.flows[f as usize].share = Some(share);
+            self.flows[f as usize]
+                .persistent
+                .get_or_insert_with(Default::default)
+                .share = Some(share);
         }
         self.unfinished -= 1;
         let next = self.closed.successor[f as usize];

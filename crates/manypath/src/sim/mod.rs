@@ -46,7 +46,7 @@ use crate::transport::pair::ServerCounters;
 use crate::workload::FlowSpec;
 use events::EventQueue;
 use events::{Event, EventKind};
-use results::Tally;
+use results::PersistentTally;
 use std::collections::VecDeque;
 
 /// One connection: the client (data sender) and server (receiver) endpoints, carrying
@@ -144,10 +144,10 @@ struct Flow {
     spec: FlowSpec,
     conns: [u32; MAX_COPIES],
     copies: u8,
-    /// Persistent connections: each copy's connection counters when the flow started,
-    /// and, once finished, the flow's share of them.
-    base: [Tally; MAX_COPIES],
-    share: Option<Tally>,
+    /// A message on persistent connections: its counters there (`None` for a flow with
+    /// connections of its own, and until the message starts). Boxed: most flows have
+    /// none, and a run may hold millions of flows (a collective's steps).
+    persistent: Option<Box<PersistentTally>>,
     /// The flow's start has come (its `FlowStart` ran).
     started: bool,
     finish: Option<SimTime>,

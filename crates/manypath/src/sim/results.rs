@@ -5,7 +5,7 @@
 use super::events::EventKind;
 use super::triggers::NOT_RECEIVED;
 use super::WireKind;
-use super::{Sim, SAMPLE_FLOWS};
+use super::{Sim, MAX_COPIES, SAMPLE_FLOWS};
 use crate::connection::Endpoints;
 use crate::metrics::ideal::{ideal_delivery, ideal_fct, ideal_received, Hop, Segments};
 use crate::metrics::{
@@ -48,6 +48,14 @@ pub(super) struct Tally {
     stats: SenderStats,
     mptcp: MptcpCounters,
     recovery: RecoveryCounters,
+}
+
+/// A message's counters on its persistent connections: each copy's connection counters
+/// when it started, and, once finished, its share of them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PersistentTally {
+    pub base: [Tally; MAX_COPIES],
+    pub share: Option<Tally>,
 }
 
 impl Tally {
@@ -201,7 +209,13 @@ impl Sim {
         flow.copies()
             .iter()
             .enumerate()
-            .map(|(k, &c)| Tally::of(&self.conns[c as usize].ep).combine(&flow.base[k], true))
+            .map(|(k, &c)| {
+                let base = flow
+                    .persistent
+                    .as_ref()
+                    .map_or(Tally::default(), |p| p.base[k]);
+                Tally::of(&self.conns[c as usize].ep).combine(&base, true)
+            })
             .fold(Tally::default(), |acc, t| acc.combine(&t, false))
     }
 
@@ -351,7 +365,7 @@ impl Sim {
         let f = &self.flows[i];
         let spec = &f.spec;
         let first = &self.conns[f.conns[0] as usize];
-        let t = match (spec.conn, f.share) {
+        let t = match (spec.conn, f.persistent.as_ref().and_then(|p| p.share)) {
             (None, _) => f
                 .copies()
                 .iter()

@@ -12,7 +12,6 @@ use super::forward::{Deferred, DeferredTxDone};
 use super::homa::HomaHosts;
 use super::host_rx::HostDelay;
 use super::pools::{ConnPools, PoolFiling};
-use super::results::Tally;
 use super::results::{Counts, Sampling};
 use super::triggers::Triggers;
 use super::{
@@ -36,7 +35,7 @@ use crate::transport::ndp::PullPacer;
 use crate::transport::protocol::CcKind;
 use crate::transport::roce::RocePair;
 use crate::workload::{ConnSpec, FlowSpec, Trigger};
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 impl Sim {
     /// A run of `plan`, ready to start at time 0.
@@ -317,8 +316,7 @@ impl Workload {
             spec,
             conns,
             copies,
-            base: [Tally::default(); MAX_COPIES],
-            share: None,
+            persistent: None,
             started: false,
             finish: None,
         });
@@ -486,7 +484,10 @@ impl<'a> ConnBuilder<'a> {
     fn ndp_path_hashes(&mut self, i: usize, c: NewConn) -> Vec<[u32; 2]> {
         let net = &mut *self.net;
         let want = net.ecmp_paths(c.src, c.dst) as usize;
-        let mut found: Vec<(Vec<u32>, u32)> = Vec::with_capacity(want);
+        // The hashes of the paths found, in the order found; the paths, to tell a new one
+        // (a set: a k = 32 fat tree has 256 paths between pods, found among ~1,400 draws).
+        let mut found: Vec<u32> = Vec::with_capacity(want);
+        let mut seen: HashSet<Vec<u32>> = HashSet::with_capacity(want);
         for k in 0..(64 * want as u32).max(64) {
             let h = data_hash(i, k as u16, c.src, c.dst);
             let mut path = Vec::new();
@@ -498,14 +499,14 @@ impl<'a> ConnBuilder<'a> {
                 path.push(port);
                 node = net.ports[port as usize].peer;
             }
-            if !found.iter().any(|(p, _)| *p == path) {
-                found.push((path, h));
+            if seen.insert(path) {
+                found.push(h);
                 if found.len() == want {
                     break;
                 }
             }
         }
-        found.into_iter().map(|(_, h)| [h, h]).collect()
+        found.into_iter().map(|h| [h, h]).collect()
     }
 
     /// The pinned routes (data, ACK) of connection `i`'s subflows in BCube, on the paths

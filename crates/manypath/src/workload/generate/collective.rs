@@ -220,31 +220,28 @@ impl Shape {
         let mut s = Shape::default();
         let mut recvs: Vec<Vec<usize>> = vec![Vec::new(); n as usize];
         let mut sends: Vec<Vec<usize>> = vec![Vec::new(); n as usize];
+        // This step's sends, by rank.
+        let mut mine: Vec<Vec<usize>> = vec![Vec::new(); n as usize];
         for (k, step) in steps.iter().enumerate() {
             let first = s.transfers.len();
             for &(src, dst, bytes) in step {
-                s.transfer(src, dst, bytes, k);
+                let i = s.transfer(src, dst, bytes, k);
+                mine[src as usize].push(i);
             }
-            let here: Vec<usize> = (first..s.transfers.len()).collect();
-            for r in 0..n {
-                let mine: Vec<usize> = here
-                    .iter()
-                    .copied()
-                    .filter(|&i| s.transfers[i].src == r)
-                    .collect();
-                if mine.is_empty() {
+            for r in 0..n as usize {
+                if mine[r].is_empty() {
                     continue;
                 }
-                let got = std::mem::take(&mut recvs[r as usize]);
+                let got = std::mem::take(&mut recvs[r]);
                 if got.is_empty() {
-                    let sent = std::mem::take(&mut sends[r as usize]);
-                    s.after(&sent, false, &mine);
+                    let sent = std::mem::take(&mut sends[r]);
+                    s.after(&sent, false, &mine[r]);
                 } else {
-                    s.after(&got, true, &mine);
+                    s.after(&got, true, &mine[r]);
                 }
-                sends[r as usize] = mine;
+                sends[r] = std::mem::take(&mut mine[r]);
             }
-            for &i in &here {
+            for i in first..s.transfers.len() {
                 recvs[s.transfers[i].dst as usize].push(i);
             }
         }
