@@ -263,7 +263,7 @@ def test_matrix_fields_are_checked_against_the_pattern(tmp_path: Path) -> None:
         (FABRIC + '\n[[traffic]]\npattern = "permutation"\nsize = { fixed = 10 }\nfile = "m.cm"\n',
          'traffic[0].file: applies only to pattern "matrix"'),
         (FABRIC + '\n[[traffic]]\npattern = "permutation"\n',
-         "traffic[0].size: missing (a required field of every pattern but \"matrix\": "
+         "traffic[0].size: missing (a required field of every pattern but \"matrix\" and \"goal\": "
          "a flow-size distribution, e.g. { fixed = 131072 })"),
         (scenario("m.cm") + "hosts = [0, 1]\n",
          'traffic[0].hosts: does not apply to pattern "matrix": its file gives the flows'),

@@ -173,9 +173,9 @@ def test_a_missing_field_of_a_table_is_named_with_the_tables_line() -> None:
         "topology.leaf_spine.spines: missing (a required field of the table at line 3)"
     )
     second = STAR + ENTRY + '[[traffic]]\npattern = "incast"\n'
-    # Every pattern but "matrix" needs a size: the check says so.
+    # Every pattern but "matrix" and "goal" needs a size: the check says so.
     assert errors(second) == (
-        'traffic[1].size: missing (a required field of every pattern but "matrix": '
+        'traffic[1].size: missing (a required field of every pattern but "matrix" and "goal": '
         "a flow-size distribution, e.g. { fixed = 131072 })"
     )
 

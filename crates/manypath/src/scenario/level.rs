@@ -223,10 +223,10 @@ fn check_flow_level(s: &Scenario, transports: &[TransportPlan], c: &mut Checker)
                 &format!("{path}.size"),
                 "the flow level models long-lived flows only (size = \"long_lived\")",
             ),
-            // A matrix's flows have sizes and triggers.
+            // A matrix's or a GOAL schedule's flows have sizes and triggers.
             None => err(
                 &format!("{path}.pattern"),
-                "the flow level models long-lived flows only: a connection matrix's flows have sizes",
+                "the flow level models long-lived flows only: a connection matrix's or a GOAL schedule's flows have sizes",
             ),
         }
         if t.arrival.is_some() {

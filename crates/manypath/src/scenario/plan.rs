@@ -29,7 +29,7 @@ use crate::net::topology::Topology;
 use crate::time::{from_ms, SimTime};
 use crate::transport::tcp::TcpConfig;
 use crate::workload::generate::{CollectiveRun, TrafficGen};
-use crate::workload::{ConnSpec, FlowSpec, Trigger};
+use crate::workload::{ConnSpec, FlowSpec, Trigger, TriggerLink};
 use std::fmt;
 use std::path::Path;
 
@@ -238,13 +238,34 @@ impl Plan {
         self.workload().0
     }
 
-    /// The run's triggers, which the flows' `deps` number: each matrix entry's, in
-    /// entry order.
+    /// The run's triggers, which the flows' `deps` number: each matrix or GOAL entry's,
+    /// in entry order.
     pub fn triggers(&self) -> Vec<Trigger> {
         self.traffic
             .iter()
-            .filter_map(|g| g.matrix.as_ref())
-            .flat_map(|m| m.triggers.iter().copied())
+            .flat_map(|g| {
+                let matrix = g.matrix.iter().flat_map(|m| m.triggers.iter().copied());
+                matrix.chain(g.goal.iter().flat_map(|m| m.triggers.iter().copied()))
+            })
+            .collect()
+    }
+
+    /// The links between the run's triggers (a GOAL schedule's), numbered as `triggers`.
+    pub fn trigger_links(&self) -> Vec<TriggerLink> {
+        self.traffic
+            .iter()
+            .filter_map(|g| g.goal.as_ref())
+            .flat_map(|m| m.links())
+            .collect()
+    }
+
+    /// The activations made before the run, `(time, trigger)` (a GOAL schedule's
+    /// operations with nothing to wait for, at their entry's start).
+    pub fn trigger_starts(&self) -> Vec<(SimTime, u32)> {
+        self.traffic
+            .iter()
+            .filter_map(|g| g.goal.as_ref().map(|m| (g.start, m)))
+            .flat_map(|(at, m)| m.starts().map(move |t| (at, t)))
             .collect()
     }
 

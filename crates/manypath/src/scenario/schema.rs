@@ -1072,7 +1072,7 @@ pub struct TrafficSpec {
     /// Strict-priority class: 0 (high, default) or 1 (low).
     #[serde(default)]
     pub priority: u8,
-    /// The flows' sizes (every pattern but `matrix`, whose file gives them).
+    /// The flows' sizes (every pattern but `matrix` and `goal`, whose files give them).
     pub size: Option<SizeSpec>,
     /// When the entry starts, in microseconds.
     #[serde(default)]
@@ -1142,7 +1142,8 @@ pub struct TrafficSpec {
     pub jobs: Option<JobsSpec>,
     /// Flows of at least `at_bytes` take another transport and class.
     pub size_split: Option<SizeSplitSpec>,
-    /// `matrix`: the connection-matrix file (htsim's format), relative to the scenario.
+    /// `matrix`: the connection-matrix file (htsim's format), relative to the scenario;
+    /// `goal`: the GOAL schedule (LogGOPSim's text format).
     pub file: Option<String>,
     /// `matrix`: the time from a trigger's firing to the start of the flows it starts
     /// (compute time), in microseconds (default 0: a flow starts one synchronisation
@@ -1158,8 +1159,10 @@ pub struct TrafficSpec {
     /// `collective`: the number of ranks, one per host, taken from the entry's hosts by
     /// `placement` (default: every host of the entry, in order).
     pub ranks: Option<u32>,
-    /// `collective`: which of the entry's hosts the ranks take: `contiguous` (the
-    /// first, default), `strided` (evenly spread) or `random` (drawn with the seed).
+    /// `collective` and `goal`: which of the entry's hosts the ranks take: `contiguous`
+    /// (the first, default; for `goal`, with `hosts = [...]`, rank r on `hosts[r]`),
+    /// `strided` (evenly spread: rank r on the (r·⌊H/R⌋)-th of H hosts) or `random`
+    /// (drawn with the seed).
     pub placement: Option<String>,
     /// `collective`: how many times the collective runs, one after the other (training
     /// steps; default 1).
@@ -1173,11 +1176,16 @@ pub struct TrafficSpec {
     /// `collective`, algorithm `hierarchical`: ranks per group (consecutive ranks).
     pub group_size: Option<u32>,
     /// `collective`: `pair` (default): the transfers between two ranks are messages on
-    /// one persistent connection, opened at the entry's start (NCCL's and MPI's channels
+    /// one persistent connection, opened by the first of them (NCCL's and MPI's channels
     /// between peers; TCP and its variants); `transfer`: each transfer opens a
     /// connection of its own, as each line of a connection matrix does (the default for
     /// NDP, RoCE and Homa, and for transports with copies).
     pub connections: Option<String>,
+    /// `goal`: sends of at least this many bytes also wait for their receive to be
+    /// posted (LogGOPSim's rendezvous protocol above its threshold S); default none:
+    /// every message leaves when its send's dependencies are done (eager, as ATLAHS's
+    /// htsim back end sends).
+    pub rendezvous_bytes: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

@@ -235,6 +235,7 @@ fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn
     }
     w.pools = pools.done();
     w.closed.triggers.watch(builder.conns.len(), &w.flows);
+    w.closed.triggers.link(&plan.trigger_links());
     // Where each flow's send-done happens: a Homa message's at its receiver.
     let finish_host: Vec<u32> = w
         .flows
@@ -247,6 +248,7 @@ fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn
         })
         .collect();
     w.closed.triggers.localise(&w.flows, &finish_host);
+    w.start_triggered(plan, events);
     (builder.conns, w)
 }
 
@@ -264,6 +266,17 @@ impl Workload {
             unfinished: 0,
             long_lived: 0,
             pools: ConnPools::default(),
+        }
+    }
+
+    /// Counts the activations made before the run (the triggers linked): the flows
+    /// their firings start begin then, with no synchronisation step (nothing crosses the
+    /// fabric to tell them).
+    fn start_triggered(&mut self, plan: &Plan, events: &mut EventQueue) {
+        for (f, fired) in self.closed.triggers.start(&plan.trigger_starts()) {
+            let at = fired.saturating_add(self.closed.think[f as usize]);
+            self.flows[f as usize].spec.start = at;
+            events.schedule(at, EventKind::FlowStart, f, 0);
         }
     }
 

@@ -1,25 +1,36 @@
 //! Traffic as a dependency graph: triggers that flows' finishes (send-done) and
 //! deliveries in full (receive-done) activate, and that start the flows waiting for them.
 //! A closed-loop job is one of them: a barrier its flows' finishes activate, which starts
-//! the job after it.
+//! the job after it. A trigger's firing may also activate other triggers, at once or a
+//! delay later (`TriggerLink`: a GOAL schedule's operations passing their start or
+//! completion on, a computation's time in between), and a trigger may be activated
+//! before the run, at a time of its own (`Triggers::start`: a GOAL operation with
+//! nothing to wait for).
 //!
 //! A trigger's firing is news that crosses the fabric: the flows it starts start a
 //! synchronisation step (the smallest link delay) after it at the earliest, as a job's
 //! waiters do (`Sim::start_later`). In a run over several threads every activation is
 //! counted at its window's end by every partition, in (time, flow, trigger) order
 //! (`parallel::count_activations`), so every partition keeps the same trigger state and
-//! starts its own flows: the same starts for any number of threads.
+//! starts its own flows: the same starts for any number of threads. A link's delay may
+//! date an activation after others still to be counted: a barrier fires at the latest of
+//! its activations' times, whatever the order they are counted in, so the order changes
+//! nothing. Triggers that fire before the run (every activation known then) start their
+//! flows at their firing, with no step: no news has to cross the fabric.
 //!
 //! A *local* trigger is the exception: every activation happens at one host (the
 //! receiver of the flows whose receive-done activates it, the sender of those whose
 //! send-done does) and every flow it starts is sent from that host: a collective's
-//! rank going on with what it just received. Its firing crosses nothing, so its flows
-//! start at the firing plus their delay, as htsim starts them; the one partition that
-//! runs the host counts it at once, and no other partition needs to.
+//! rank going on with what it just received, a GOAL rank's next operations. Its firing
+//! crosses nothing, so its flows start at the firing plus their delay, as htsim starts
+//! them; the one partition that runs the host counts it at once, and no other partition
+//! needs to. Triggers joined by links are local together or not at all (a local
+//! trigger's firing is counted in one partition only, so everything it activates must
+//! be too): all of them at one host.
 
 use super::{Flow, Sim, NOT_STARTED};
 use crate::time::SimTime;
-use crate::workload::{FlowSpec, Trigger, TriggerKind};
+use crate::workload::{FlowSpec, Trigger, TriggerKind, TriggerLink};
 use std::collections::VecDeque;
 
 /// No trigger.
@@ -59,6 +70,12 @@ pub(super) struct Triggers {
     pub recv_watch: Vec<VecDeque<(u32, u64)>>,
     /// The jobs' barriers, which come first.
     pub jobs: u32,
+    /// Per trigger, the latest time it was activated at: a barrier fires then.
+    pub at: Vec<SimTime>,
+    /// Per trigger, the triggers its firing activates and the delay to each
+    /// (`link_to[link_start[t]..link_start[t + 1]]`). Empty when no trigger has links.
+    pub link_start: Vec<u32>,
+    pub link_to: Vec<(u32, SimTime)>,
 }
 
 impl Triggers {
@@ -107,7 +124,7 @@ impl Triggers {
 
     /// Marks the local triggers (see above): `finish_host[f]` is where flow `f`'s
     /// send-done happens. A job's barrier is never local (its flows finish on many
-    /// hosts).
+    /// hosts). Call it once the triggers are linked (`link`).
     pub(super) fn localise(&mut self, flows: &[Flow], finish_host: &[u32]) {
         const NONE: u32 = u32::MAX;
         const MANY: u32 = u32::MAX - 1;
@@ -130,6 +147,39 @@ impl Triggers {
         for (t, ws) in self.waiters.iter().enumerate() {
             for &w in ws {
                 note(t as u32, flows[w as usize].spec.src);
+            }
+        }
+        if !self.link_to.is_empty() {
+            // Triggers joined by links are local together, at one host, or not at all.
+            let join = |x: u32, h: u32| match (x, h) {
+                (x, NONE) => x,
+                (NONE, h) => h,
+                (x, h) if x == h => h,
+                _ => MANY,
+            };
+            let n = self.kind.len();
+            let mut root: Vec<u32> = (0..n as u32).collect();
+            fn find(root: &mut [u32], mut x: u32) -> u32 {
+                while root[x as usize] != x {
+                    root[x as usize] = root[root[x as usize] as usize];
+                    x = root[x as usize];
+                }
+                x
+            }
+            for from in 0..n {
+                let links = self.link_start[from] as usize..self.link_start[from + 1] as usize;
+                for &(to, _) in &self.link_to[links] {
+                    let (a, b) = (find(&mut root, from as u32), find(&mut root, to));
+                    root[a as usize] = b;
+                }
+            }
+            let mut at_root = vec![NONE; n];
+            for (t, &h) in host.iter().enumerate() {
+                let r = find(&mut root, t as u32) as usize;
+                at_root[r] = join(at_root[r], h);
+            }
+            for (t, h) in host.iter_mut().enumerate() {
+                *h = at_root[find(&mut root, t as u32) as usize];
             }
         }
         self.local = host
@@ -181,7 +231,46 @@ impl Triggers {
         }
     }
 
+    /// The links between the traffic entries' triggers (numbered as the flows' `deps`).
+    pub(super) fn link(&mut self, links: &[TriggerLink]) {
+        if links.is_empty() || self.kind.is_empty() {
+            return;
+        }
+        let n = self.kind.len();
+        let mut start = vec![0u32; n + 1];
+        for l in links {
+            start[(self.jobs + l.from) as usize + 1] += 1;
+        }
+        let mut sum = 0;
+        for s in &mut start {
+            sum += *s;
+            *s = sum;
+        }
+        let mut next = start.clone();
+        self.link_to = vec![(0, 0); links.len()];
+        for l in links {
+            let from = (self.jobs + l.from) as usize;
+            self.link_to[next[from] as usize] = (self.jobs + l.to, l.delay);
+            next[from] += 1;
+        }
+        self.link_start = start;
+    }
+
+    /// The activations made before the run, `(time, trigger)` (numbered as the flows'
+    /// `deps`): the flows they start, each with its trigger's firing time.
+    pub(super) fn start(&mut self, starts: &[(SimTime, u32)]) -> Vec<(u32, SimTime)> {
+        let mut started = Vec::new();
+        if self.kind.is_empty() {
+            return started;
+        }
+        for &(at, t) in starts {
+            self.activate(self.jobs + t, at, &mut started);
+        }
+        started
+    }
+
     fn push(&mut self, kind: TriggerKind) {
+        self.at.push(0);
         self.left.push(match kind {
             TriggerKind::Oneshot => 1,
             TriggerKind::Multishot => 0,
@@ -209,25 +298,38 @@ impl Triggers {
         }
     }
 
-    /// Activates trigger `t`: the flows it starts.
-    pub(super) fn activate(&mut self, t: u32) -> Vec<u32> {
-        let t = t as usize;
-        if self.left[t] == 0 {
-            return Vec::new();
-        }
-        self.left[t] -= 1;
-        match self.kind[t] {
-            TriggerKind::Oneshot | TriggerKind::Barrier { .. } => {
-                if self.left[t] == 0 {
-                    std::mem::take(&mut self.waiters[t])
-                } else {
-                    Vec::new()
-                }
+    /// Activates trigger `t` at `at`, and the triggers its firing activates through its
+    /// links, and theirs: appends the flows they start to `started`, each with the time
+    /// its trigger fired (a barrier's latest activation, a multishot's activation).
+    pub(super) fn activate(&mut self, t: u32, at: SimTime, started: &mut Vec<(u32, SimTime)>) {
+        let mut work = vec![(t, at)];
+        while let Some((t, at)) = work.pop() {
+            let t = t as usize;
+            if self.left[t] == 0 {
+                continue;
             }
-            TriggerKind::Multishot => {
-                let k = self.next[t] as usize;
-                self.next[t] += 1;
-                vec![self.waiters[t][k]]
+            self.left[t] -= 1;
+            let when = match self.kind[t] {
+                TriggerKind::Oneshot | TriggerKind::Barrier { .. } => {
+                    self.at[t] = self.at[t].max(at);
+                    if self.left[t] > 0 {
+                        continue;
+                    }
+                    let when = self.at[t];
+                    started.extend(self.waiters[t].drain(..).map(|w| (w, when)));
+                    when
+                }
+                TriggerKind::Multishot => {
+                    let k = self.next[t] as usize;
+                    self.next[t] += 1;
+                    started.push((self.waiters[t][k], at));
+                    at
+                }
+            };
+            if let Some(&[a, b]) = self.link_start.get(t..t + 2) {
+                for &(to, delay) in &self.link_to[a as usize..b as usize] {
+                    work.push((to, when.saturating_add(delay)));
+                }
             }
         }
     }
@@ -248,13 +350,16 @@ impl Sim {
         self.fire(t, now, true, self.windows.step);
     }
 
-    /// Counts an activation of trigger `t` made at `at`: the flows it starts start
-    /// `signal` after `at` at the earliest (`start_later`: a step, or nothing for a
-    /// local trigger); `all`: this replica starts every one, else only its own.
+    /// Counts an activation of trigger `t` made at `at`: the flows it starts (it, or the
+    /// triggers its links activate) start `signal` after their trigger's firing at the
+    /// earliest (`start_later`: a step, or nothing for a local trigger); `all`: this
+    /// replica starts every one, else only its own.
     pub(super) fn fire(&mut self, t: u32, at: SimTime, all: bool, signal: SimTime) {
-        for w in self.closed.triggers.activate(t) {
+        let mut started = Vec::new();
+        self.closed.triggers.activate(t, at, &mut started);
+        for (w, fired) in started {
             if all || self.owns_flow(w) {
-                self.start_later(w, at, signal);
+                self.start_later(w, fired, signal);
             }
         }
     }
@@ -304,5 +409,53 @@ impl Sim {
             }
         }
         (n, first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Triggers of kinds `kinds` (no jobs), linked by `links`; flow 7 waits for the last.
+    fn triggers(kinds: &[TriggerKind], links: &[(u32, u32, SimTime)]) -> Triggers {
+        let mut t = Triggers::default();
+        for &k in kinds {
+            t.push(k);
+        }
+        let links: Vec<TriggerLink> = links
+            .iter()
+            .map(|&(from, to, delay)| TriggerLink { from, to, delay })
+            .collect();
+        t.link(&links);
+        t.add_waiter(kinds.len() as u32 - 1, 7);
+        t
+    }
+
+    const ONE: TriggerKind = TriggerKind::Barrier { count: 1 };
+    const TWO: TriggerKind = TriggerKind::Barrier { count: 2 };
+
+    /// A link passes a firing on a delay later; a barrier fires at its latest
+    /// activation's time whatever the order the activations are counted in (a link's
+    /// delay may date one after those counted later).
+    #[test]
+    fn a_barrier_fires_at_its_latest_activation_in_any_order_of_counting() {
+        for order in [[0, 1], [1, 0]] {
+            let mut t = triggers(&[ONE, ONE, TWO], &[(0, 2, 50), (1, 2, 0)]);
+            let mut started = Vec::new();
+            for i in order {
+                t.activate(i, [10, 30][i as usize], &mut started);
+            }
+            // Trigger 0 at 10 reaches 2 at 60, trigger 1 at 30 reaches it at 30.
+            assert_eq!(started, [(7, 60)], "{order:?}");
+        }
+    }
+
+    #[test]
+    fn links_chain_with_their_delays_and_fire_once() {
+        let mut t = triggers(&[ONE, ONE, ONE], &[(0, 1, 5), (1, 2, 7)]);
+        assert_eq!(t.start(&[(100, 0)]), [(7, 112)]);
+        let mut started = Vec::new();
+        t.activate(0, 200, &mut started);
+        assert!(started.is_empty());
     }
 }

@@ -5,6 +5,7 @@ pub mod generate;
 pub mod size;
 
 pub use cdf::EmpiricalCdf;
+pub use generate::TriggerLink;
 pub use generate::{
     CollectiveStep, ConnPick, ConnSpec, Deps, FlowSpec, Pattern, RequestsGen, Trigger, TriggerKind,
 };

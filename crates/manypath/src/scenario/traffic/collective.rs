@@ -43,7 +43,11 @@ fn own_fields(t: &TrafficSpec) -> [(&'static str, bool); 9] {
         ("collective", t.collective.is_some()),
         ("algorithm", t.algorithm.is_some()),
         ("ranks", t.ranks.is_some()),
-        ("placement", t.placement.is_some()),
+        // (A GOAL schedule's too.)
+        (
+            "placement",
+            t.placement.is_some() && t.pattern != Pattern::Goal,
+        ),
         ("iterations", t.iterations.is_some()),
         ("gap_us", t.gap_us.is_some()),
         ("chunks", t.chunks.is_some()),
@@ -70,10 +74,12 @@ pub(super) fn collective_fields(
     if t.pattern != Pattern::Collective {
         for (name, given) in own_fields(t) {
             if given {
-                c.err(
-                    &field(name),
-                    "applies only to pattern \"collective\"".into(),
-                );
+                let only = if name == "placement" {
+                    "applies only to pattern \"collective\" or \"goal\""
+                } else {
+                    "applies only to pattern \"collective\""
+                };
+                c.err(&field(name), only.into());
             }
         }
         return None;

@@ -4,6 +4,7 @@
 //! requests tables (`requests`).
 
 mod collective;
+mod goal;
 mod matrix;
 mod patterns;
 mod requests;
@@ -116,6 +117,7 @@ pub(super) fn traffic(
                 collective_jobs += 1;
                 collectives += j.iterations;
             }
+            trigger_base += g.goal.as_ref().map_or(0, |m| m.triggers.len() as u32);
             out.gens.push(g);
             out.entry_paths.push(paths);
             out.entry_stop.push(stop);
@@ -146,6 +148,12 @@ fn check_connection_pool(
         c.err(
             &field,
             "does not apply to pattern \"matrix\": each connection of the file is a flow on a connection of its own".into(),
+        );
+    }
+    if t.pattern == Pattern::Goal {
+        c.err(
+            &field,
+            "does not apply to pattern \"goal\": each message of the file is a flow on a connection of its own".into(),
         );
     }
     if matches!(t.size, Some(SizeSpec::LongLived)) {

@@ -3,11 +3,13 @@
 //! them on entries of other patterns), its repetitions and its arrivals, checked.
 
 use super::collective::{collective_fields, CollectiveSetting};
+use super::goal::Placement;
 use super::sizes::size_dist;
+use crate::engine::{rng::stream, Rng};
 use crate::scenario::checker::{show, Checker, MAX_TIME_US};
 use crate::scenario::schema::{ArrivalSpec, TrafficSpec};
 use crate::time::{from_us, SimTime};
-use crate::workload::generate::{Arrival, MatrixGen, Pattern, RequestsGen, TrafficGen};
+use crate::workload::generate::{Arrival, GoalGen, MatrixGen, Pattern, RequestsGen, TrafficGen};
 use crate::workload::SizeDist;
 use std::path::Path;
 use std::sync::Arc;
@@ -32,7 +34,7 @@ struct PatternInfo {
 }
 
 /// Every pattern, in the order error messages list them.
-const PATTERNS: [Pattern; 10] = [
+const PATTERNS: [Pattern; 11] = [
     Pattern::Permutation,
     Pattern::RandomPairs,
     Pattern::Incast,
@@ -43,6 +45,7 @@ const PATTERNS: [Pattern; 10] = [
     Pattern::Jobs,
     Pattern::Matrix,
     Pattern::Collective,
+    Pattern::Goal,
 ];
 
 fn info(p: Pattern) -> PatternInfo {
@@ -63,6 +66,7 @@ fn info(p: Pattern) -> PatternInfo {
         Pattern::Matrix => info("matrix", false, false),
         // Its ranks are checked on their own (`collective`).
         Pattern::Collective => info("collective", false, false),
+        Pattern::Goal => info("goal", false, false),
     }
 }
 
@@ -135,6 +139,7 @@ pub(super) fn traffic_gen(
     let matrix = e
         .matrix_fields(at, c)
         .or_else(|| collective_fields(t, path, &setting, c));
+    let goal = e.goal_fields(at, &hosts, c);
     e.jobs_fields(&hosts, c);
     e.requests_fields(requests.is_some(), before, c);
     if info(e.pattern).from_hosts && hosts.len() < 2 && c.problems.len() == before {
@@ -196,6 +201,7 @@ pub(super) fn traffic_gen(
         split: None,
         connection_pool: t.connection_pool,
         matrix: matrix.map(Arc::new),
+        goal: goal.map(Arc::new),
     })
 }
 
@@ -248,22 +254,31 @@ impl Entry<'_> {
         }
     }
 
-    /// `size`: every pattern's but a matrix's, whose file gives each flow's size.
+    /// `size`: every pattern's but a matrix's or a GOAL schedule's, whose file gives
+    /// each flow's size.
     fn size(&self, base_dir: &Path, c: &mut Checker) -> Option<SizeDist> {
-        match (&self.t.size, self.pattern == Pattern::Matrix) {
+        let from_file = matches!(self.pattern, Pattern::Matrix | Pattern::Goal);
+        match (&self.t.size, from_file) {
             (Some(s), false) => size_dist(s, &self.field("size"), base_dir, c),
             (None, false) => {
                 c.err(
                     &self.field("size"),
-                    "missing (a required field of every pattern but \"matrix\": a flow-size distribution, e.g. { fixed = 131072 })".into(),
+                    "missing (a required field of every pattern but \"matrix\" and \"goal\": a flow-size distribution, e.g. { fixed = 131072 })".into(),
                 );
                 None
             }
             (Some(_), true) => {
+                let what = if self.pattern == Pattern::Goal {
+                    "message"
+                } else {
+                    "connection"
+                };
                 c.err(
                     &self.field("size"),
-                    "does not apply to pattern \"matrix\": its file gives each connection's size"
-                        .into(),
+                    format!(
+                        "does not apply to pattern \"{}\": its file gives each {what}'s size",
+                        info(self.pattern).name
+                    ),
                 );
                 None
             }
@@ -277,16 +292,17 @@ impl Entry<'_> {
     fn matrix_fields(&self, at: &Setting, c: &mut Checker) -> Option<MatrixGen> {
         let t = self.t;
         if self.pattern != Pattern::Matrix {
-            for (field, given) in [
-                ("file", t.file.is_some()),
-                ("trigger_delay_us", t.trigger_delay_us.is_some()),
-            ] {
-                if given {
-                    c.err(
-                        &self.field(field),
-                        "applies only to pattern \"matrix\"".into(),
-                    );
-                }
+            if t.file.is_some() && self.pattern != Pattern::Goal {
+                c.err(
+                    &self.field("file"),
+                    "applies only to pattern \"matrix\" or \"goal\"".into(),
+                );
+            }
+            if t.trigger_delay_us.is_some() {
+                c.err(
+                    &self.field("trigger_delay_us"),
+                    "applies only to pattern \"matrix\"".into(),
+                );
             }
             return None;
         }
@@ -324,6 +340,78 @@ impl Entry<'_> {
         };
         let m = super::matrix::read(file, at.base_dir, self.n_hosts, at.trigger_base, delay);
         match m {
+            Ok(m) => Some(m),
+            Err(e) => {
+                c.err(&self.field("file"), e);
+                None
+            }
+        }
+    }
+
+    /// Pattern `goal`: its `file`, read, matched and checked, with `placement` and
+    /// `rendezvous_bytes`; the fields that do not apply to it (its file gives the
+    /// messages and what starts them). `hosts` are the entry's, where the ranks run.
+    fn goal_fields(&self, at: &Setting, hosts: &[u32], c: &mut Checker) -> Option<GoalGen> {
+        let t = self.t;
+        if self.pattern != Pattern::Goal {
+            // (`placement` is a collective's too: `collective_fields` checks it.)
+            if t.rendezvous_bytes.is_some() {
+                c.err(
+                    &self.field("rendezvous_bytes"),
+                    "applies only to pattern \"goal\"".into(),
+                );
+            }
+            return None;
+        }
+        for (field, given) in [
+            ("arrival", t.arrival.is_some()),
+            ("size_split", t.size_split.is_some()),
+            ("closed_loop", t.closed_loop),
+            ("repeat", t.repeat != 1),
+            ("stagger_us", t.stagger_us != 0.0),
+        ] {
+            if given {
+                c.err(
+                    &self.field(field),
+                    "does not apply to pattern \"goal\": its file gives the messages".into(),
+                );
+            }
+        }
+        if t.rendezvous_bytes == Some(0) {
+            c.err(
+                &self.field("rendezvous_bytes"),
+                "must be at least 1 byte (leave it out for none)".into(),
+            );
+        }
+        let Some(file) = &t.file else {
+            c.err(
+                &self.field("file"),
+                "pattern \"goal\" needs a file (a GOAL schedule, relative to the scenario)".into(),
+            );
+            return None;
+        };
+        let placement = match t.placement.as_deref().unwrap_or("contiguous") {
+            "contiguous" => Placement::Contiguous,
+            "strided" => Placement::Strided,
+            // Drawn as a collective's ranks are, from the entry's own stream.
+            "random" => Placement::Random(Rng::new(at.seed, stream::PLACEMENT, at.entry as u64)),
+            other => {
+                c.err(
+                    &self.field("placement"),
+                    format!(
+                        "unknown placement {other:?} (known: \"contiguous\", \"strided\", \"random\")"
+                    ),
+                );
+                return None;
+            }
+        };
+        let entry = super::goal::Entry {
+            hosts,
+            placement,
+            rendezvous_bytes: t.rendezvous_bytes,
+            trigger_base: at.trigger_base,
+        };
+        match super::goal::read(file, at.base_dir, &entry) {
             Ok(m) => Some(m),
             Err(e) => {
                 c.err(&self.field("file"), e);
@@ -521,7 +609,7 @@ impl Entry<'_> {
         match self.pattern {
             Pattern::Requests => Some(ArrivalSpec::Poisson),
             // The file, or the algorithm, gives the starts.
-            Pattern::Matrix | Pattern::Collective => None,
+            Pattern::Matrix | Pattern::Collective | Pattern::Goal => None,
             Pattern::Permutation
             | Pattern::RandomPairs
             | Pattern::Incast
@@ -625,7 +713,8 @@ impl Entry<'_> {
             | Pattern::EachToRandom
             | Pattern::Jobs
             | Pattern::Matrix
-            | Pattern::Collective => hosts.len() as f64,
+            | Pattern::Collective
+            | Pattern::Goal => hosts.len() as f64,
         };
         let sizes_below = requests.and_then(|r| r.sizes_below);
         if let (Some(b), Some(sz)) = (sizes_below, size) {
@@ -738,7 +827,7 @@ impl Entry<'_> {
             (_, Pattern::Pair) => t.repeat as f64,
             (_, Pattern::Requests) => 0.0,
             // The file's connections, counted as they are read (`matrix`).
-            (_, Pattern::Matrix) => 0.0,
+            (_, Pattern::Matrix | Pattern::Goal) => 0.0,
             // Bounded on its own (`collective`).
             (_, Pattern::Collective) => 0.0,
             (_, Pattern::EachToRandom) => hosts.len() as f64 * t.repeat as f64,

@@ -6,6 +6,7 @@
 //! connections in `requests.rs` and closed-loop jobs in `jobs.rs`.
 
 mod collective;
+mod goal;
 mod jobs;
 mod matrix;
 mod patterns;
@@ -15,6 +16,7 @@ pub use collective::{
     place, Algorithm, Collective, CollectiveRun, CollectiveSpec, Shape, Transfer, ALGORITHMS,
     COLLECTIVES,
 };
+pub use goal::{GoalFlow, GoalGen};
 pub use jobs::JobsGen;
 pub use matrix::{CollectiveJob, CollectiveTag, MatrixConn, MatrixGen};
 pub use patterns::{derangement, Pattern};
@@ -75,6 +77,8 @@ pub struct TrafficGen {
     pub connection_pool: bool,
     /// `Matrix`: the connection matrix.
     pub matrix: Option<Arc<MatrixGen>>,
+    /// `Goal`: the GOAL schedule, as flows and triggers.
+    pub goal: Option<Arc<GoalGen>>,
 }
 
 /// Flows of at least `at` bytes use `transport` and are labelled `class` (a workload whose
@@ -156,6 +160,16 @@ pub struct Trigger {
     /// The id its traffic entry gives it (a connection matrix's trigger id), for
     /// messages.
     pub id: u32,
+}
+
+/// A trigger's firing activates another trigger `delay` later (a GOAL operation's start
+/// or completion passed on to the operations that wait for it, a computation's time in
+/// between). Indices in the run's trigger list (`Plan::triggers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TriggerLink {
+    pub from: u32,
+    pub to: u32,
+    pub delay: SimTime,
 }
 
 /// A persistent connection the run opens at `start` and keeps; flows are messages on it.
@@ -352,6 +366,7 @@ mod tests {
             split: None,
             connection_pool: false,
             matrix: None,
+            goal: None,
         }
     }
 

@@ -44,6 +44,11 @@ pub enum Pattern {
     /// that start when the data they need has arrived.
     // Generated as a `MatrixGen` (`collective`).
     Collective,
+    /// The operations of a GOAL schedule (`file`, LogGOPSim's and ATLAHS's format): its
+    /// ranks' sends and receives, matched, as flows between the ranks' hosts, started as
+    /// their dependencies and computations allow.
+    // See `GoalGen`.
+    Goal,
 }
 
 /// A random permutation of `hosts` without fixed points (every host sends elsewhere).
@@ -147,6 +152,12 @@ impl TrafficGen {
                     m.generate(self, out, conns);
                 }
             }
+            // Likewise: the schedule gives the flows and what starts them.
+            (Pattern::Goal, _) => {
+                if let Some(m) = &self.goal {
+                    m.generate(self, out);
+                }
+            }
             (pattern, Arrival::Poisson { rate_per_s }) => {
                 let perm = if pattern == Pattern::Permutation {
                     derangement(&self.hosts, rng)
@@ -174,7 +185,8 @@ impl TrafficGen {
                         | Pattern::Jobs
                         | Pattern::Requests
                         | Pattern::Matrix
-                        | Pattern::Collective => {
+                        | Pattern::Collective
+                        | Pattern::Goal => {
                             let src = self.hosts[rng.below(self.hosts.len() as u64) as usize];
                             (src, self.random_other(src, rng))
                         }
