@@ -445,7 +445,7 @@ def plot_training(table: pd.DataFrame) -> Figure:
     "between all hosts; iteration CCT over the α–β bound, and the background's FCT slowdown "
     "(p50, p99) with and without the job",
     reduced_time="~2 s",
-    full_time="~3 min",
+    full_time="~3.5 min",
     plot=plot_training,
 )
 def run_training(full: bool, seed: int) -> pd.DataFrame:
