@@ -219,7 +219,7 @@ def plot_allreduce(table: pd.DataFrame) -> Figure:
     ax.set_xlabel("all-reduce size (bytes)")
     ax.set_ylabel("completion time (µs)")
     k = int(table["k"].iloc[0])
-    ax.set_title(f"All-reduce on a k = {k} fat tree, NDP (dashed: α–β bound; {cite.THAKUR_SHORT})")
+    ax.set_title(f"All-reduce, k = {k} fat tree, NDP (dashed: α–β bound)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     return fig
@@ -313,6 +313,7 @@ def plot_alltoall(table: pd.DataFrame) -> Figure:
     ax.set_ylabel("CCT / α–β bound")
     ax.set_title("Mixture-of-experts all-to-all: ECMP (DCTCP) vs spraying (NDP)")
     plots.reference_line(ax, 1.0)
+    ax.legend()
     return fig
 
 
@@ -417,7 +418,7 @@ def plot_training(table: pd.DataFrame) -> Figure:
     ax.plot(mean["load"], mean["slowdown_max"], label="worst iteration", **plots.series_style(1))
     ax.set_xlabel("background load")
     ax.set_ylabel("all-reduce CCT / α–β bound")
-    ax.set_title("Training all-reduce under web-search load")
+    ax.set_title("Training all-reduce")
     ax.grid(True, alpha=0.3)
     ax.legend()
     ax = axes[0][1]
@@ -430,7 +431,7 @@ def plot_training(table: pd.DataFrame) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("background load")
     ax.set_ylabel("background FCT slowdown")
-    ax.set_title(f"Web-search flows ({cite.DCTCP_SHORT})")
+    ax.set_title("Web-search background")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     return fig
@@ -592,12 +593,16 @@ def htsim_rows(size: int, seeds: Sequence[int], folder: Path) -> list[dict[str, 
 def plot_htsim(table: pd.DataFrame) -> Figure:
     fig, axes = plots.panels()
     ax = axes[0][0]
-    t = table[table["case"] != "manypath ring"]
-    groups = [f"{c}\n{s // KiB} KiB" for c, s in zip(t["case"], t["size_bytes"])]
-    plots.grouped_bars(ax, groups, [("manypath", list(t["cct_us"] / t["htsim_cct_us"])),
-                                    ("htsim", [1.0] * len(t))])
-    ax.set_ylabel("CCT / htsim's CCT")
-    ax.set_title("htsim's ring all-reduce matrix in manypath and htsim (NDP, 16 hosts)")
+    sizes = sorted(table["size_bytes"].unique())
+    series = []
+    for case, label in (("htsim matrix", "htsim's ring matrix"), ("manypath ring, send-done", "manypath's ring, send-done")):
+        t = table[table["case"] == case].set_index("size_bytes")
+        series.append((label, [float(t.loc[s, "cct_us"] / t.loc[s, "htsim_cct_us"]) for s in sizes]))
+    plots.grouped_bars(ax, [f"{s // KiB} KiB" for s in sizes], series)
+    plots.reference_line(ax, 1.0)
+    ax.legend(loc="lower right")
+    ax.set_ylabel("manypath's CCT / htsim's")
+    ax.set_title("Ring all-reduce matrices, 16 hosts, NDP: manypath vs htsim")
     return fig
 
 
@@ -610,7 +615,7 @@ def plot_htsim(table: pd.DataFrame) -> Figure:
     "tree, 100 Gb/s, 1 µs, NDP, 15-packet queues and first window), and manypath's own ring of "
     "the same flow sizes, against htsim's measured CCTs and flow times (1 seed reduced, 8 full)",
     reduced_time="~1 s",
-    full_time="~10 s",
+    full_time="~2 s",
     plot=plot_htsim,
 )
 def run_htsim(full: bool, seed: int) -> pd.DataFrame:
