@@ -15,8 +15,6 @@
 //! is a leaf in one of them) and the hierarchical (two-level) ring all-reduce;
 //! `docs/scenarios.md` gives each one's steps and sizes.
 
-use super::matrix::{CollectiveTag, MatrixConn};
-use crate::time::SimTime;
 use crate::workload::TriggerKind;
 
 /// The operation.
@@ -597,59 +595,6 @@ pub struct CollectiveRun {
     pub bytes: u64,
 }
 
-/// A collective job placed on hosts and repeated: the connections (matrix rows) and
-/// triggers of all its iterations. Iteration i+1 starts `gap` after every rank has its
-/// result of iteration i (a barrier over the ends of the collective); the first
-/// iteration's first transfers start at the entry's start. The last
-/// iteration's ends activate a barrier that starts nothing, so every end is watched.
-pub fn place(
-    shape: &Shape,
-    hosts: &[u32],
-    iterations: u32,
-    gap: SimTime,
-) -> (Vec<MatrixConn>, Vec<TriggerKind>) {
-    let sinks = shape.sinks();
-    let per = shape.triggers.len() as u32 + 1;
-    let mut conns = Vec::with_capacity(shape.transfers.len() * iterations as usize);
-    let mut triggers = Vec::with_capacity((per * iterations) as usize);
-    for it in 0..iterations {
-        let base = it * per;
-        let done = base + per - 1;
-        triggers.extend(shape.triggers.iter().copied());
-        triggers.push(TriggerKind::Barrier {
-            count: sinks.len() as u32,
-        });
-        for (i, t) in shape.transfers.iter().enumerate() {
-            let first = t.wait.is_none();
-            let wait = match (first, it) {
-                (false, _) => t.wait.map(|w| base + w),
-                (true, 0) => None,
-                (true, _) => Some(base - 1),
-            };
-            conns.push(MatrixConn {
-                src: hosts[t.src as usize],
-                dst: hosts[t.dst as usize],
-                id: conns.len() as u32 + 1,
-                start: (first && it == 0).then_some(0),
-                size: t.bytes,
-                delay: if first && it > 0 { gap } else { 0 },
-                wait,
-                on_send_done: t.on_send_done.map(|w| base + w),
-                on_recv_done: match t.on_recv_done {
-                    Some(w) => Some(base + w),
-                    None => sinks.binary_search(&i).is_ok().then_some(done),
-                },
-                tag: Some(CollectiveTag {
-                    iteration: it,
-                    step: t.step,
-                    channel: t.channel,
-                }),
-            });
-        }
-    }
-    (conns, triggers)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -791,29 +736,5 @@ mod tests {
             .filter(|&x| inner(&trees[0], x) && inner(&trees[1], x))
             .count();
         assert!(both <= 2, "most ranks are inner in one tree only: {both}");
-    }
-
-    #[test]
-    fn iterations_follow_each_other_through_a_barrier_and_the_gap() {
-        let shape = spec(Collective::AllReduce, Algorithm::RecursiveDoubling, 4).shape();
-        let (conns, triggers) = place(&shape, &[10, 11, 12, 13], 2, 500);
-        assert_eq!(conns.len(), 2 * 8);
-        let per = shape.triggers.len() as u32 + 1;
-        assert_eq!(triggers.len() as u32, 2 * per);
-        assert_eq!(
-            triggers[per as usize - 1],
-            TriggerKind::Barrier { count: 4 }
-        );
-        let second: Vec<&MatrixConn> = conns[8..12].iter().collect();
-        assert!(second
-            .iter()
-            .all(|c| c.wait == Some(per - 1) && c.delay == 500));
-        assert!(conns[..4]
-            .iter()
-            .all(|c| c.start == Some(0) && c.wait.is_none()));
-        assert!(conns[12..]
-            .iter()
-            .all(|c| c.on_recv_done == Some(2 * per - 1)));
-        assert_eq!((conns[0].src, conns[0].dst), (10, 11));
     }
 }

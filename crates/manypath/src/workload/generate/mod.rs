@@ -13,12 +13,11 @@ mod patterns;
 mod requests;
 
 pub use collective::{
-    place, Algorithm, Collective, CollectiveRun, CollectiveSpec, Shape, Transfer, ALGORITHMS,
-    COLLECTIVES,
+    Algorithm, Collective, CollectiveRun, CollectiveSpec, Shape, Transfer, ALGORITHMS, COLLECTIVES,
 };
 pub use goal::{GoalFlow, GoalGen};
 pub use jobs::JobsGen;
-pub use matrix::{CollectiveJob, CollectiveTag, MatrixConn, MatrixGen};
+pub use matrix::{place, CollectiveJob, CollectiveTag, MatrixConn, MatrixGen};
 pub use patterns::{derangement, Pattern};
 pub use requests::{ConnPick, RequestsGen};
 
