@@ -29,6 +29,16 @@ impl Checker {
     pub(super) fn err(&mut self, path: &str, msg: String) {
         self.problems.push((path.to_string(), msg));
     }
+    /// Each field of `fields` that is given (`true`) is an error under `path`: `why`
+    /// (the fields a pattern or kind does not take).
+    pub(super) fn not_given(&mut self, path: &str, fields: &[(&str, bool)], why: &str) {
+        for &(field, given) in fields {
+            if given {
+                self.err(&format!("{path}.{field}"), why.to_string());
+            }
+        }
+    }
+
     pub(super) fn warn(&mut self, path: &str, msg: String) {
         self.warnings.push((path.to_string(), msg));
     }

@@ -2,8 +2,7 @@
 //! buffer size, iterations and compute gap of a collective job, checked, and the job
 //! generated as a connection matrix (`workload::generate::collective`).
 
-use crate::engine::rng::stream;
-use crate::engine::Rng;
+use super::placement::Placement;
 use crate::scenario::checker::{Checker, MAX_TIME_US};
 use crate::scenario::schema::{SizeSpec, TrafficSpec};
 use crate::time::from_us;
@@ -37,17 +36,12 @@ pub(super) struct CollectiveSetting<'a> {
 }
 
 /// The fields only a collective takes, rejected on other patterns.
-fn own_fields(t: &TrafficSpec) -> [(&'static str, bool); 9] {
+fn own_fields(t: &TrafficSpec) -> [(&'static str, bool); 8] {
     [
         ("connections", t.connections.is_some()),
         ("collective", t.collective.is_some()),
         ("algorithm", t.algorithm.is_some()),
         ("ranks", t.ranks.is_some()),
-        // (A GOAL schedule's too.)
-        (
-            "placement",
-            t.placement.is_some() && t.pattern != Pattern::Goal,
-        ),
         ("iterations", t.iterations.is_some()),
         ("gap_us", t.gap_us.is_some()),
         ("chunks", t.chunks.is_some()),
@@ -72,37 +66,37 @@ pub(super) fn collective_fields(
 ) -> Option<MatrixGen> {
     let field = |name: &str| format!("{path}.{name}");
     if t.pattern != Pattern::Collective {
-        for (name, given) in own_fields(t) {
-            if given {
-                let only = if name == "placement" {
-                    "applies only to pattern \"collective\" or \"goal\""
-                } else {
-                    "applies only to pattern \"collective\""
-                };
-                c.err(&field(name), only.into());
-            }
-        }
+        c.not_given(
+            path,
+            &own_fields(t),
+            "applies only to pattern \"collective\"",
+        );
+        // (A GOAL schedule's too.)
+        c.not_given(
+            path,
+            &[(
+                "placement",
+                t.placement.is_some() && t.pattern != Pattern::Goal,
+            )],
+            "applies only to pattern \"collective\" or \"goal\"",
+        );
         return None;
     }
     let before = c.problems.len();
-    for (name, given) in [
-        ("arrival", t.arrival.is_some()),
-        ("size_split", t.size_split.is_some()),
-        ("closed_loop", t.closed_loop),
-        ("repeat", t.repeat != 1),
-        ("stagger_us", t.stagger_us != 0.0),
-        ("flows", t.flows.is_some()),
-        ("connection_pool", t.connection_pool),
-    ] {
-        if given {
-            c.err(
-                &field(name),
-                "does not apply to pattern \"collective\" (its algorithm gives the flows; \
-                 `iterations` and `gap_us` repeat it)"
-                    .into(),
-            );
-        }
-    }
+    c.not_given(
+        path,
+        &[
+            ("arrival", t.arrival.is_some()),
+            ("size_split", t.size_split.is_some()),
+            ("closed_loop", t.closed_loop),
+            ("repeat", t.repeat != 1),
+            ("stagger_us", t.stagger_us != 0.0),
+            ("flows", t.flows.is_some()),
+            ("connection_pool", t.connection_pool),
+        ],
+        "does not apply to pattern \"collective\" (its algorithm gives the flows; \
+         `iterations` and `gap_us` repeat it)",
+    );
     let collective = match t.collective.as_deref() {
         Some(name) => match COLLECTIVES.iter().find(|x| x.name() == name) {
             Some(&x) => Some(x),
@@ -378,34 +372,9 @@ fn ranks_on_hosts(
         );
         return Vec::new();
     }
-    let n = n as usize;
-    match t.placement.as_deref().unwrap_or("contiguous") {
-        "contiguous" => hosts[..n].to_vec(),
-        "strided" => {
-            let stride = hosts.len() / n;
-            (0..n).map(|r| hosts[r * stride]).collect()
-        }
-        "random" => {
-            let mut rng = Rng::new(at.seed, stream::PLACEMENT, at.entry as u64);
-            let mut pool = hosts.to_vec();
-            // A partial Fisher–Yates shuffle: the first n are a uniform draw.
-            for i in 0..n {
-                let j = i + rng.below((pool.len() - i) as u64) as usize;
-                pool.swap(i, j);
-            }
-            pool.truncate(n);
-            pool
-        }
-        other => {
-            c.err(
-                &field("placement"),
-                format!(
-                    "unknown placement {other:?} (known: \"contiguous\", \"strided\", \"random\")"
-                ),
-            );
-            Vec::new()
-        }
-    }
+    let field_name = field("placement");
+    Placement::of(t.placement.as_deref(), at.seed, at.entry, &field_name, c)
+        .map_or_else(Vec::new, |p| p.hosts(hosts, n as usize))
 }
 
 #[cfg(test)]

@@ -8,22 +8,14 @@
 //! where there is one). Then each operation becomes two triggers, its start and its
 //! completion, and each message between hosts a flow (`workload::generate::goal`).
 
+pub(super) use super::placement::Placement;
+#[cfg(test)]
 use crate::engine::Rng;
 use crate::time::SimTime;
 use crate::workload::generate::{GoalFlow, GoalGen};
 use crate::workload::{Trigger, TriggerKind, TriggerLink};
 use std::collections::HashMap;
 use std::path::Path;
-
-/// Which of the entry's hosts the ranks take (`placement`).
-pub(super) enum Placement {
-    /// Rank r on the entry's r-th host.
-    Contiguous,
-    /// Rank r on the entry's (r·⌊H/R⌋)-th host, for H hosts and R ranks.
-    Strided,
-    /// On R distinct hosts of the entry drawn from this stream, as a collective's are.
-    Random(Rng),
-}
 
 /// What the traffic entry gives the schedule.
 pub(super) struct Entry<'a> {
@@ -544,26 +536,12 @@ fn place(ranks: u32, name: &str, entry: &Entry) -> Result<Vec<u32>, String> {
         }
         Ok(())
     };
-    Ok(match &entry.placement {
-        Placement::Contiguous => hosts[..n].to_vec(),
-        Placement::Strided => {
-            distinct("strided")?;
-            let stride = hosts.len() / n.max(1);
-            (0..n).map(|r| hosts[r * stride]).collect()
-        }
-        Placement::Random(rng) => {
-            distinct("random")?;
-            let mut rng = rng.clone();
-            let mut pool = hosts.to_vec();
-            // A partial Fisher–Yates shuffle: the first n are a uniform draw.
-            for i in 0..n {
-                let j = i + rng.below((pool.len() - i) as u64) as usize;
-                pool.swap(i, j);
-            }
-            pool.truncate(n);
-            pool
-        }
-    })
+    match &entry.placement {
+        Placement::Contiguous => {}
+        Placement::Strided => distinct("strided")?,
+        Placement::Random(_) => distinct("random")?,
+    }
+    Ok(entry.placement.hosts(hosts, n))
 }
 
 /// Messages from a rank to a rank with a tag: (source, destination, tag).

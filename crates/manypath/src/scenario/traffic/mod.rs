@@ -7,6 +7,7 @@ mod collective;
 mod goal;
 mod matrix;
 mod patterns;
+mod placement;
 mod requests;
 mod sizes;
 

@@ -3,9 +3,8 @@
 //! them on entries of other patterns), its repetitions and its arrivals, checked.
 
 use super::collective::{collective_fields, CollectiveSetting};
-use super::goal::Placement;
+use super::placement::Placement;
 use super::sizes::size_dist;
-use crate::engine::{rng::stream, Rng};
 use crate::scenario::checker::{show, Checker, MAX_TIME_US};
 use crate::scenario::schema::{ArrivalSpec, TrafficSpec};
 use crate::time::{from_us, SimTime};
@@ -306,22 +305,19 @@ impl Entry<'_> {
             }
             return None;
         }
-        for (field, given) in [
-            ("hosts", t.hosts.is_some()),
-            ("host_range", t.host_range.is_some()),
-            ("arrival", t.arrival.is_some()),
-            ("size_split", t.size_split.is_some()),
-            ("closed_loop", t.closed_loop),
-            ("repeat", t.repeat != 1),
-            ("stagger_us", t.stagger_us != 0.0),
-        ] {
-            if given {
-                c.err(
-                    &self.field(field),
-                    "does not apply to pattern \"matrix\": its file gives the flows".into(),
-                );
-            }
-        }
+        c.not_given(
+            self.path,
+            &[
+                ("hosts", t.hosts.is_some()),
+                ("host_range", t.host_range.is_some()),
+                ("arrival", t.arrival.is_some()),
+                ("size_split", t.size_split.is_some()),
+                ("closed_loop", t.closed_loop),
+                ("repeat", t.repeat != 1),
+                ("stagger_us", t.stagger_us != 0.0),
+            ],
+            "does not apply to pattern \"matrix\": its file gives the flows",
+        );
         let delay = match t.trigger_delay_us {
             Some(x) => {
                 c.non_negative(&self.field("trigger_delay_us"), x);
@@ -363,20 +359,17 @@ impl Entry<'_> {
             }
             return None;
         }
-        for (field, given) in [
-            ("arrival", t.arrival.is_some()),
-            ("size_split", t.size_split.is_some()),
-            ("closed_loop", t.closed_loop),
-            ("repeat", t.repeat != 1),
-            ("stagger_us", t.stagger_us != 0.0),
-        ] {
-            if given {
-                c.err(
-                    &self.field(field),
-                    "does not apply to pattern \"goal\": its file gives the messages".into(),
-                );
-            }
-        }
+        c.not_given(
+            self.path,
+            &[
+                ("arrival", t.arrival.is_some()),
+                ("size_split", t.size_split.is_some()),
+                ("closed_loop", t.closed_loop),
+                ("repeat", t.repeat != 1),
+                ("stagger_us", t.stagger_us != 0.0),
+            ],
+            "does not apply to pattern \"goal\": its file gives the messages",
+        );
         if t.rendezvous_bytes == Some(0) {
             c.err(
                 &self.field("rendezvous_bytes"),
@@ -390,21 +383,13 @@ impl Entry<'_> {
             );
             return None;
         };
-        let placement = match t.placement.as_deref().unwrap_or("contiguous") {
-            "contiguous" => Placement::Contiguous,
-            "strided" => Placement::Strided,
-            // Drawn as a collective's ranks are, from the entry's own stream.
-            "random" => Placement::Random(Rng::new(at.seed, stream::PLACEMENT, at.entry as u64)),
-            other => {
-                c.err(
-                    &self.field("placement"),
-                    format!(
-                        "unknown placement {other:?} (known: \"contiguous\", \"strided\", \"random\")"
-                    ),
-                );
-                return None;
-            }
-        };
+        let placement = Placement::of(
+            t.placement.as_deref(),
+            at.seed,
+            at.entry,
+            &self.field("placement"),
+            c,
+        )?;
         let entry = super::goal::Entry {
             hosts,
             placement,

@@ -193,6 +193,7 @@ pub fn place(
 
 #[cfg(test)]
 mod tests {
+    use super::super::collective::CollectiveSpec;
     use super::super::tests::gen;
     use super::super::Pattern;
     use super::*;
