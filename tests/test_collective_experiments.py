@@ -121,8 +121,9 @@ def test_uplink_imbalance() -> None:
 def test_background_load_slows_the_training_job(training: pd.DataFrame) -> None:
     assert (training["completed"] == training["iterations"]).all()
     by = training.set_index("load")
-    # Alone on the fabric, within 40% of the bound (DCTCP's per-step connections start
-    # their windows afresh); background traffic slows it, more at 60% than at 30%.
+    # Alone on the fabric, within 40% of the bound (1.25: each step's message starts
+    # with the window the previous one left on the pair's connection; 1.34 with a
+    # connection per transfer); background traffic slows it, more at 60% than at 30%.
     assert by.loc[0.0, "slowdown_mean"] < 1.4
     assert by.loc[0.3, "slowdown_mean"] > 1.5 * by.loc[0.0, "slowdown_mean"]
     assert by.loc[0.6, "slowdown_mean"] > by.loc[0.3, "slowdown_mean"]
