@@ -21,6 +21,10 @@ pub(super) struct ConnPools {
     /// collective's between two ranks), that message; `NO_FLOW` for the others. Empty
     /// when there is none.
     opened_by: Vec<u32>,
+    /// Per persistent connection of the workload (`FlowSpec::conn`), the id of its
+    /// (first) connection: flows with connections of their own come first, so the two
+    /// differ in a run that has both.
+    drawn: Vec<u32>,
 }
 
 /// The pools as the run's setup files its persistent connections: with the pool of
@@ -59,6 +63,11 @@ impl PoolFiling {
         if !spec.on_demand {
             pools.open[p as usize].push(id);
         }
+    }
+
+    /// The workload's next persistent connection has `id` (its first copy's).
+    pub(super) fn made(&mut self, id: u32) {
+        self.pools.drawn.push(id);
     }
 
     /// Flow `f` is a message on connection `id`: the first opens it if it opens with
@@ -132,7 +141,8 @@ impl Sim {
     /// FCT has the handshake in it.
     pub(super) fn opened_connection(&self, f: usize) -> bool {
         let flow = &self.flows[f];
-        flow.spec.conn.is_some_and(|own| {
+        flow.spec.conn.is_some_and(|pc| {
+            let own = self.pools.drawn[pc as usize];
             (self.pools.of(own).is_some() && flow.conns[0] == own)
                 || self.pools.opened_by(own) == Some(f as u32)
         })
@@ -148,6 +158,11 @@ mod tests {
     /// Host 1 answers host 0's requests (100 KB responses, 80 µs each at 10 Gb/s, one
     /// every 100 µs on average: 80% load) on a pool that starts with `connections`.
     fn run(pick: &str, connections: u32) -> Sim {
+        run_with(pick, connections, "")
+    }
+
+    /// The same after the traffic entries `before`.
+    fn run_with(pick: &str, connections: u32, before: &str) -> Sim {
         let text = format!(
             r#"
             duration_ms = 20
@@ -157,6 +172,7 @@ mod tests {
             [network.link]
             rate_gbps = 10
             delay_us = 1
+            {before}
             [[traffic]]
             pattern = "requests"
             transport = "dctcp"
@@ -189,6 +205,20 @@ mod tests {
         on.iter()
             .map(|v| v.windows(2).filter(|w| w[1].0 < w[0].1).count())
             .sum()
+    }
+
+    #[test]
+    fn responses_that_opened_their_connection_are_known_beside_flows_of_their_own() {
+        // Flows with connections of their own come first in the connection list, so a
+        // pool's connection id is not its index among the persistent ones.
+        let before = "[[traffic]]\npattern = \"pair\"\nsrc = 1\ndst = 0\nrepeat = 3\n\
+                      interval_us = 50\ntransport = \"dctcp\"\nsize = { fixed = 1000 }\n";
+        let s = run_with("idle", 0, before);
+        let opened = (0..s.flows.len())
+            .filter(|&f| s.opened_connection(f))
+            .count();
+        assert!(s.pools.opened() > 1);
+        assert_eq!(opened, s.pools.opened());
     }
 
     #[test]

@@ -224,6 +224,7 @@ fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn
             }
         }
         persistent_conns.push((ids, copies as u8));
+        pools.made(ids[0]);
     }
     for (i, f) in specs.iter().enumerate() {
         if let Some(pc) = f.conn {
