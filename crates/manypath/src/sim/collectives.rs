@@ -39,6 +39,9 @@ impl Sim {
         }
         let mut rows: Vec<CollectiveRecord> = Vec::with_capacity(runs.len());
         let mut steps = Vec::new();
+        // Scratch for the bounds: per trigger, per host (`ideal_cct`).
+        let mut fed = vec![(0u32, 0, 0); self.closed.triggers.kind.len()];
+        let mut volume = vec![(0u64, 0u64); self.net.host_nic.len()];
         let mut job_start: HashMap<u32, Option<SimTime>> = HashMap::new();
         for (k, (run, flows)) in runs.iter().zip(&members).enumerate() {
             let start = flows
@@ -72,7 +75,7 @@ impl Sim {
                 flows: flows.len() as u32,
                 start,
                 end,
-                ideal: self.ideal_cct(flows, ideal),
+                ideal: self.ideal_cct(flows, ideal, &mut fed, &mut volume),
                 job_start: first,
                 straggler,
             });
@@ -110,22 +113,53 @@ impl Sim {
     /// (in generation order, which is the order of its dependencies), from its start:
     /// see the module's comment. `None` when a flow has no ideal time (no route) or the
     /// run's triggers are not all fed from within it.
-    fn ideal_cct(&self, flows: &[u32], ideal: &[Option<IdealTimes>]) -> Option<SimTime> {
+    /// `fed` (per trigger: activations from within the run, earliest and latest) and
+    /// `volume` (per host: wire bytes out and in) are scratch, all zero on entry and on
+    /// return.
+    fn ideal_cct(
+        &self,
+        flows: &[u32],
+        ideal: &[Option<IdealTimes>],
+        fed: &mut [(u32, SimTime, SimTime)],
+        volume: &mut [(u64, u64)],
+    ) -> Option<SimTime> {
+        let bound = self.chain_bound(flows, ideal, fed, volume);
+        for &f in flows {
+            let flow = &self.flows[f as usize];
+            let tr = &self.closed.triggers;
+            for t in [tr.on_finish.get(f as usize), tr.on_received.get(f as usize)]
+                .into_iter()
+                .flatten()
+            {
+                if *t != NO_TRIGGER {
+                    fed[*t as usize] = (0, 0, 0);
+                }
+            }
+            volume[flow.spec.src as usize] = (0, 0);
+            volume[flow.spec.dst as usize] = (0, 0);
+        }
+        bound
+    }
+
+    fn chain_bound(
+        &self,
+        flows: &[u32],
+        ideal: &[Option<IdealTimes>],
+        fed: &mut [(u32, SimTime, SimTime)],
+        volume: &mut [(u64, u64)],
+    ) -> Option<SimTime> {
         let tr = &self.closed.triggers;
-        // Per trigger fed from within the run: activations, earliest and latest.
-        let mut fed: HashMap<u32, (u32, SimTime, SimTime)> = HashMap::new();
         let mut end: SimTime = 0;
-        // Per host, its wire bytes out and in.
-        let mut volume: HashMap<u32, (u64, u64)> = HashMap::new();
+        let mut hosts: Vec<u32> = Vec::new();
         for &f in flows {
             let flow = &self.flows[f as usize];
             let x = ideal[f as usize]?;
             let start = match tr.waits_for(&flow.spec) {
                 None => 0,
-                Some(t) => match fed.get(&t) {
+                Some(t) => match fed[t as usize] {
                     // Fed from outside the run (a previous iteration): the run's start.
-                    None => 0,
-                    Some(&(n, first, last)) => {
+                    (0, _, _) => 0,
+                    (n, first, last) => {
                         let at = match tr.kind[t as usize] {
                             TriggerKind::Oneshot => first,
                             TriggerKind::Barrier { count } if n >= count => last,
@@ -146,19 +180,31 @@ impl Sim {
             ];
             for (t, at) in done {
                 if let Some(&t) = t.filter(|&&t| t != NO_TRIGGER) {
-                    let e = fed.entry(t).or_insert((0, at, at));
-                    e.0 += 1;
-                    e.1 = e.1.min(at);
-                    e.2 = e.2.max(at);
+                    let e = &mut fed[t as usize];
+                    *e = if e.0 == 0 {
+                        (1, at, at)
+                    } else {
+                        (e.0 + 1, e.1.min(at), e.2.max(at))
+                    };
                 }
             }
             end = end.max(start + x.received);
-            volume.entry(flow.spec.src).or_default().0 += x.wire;
-            volume.entry(flow.spec.dst).or_default().1 += x.wire;
+            for (h, out) in [(flow.spec.src, true), (flow.spec.dst, false)] {
+                let v = &mut volume[h as usize];
+                if *v == (0, 0) {
+                    hosts.push(h);
+                }
+                if out {
+                    v.0 += x.wire;
+                } else {
+                    v.1 += x.wire;
+                }
+            }
         }
-        let nic = volume
+        let nic = hosts
             .iter()
-            .map(|(&h, &(out, inn))| {
+            .map(|&h| {
+                let (out, inn) = volume[h as usize];
                 let port = &self.net.ports[self.net.host_nic[h as usize] as usize];
                 (out.max(inn) as f64 * 8.0 / port.rate.bits_per_sec() as f64 * 1e12) as SimTime
             })

@@ -183,7 +183,10 @@ impl Sim {
             self.log_server(conn_id);
         }
         if ep == 1 && !self.closed.triggers.recv_watch.is_empty() {
-            self.check_received(conn_id);
+            let c = &self.conns[conn_id as usize];
+            if c.ep.data_received() >= c.watch_end {
+                self.check_received(conn_id);
+            }
         }
         let conn = &mut self.conns[conn_id as usize];
         if let Some(d) = conn.ep.timer_deadline(ep) {

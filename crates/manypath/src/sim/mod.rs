@@ -74,7 +74,14 @@ struct Conn {
     pending: VecDeque<(u32, u64)>,
     /// Bytes handed to the connection so far.
     offered: u64,
+    /// The stream offset the next flow whose receive-done is watched ends at
+    /// (`Triggers::recv_watch`'s front; `NO_WATCH`: none), beside the rest of the
+    /// connection so that a packet that completes none reads nothing else.
+    watch_end: u64,
 }
+
+/// No receive-done watched on a connection.
+const NO_WATCH: u64 = u64::MAX;
 
 /// How a connection's packets go on the wire: fixed at setup from its transport, read by
 /// every send (`send_classed`) and delivery (`process`).

@@ -15,7 +15,7 @@ use super::pools::{ConnPools, PoolFiling};
 use super::results::{Counts, Sampling};
 use super::triggers::Triggers;
 use super::{
-    Conn, Flow, Sim, Windows, Wire, WireKind, MAX_COPIES, NOT_STARTED, NO_CONN, NO_FLOW,
+    Conn, Flow, Sim, Windows, Wire, WireKind, MAX_COPIES, NOT_STARTED, NO_CONN, NO_FLOW, NO_WATCH,
     SAMPLE_FLOWS, SAMPLE_QUEUES,
 };
 use crate::connection::{Endpoints, NicInfo};
@@ -236,6 +236,9 @@ fn connect(plan: &Plan, net: &mut Network, events: &mut EventQueue) -> (Vec<Conn
     }
     w.pools = pools.done();
     w.closed.triggers.watch(builder.conns.len(), &w.flows);
+    for (c, watch) in builder.conns.iter_mut().zip(&w.closed.triggers.recv_watch) {
+        c.watch_end = watch.front().map_or(NO_WATCH, |&(_, end)| end);
+    }
     w.closed.triggers.link(&plan.trigger_links());
     // Where each flow's send-done happens: a Homa message's at its receiver.
     let finish_host: Vec<u32> = w
@@ -462,6 +465,7 @@ impl<'a> ConnBuilder<'a> {
             acked_at_warmup: 0,
             pending: VecDeque::new(),
             offered: 0,
+            watch_end: NO_WATCH,
         });
         i as u32
     }

@@ -28,7 +28,7 @@
 //! trigger's firing is counted in one partition only, so everything it activates must
 //! be too): all of them at one host.
 
-use super::{Flow, Sim, NOT_STARTED};
+use super::{Flow, Sim, NOT_STARTED, NO_WATCH};
 use crate::time::SimTime;
 use crate::workload::{FlowSpec, Trigger, TriggerKind, TriggerLink};
 use std::collections::VecDeque;
@@ -376,7 +376,10 @@ impl Sim {
                     self.closed.triggers.recv_watch[conn_id as usize].pop_front();
                     self.flow_received(f);
                 }
-                _ => return,
+                next => {
+                    self.conns[conn_id as usize].watch_end = next.map_or(NO_WATCH, |&(_, end)| end);
+                    return;
+                }
             }
         }
     }
