@@ -135,7 +135,7 @@ def test_experiments_name_papers_by_author_venue_and_year() -> None:
     for exp in all_experiments():
         assert re.search(r"\b(19|20)\d\d\b", exp.document), exp.name
         assert not re.search(r"\(00\d\)|\b00\d\b", exp.document + exp.figure), exp.name
-        cited = re.match(r"(.*?, (?:arXiv|USENIX ATC|INFOCOM|SIGCOMM|CloudNet) \d{4})", exp.document.split(
+        cited = re.match(r"(.*?, (?:arXiv|USENIX ATC|INFOCOM|SIGCOMM|CloudNet|IJHPCA) \d{4})", exp.document.split(
             "(the setting of ")[-1])
         assert cited is not None, exp.document
         # Everything cited is in docs/references.md under the same short form.

@@ -227,7 +227,7 @@ def plot_allreduce(table: pd.DataFrame) -> Figure:
 
 @experiment(
     name="allreduce-algorithms",
-    document=f"{cite.THAKUR}; {cite.PATARASUK_YUAN}; {cite.TWO_TREE}; {cite.NCCL_TREES}",
+    document=f"{cite.THAKUR_SHORT}; {cite.PATARASUK_YUAN_SHORT}; {cite.TWO_TREE_SHORT}; {cite.NCCL_TREES_SHORT}",
     figure="all-reduce completion time vs size: ring, recursive doubling, halving-doubling, "
     "double binary tree, with the α–β bound",
     compares="all-reduce by ring, recursive doubling, recursive halving-doubling and NCCL's double "
@@ -319,7 +319,7 @@ def plot_alltoall(table: pd.DataFrame) -> Figure:
 
 @experiment(
     name="alltoall-moe",
-    document=f"a mixture-of-experts layer's all-to-all ({cite.THAKUR_SHORT} for the algorithms)",
+    document=f"{cite.THAKUR_SHORT}: the algorithms of a mixture-of-experts layer's all-to-all",
     figure="all-to-all slowdown: DCTCP on ECMP vs NDP spraying, direct and pairwise",
     compares="the all-to-all of a mixture-of-experts layer (every rank sends one N-th of its "
     "buffer to each rank; 16 ranks × 4 MiB reduced, 128 × 16 MiB full) all at once (direct) or "
@@ -439,7 +439,7 @@ def plot_training(table: pd.DataFrame) -> Figure:
 
 @experiment(
     name="training-background",
-    document=f"a training job's all-reduce under the web-search workload of {cite.DCTCP}",
+    document=f"{cite.DCTCP}: its web-search workload behind a training job's all-reduce",
     figure="training all-reduce slowdown and background FCT slowdown vs background load",
     compares="a ring all-reduce job (8 ranks × 4 MiB reduced, 32 × 16 MiB full; 4 iterations with "
     "a compute gap) on DCTCP, alone and under web-search background flows at 30% and 60% load "
@@ -608,7 +608,7 @@ def plot_htsim(table: pd.DataFrame) -> Figure:
 
 @experiment(
     name="htsim-matrix",
-    document=f"{cite.HTSIM}: its ring all-reduce connection matrix (gen_allreduce.py)",
+    document=f"{cite.NDP}: its simulator htsim's ring all-reduce connection matrix (gen_allreduce.py)",
     figure="CCT and per-flow times of htsim's ring all-reduce matrix: manypath vs htsim",
     compares="htsim's ring all-reduce matrices (16 chains of 31 flows of 64 KiB, 256 KiB, 1 MiB, "
     "each started by the previous one's send-done) run unchanged on htsim's settings (k = 4 fat "
